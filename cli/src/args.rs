@@ -1,0 +1,125 @@
+//! Command-line arguments.
+
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use openapi_mcp_runtime::filter::{Filter, Pattern};
+use openapi_mcp_runtime::model::HttpMethod;
+use openapi_mcp_runtime::{OutputSchemaMode, ToolOptions};
+
+#[derive(Parser, Debug)]
+#[command(name = "openapi-mcp", version, about = "Put any OpenAPI-described REST API in front of LLM agents as MCP tools")]
+pub struct Cli {
+    /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// List the MCP tools a spec converts to (a table, or `--json` for the exact tools/list array).
+    Tools(ToolsArgs),
+    /// Serve the spec's operations as MCP tools (stdio or Streamable HTTP), forwarding calls to the API.
+    Proxy(crate::commands::proxy::ProxyArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ToolsArgs {
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Print exactly the `tools` array that tools/list serves.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit 1 when the conversion produced any diagnostic.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The spec and the conversion options shared by `tools`, `proxy` and `generate`.
+#[derive(Args, Debug, Clone)]
+pub struct SpecArgs {
+    /// OpenAPI 3.0/3.1 or Swagger 2.0 spec: a file path or an http(s) URL, JSON or YAML.
+    pub spec: String,
+    /// Tool name prefix (default: derived from info.title; '' for none).
+    #[arg(long)]
+    pub prefix: Option<String>,
+    /// Longest tool name (clients reject names over 64 characters).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(16..=128))]
+    pub max_name_len: u16,
+    /// Longest tool description, in characters.
+    #[arg(long, default_value_t = 1024)]
+    pub max_description_len: usize,
+    /// Output schemas: lenient (shape without rejecting deviations), strict (as the spec says) or none.
+    #[arg(long, value_enum, default_value_t = OutputSchemaArg::Lenient)]
+    pub output_schema: OutputSchemaArg,
+    /// Lenient output schemas keep nested definitions up to this many $refs deep (deeper ones accept anything).
+    #[arg(long, default_value_t = 1)]
+    pub output_ref_depth: usize,
+    /// Only operations with one of these tags (glob; repeatable, comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub include_tag: Vec<String>,
+    /// Leave out operations with one of these tags (glob).
+    #[arg(long, value_delimiter = ',')]
+    pub exclude_tag: Vec<String>,
+    /// Only operations whose operationId or tool name matches (glob).
+    #[arg(long, value_delimiter = ',')]
+    pub include_op: Vec<String>,
+    /// Leave out operations whose operationId or tool name matches (glob).
+    #[arg(long, value_delimiter = ',')]
+    pub exclude_op: Vec<String>,
+    /// Only operations whose path matches (glob, e.g. '/repos/**').
+    #[arg(long, value_delimiter = ',')]
+    pub include_path: Vec<String>,
+    /// Leave out operations whose path matches (glob).
+    #[arg(long, value_delimiter = ',')]
+    pub exclude_path: Vec<String>,
+    /// Only these HTTP methods (e.g. get,head).
+    #[arg(long, value_delimiter = ',')]
+    pub method: Vec<String>,
+    /// Leave out deprecated operations.
+    #[arg(long)]
+    pub exclude_deprecated: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum OutputSchemaArg {
+    Lenient,
+    Strict,
+    None,
+}
+
+impl SpecArgs {
+    pub fn tool_options(&self) -> anyhow::Result<ToolOptions> {
+        let pats = |v: &[String]| -> anyhow::Result<Vec<Pattern>> {
+            v.iter().map(|p| Pattern::new(p).map_err(anyhow::Error::msg)).collect()
+        };
+        let methods = self
+            .method
+            .iter()
+            .map(|m| HttpMethod::parse(m).ok_or_else(|| anyhow::anyhow!("unknown HTTP method {m:?}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(ToolOptions {
+            prefix: self.prefix.clone(),
+            max_name_len: usize::from(self.max_name_len),
+            max_description_len: self.max_description_len,
+            output_schema: match self.output_schema {
+                OutputSchemaArg::Lenient => OutputSchemaMode::Lenient,
+                OutputSchemaArg::Strict => OutputSchemaMode::Strict,
+                OutputSchemaArg::None => OutputSchemaMode::None,
+            },
+            output_ref_depth: self.output_ref_depth,
+            filter: Filter {
+                include_tags: pats(&self.include_tag)?,
+                exclude_tags: pats(&self.exclude_tag)?,
+                include_operations: pats(&self.include_op)?,
+                exclude_operations: pats(&self.exclude_op)?,
+                include_paths: pats(&self.include_path)?,
+                exclude_paths: pats(&self.exclude_path)?,
+                methods,
+                exclude_deprecated: self.exclude_deprecated,
+            },
+        })
+    }
+}
+

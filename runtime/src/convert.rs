@@ -1,0 +1,1232 @@
+//! The converter: every OpenAPI operation becomes an MCP tool with a route.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+
+use crate::diag::Diagnostics;
+use crate::filter::Filter;
+use crate::load::{DocumentSet, Spec, SpecVersion};
+use crate::model::*;
+use crate::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
+use crate::pointer::{JsonPointer, Loc};
+use crate::schema::{self, Deps, SchemaStore};
+
+/// How output schemas are emitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputSchemaMode {
+    /// The spec's shape, without rejecting real-world deviations (default).
+    #[default]
+    Lenient,
+    /// Exactly the spec's schema (`required`, `additionalProperties: false` kept).
+    Strict,
+    /// No output schemas, no structured content.
+    None,
+}
+
+/// Options of the conversion, shared by `tools`, `proxy` and `generate`.
+#[derive(Clone, Debug)]
+pub struct ToolOptions {
+    /// Tool name prefix; `None` derives one from `info.title`, `Some("")` disables it.
+    pub prefix: Option<String>,
+    /// Longest tool name (default 64, at most 128).
+    pub max_name_len: usize,
+    /// Longest description, in characters.
+    pub max_description_len: usize,
+    pub output_schema: OutputSchemaMode,
+    /// Lenient output schemas keep definitions up to this many `$ref`s deep; deeper ones are
+    /// elided to `{"title": name}` (they accept anything), which bounds the size of tools/list.
+    pub output_ref_depth: usize,
+    pub filter: Filter,
+}
+
+impl Default for ToolOptions {
+    fn default() -> Self {
+        Self {
+            prefix: None,
+            max_name_len: 64,
+            max_description_len: 1024,
+            output_schema: OutputSchemaMode::Lenient,
+            output_ref_depth: 1,
+            filter: Filter::default(),
+        }
+    }
+}
+
+/// Counts of what happened to the spec's operations.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertReport {
+    /// Operations under `paths` (webhooks are not operations).
+    pub operations: usize,
+    pub tools: usize,
+    /// Operations that could not be converted (each has an error diagnostic).
+    pub failed: usize,
+    /// Operations left out by filters.
+    pub filtered: usize,
+}
+
+/// The result of converting a spec.
+pub struct Conversion {
+    pub tools: ToolSet,
+    pub diagnostics: Diagnostics,
+    pub report: ConvertReport,
+}
+
+/// An operation being converted; a failure skips only this operation.
+struct OpError(String);
+
+const JSON_BODY_PREFERENCE: usize = 0;
+
+/// Converts a loaded spec into a tool set.
+pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
+    let docs = &spec.docs;
+    let root = docs.root();
+    let mut diags = Diagnostics::default();
+    let mut report = ConvertReport::default();
+    let mut store = SchemaStore::new(docs, spec.version);
+
+    let info = root.get("info");
+    let title = str_at(info, "title").unwrap_or("API").to_string();
+    let version = str_at(info, "version").unwrap_or("0.0.0").to_string();
+    let description = str_at(info, "description").map(str::to_string);
+    let prefix = match &opts.prefix {
+        Some(p) => p.clone(),
+        None => prefix_from_title(&title),
+    };
+    let mut names = NameAllocator::new(&prefix, opts.max_name_len);
+    let security_schemes = security_schemes(spec, &mut diags);
+    let credential_params: Vec<(String, &'static str)> = security_schemes
+        .iter()
+        .filter_map(|(_, s)| match s {
+            SecurityScheme::ApiKey { name, location } => Some((
+                name.to_ascii_lowercase(),
+                match location {
+                    ApiKeyLocation::Header => "header",
+                    ApiKeyLocation::Query => "query",
+                    ApiKeyLocation::Cookie => "cookie",
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    let base_url = base_url(spec);
+    let global_security = root.get("security");
+
+    let mut tools = Vec::new();
+    let paths_loc = Loc::new(0, JsonPointer::root().join("paths"));
+    if let Some(Value::Object(paths)) = root.get("paths") {
+        for (path, item) in paths {
+            if !path.starts_with('/') {
+                continue; // `x-` extensions
+            }
+            let item_loc = paths_loc.join(path);
+            let (item_loc, item) = match item.get("$ref").and_then(Value::as_str) {
+                Some(_) => match docs.deref(&item_loc) {
+                    Ok((l, v)) => (l, v),
+                    Err(e) => {
+                        let n = count_methods(item);
+                        report.operations += n.max(1);
+                        report.failed += n.max(1);
+                        diags.error(docs.describe(&item_loc), format!("path item skipped: {e}"));
+                        continue;
+                    }
+                },
+                None => (item_loc, item),
+            };
+            for method in HttpMethod::ALL {
+                let Some(op) = item.get(method.key()) else { continue };
+                if !op.is_object() {
+                    continue;
+                }
+                report.operations += 1;
+                let op_loc = item_loc.join(method.key());
+                let ctx = OpContext {
+                    docs,
+                    version: spec.version,
+                    path,
+                    method,
+                    item,
+                    item_loc: &item_loc,
+                    op,
+                    op_loc: &op_loc,
+                    credential_params: &credential_params,
+                    global_security,
+                    opts,
+                };
+                if !ctx.passes_filter() {
+                    report.filtered += 1;
+                    continue;
+                }
+                match ctx.build(&mut store, &mut names, &mut diags) {
+                    Ok(def) => tools.push(Arc::new(def)),
+                    Err(OpError(msg)) => {
+                        report.failed += 1;
+                        diags.error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
+                    }
+                }
+            }
+        }
+    } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
+        diags.warning(format!("{}#/paths", docs.docs[0].name), "the spec has no paths");
+    }
+    diags.extend(std::mem::take(&mut store.diags));
+    report.tools = tools.len();
+    Conversion {
+        tools: ToolSet { title, version, description, base_url, security_schemes, tools },
+        diagnostics: diags,
+        report,
+    }
+}
+
+fn count_methods(item: &Value) -> usize {
+    HttpMethod::ALL.iter().filter(|m| item.get(m.key()).is_some()).count()
+}
+
+fn str_at<'v>(v: Option<&'v Value>, key: &str) -> Option<&'v str> {
+    v?.get(key)?.as_str()
+}
+
+struct OpContext<'a> {
+    docs: &'a DocumentSet,
+    version: SpecVersion,
+    path: &'a str,
+    method: HttpMethod,
+    item: &'a Value,
+    item_loc: &'a Loc,
+    op: &'a Value,
+    op_loc: &'a Loc,
+    credential_params: &'a [(String, &'static str)],
+    global_security: Option<&'a Value>,
+    opts: &'a ToolOptions,
+}
+
+/// A parameter after `$ref` resolution and path-item merging.
+struct RawParam<'a> {
+    loc: Loc,
+    node: &'a Value,
+    name: String,
+    location: String,
+}
+
+impl<'a> OpContext<'a> {
+    fn operation_id(&self) -> Option<&'a str> {
+        self.op.get("operationId").and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+    }
+
+    fn tags(&self) -> Vec<String> {
+        self.op
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn deprecated(&self) -> bool {
+        self.op.get("deprecated").and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    fn passes_filter(&self) -> bool {
+        let base = self.base_name();
+        self.opts.filter.matches(&crate::filter::OpFacts {
+            method: self.method,
+            path: self.path,
+            operation_id: self.operation_id(),
+            tool_base_name: &base,
+            tags: &self.tags(),
+            deprecated: self.deprecated(),
+        })
+    }
+
+    fn base_name(&self) -> String {
+        match self.operation_id() {
+            Some(id) if !snake(id).is_empty() => snake(id),
+            _ => snake(&format!("{} {}", self.method.key(), self.path)),
+        }
+    }
+
+    fn build(&self, store: &mut SchemaStore<'_>, names: &mut NameAllocator, diags: &mut Diagnostics) -> Result<ToolDef, OpError> {
+        let docs = self.docs;
+        let params = self.collect_params(diags)?;
+
+        let mut args: Vec<ArgBinding> = Vec::new();
+        let mut properties = Map::new();
+        let mut required: Vec<String> = Vec::new();
+        let mut deps: Deps = Vec::new();
+        let mut taken: HashSet<String> = HashSet::new();
+
+        // Path template names.
+        let template_names = path_template_names(self.path);
+        let mut declared_path: HashSet<String> = HashSet::new();
+
+        // Parameters in location order: path, query, header, cookie.
+        for wanted in ["path", "query", "header", "cookie"] {
+            for p in params.iter().filter(|p| p.location == wanted) {
+                if wanted == "path" {
+                    if !template_names.contains(&p.name) {
+                        diags.warning(docs.describe(&p.loc), format!("path parameter {:?} is not in the path template {:?}; ignored", p.name, self.path));
+                        continue;
+                    }
+                    declared_path.insert(p.name.clone());
+                }
+                if wanted == "header" && ["accept", "content-type", "authorization"].contains(&p.name.to_ascii_lowercase().as_str()) {
+                    continue;
+                }
+                if self.credential_params.iter().any(|(n, l)| *l == wanted && *n == p.name.to_ascii_lowercase()) {
+                    continue;
+                }
+                let (binding, mut schema, pdeps) = self.param_binding(store, p, diags);
+                deps.extend(pdeps);
+                let arg = unique_arg(&mut taken, &p.name, wanted);
+                if let Value::Object(m) = &mut schema {
+                    if let Some(d) = p.node.get("description").and_then(Value::as_str) {
+                        m.insert("description".into(), Value::String(d.to_string()));
+                    }
+                    if p.node.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                        m.insert("deprecated".into(), Value::Bool(true));
+                    }
+                    if !m.contains_key("examples") {
+                        if let Some(ex) = p.node.get("example") {
+                            m.insert("examples".into(), json!([ex]));
+                        }
+                    }
+                }
+                if binding.required {
+                    required.push(arg.clone());
+                }
+                properties.insert(arg.clone(), schema);
+                args.push(ArgBinding { arg, ..binding });
+            }
+        }
+        // Template variables nobody declared: degrade to a required string argument.
+        for name in &template_names {
+            if !declared_path.contains(name) {
+                diags.warning(docs.describe(self.op_loc), format!("path template variable {{{name}}} has no parameter; it becomes a required string argument"));
+                let arg = unique_arg(&mut taken, name, "path");
+                properties.insert(arg.clone(), json!({"type": "string"}));
+                required.push(arg.clone());
+                args.push(ArgBinding {
+                    arg,
+                    wire: name.clone(),
+                    location: ArgLocation::Path { style: PathStyle::Simple, explode: false },
+                    required: true,
+                    content_type: None,
+                });
+            }
+        }
+
+        // Request body.
+        let body = self.body(store, &params, &mut taken, &mut args, &mut properties, &mut required, &mut deps, diags)?;
+
+        let mut input = Map::new();
+        input.insert("type".into(), json!("object"));
+        input.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            input.insert("required".into(), json!(required));
+        }
+        input.insert("additionalProperties".into(), json!(false));
+        let mut input = Value::Object(store.bundle(input, &deps, None));
+        schema::strip_read_only(&mut input);
+
+        // Responses.
+        let (output_schema, output, accept) = self.output(store);
+
+        // Naming and text.
+        let name = names.allocate(&self.base_name(), &format!("{} {}", self.method.as_str(), self.path));
+        let summary = self.op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let long = self.op.get("description").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
+        let title = summary.map(str::to_string).unwrap_or_else(|| format!("{} {}", self.method.as_str(), self.path));
+        let mut description = String::new();
+        if self.deprecated() {
+            description.push_str("Deprecated. ");
+        }
+        match (summary, long) {
+            (Some(s), Some(l)) if l.starts_with(s) => description.push_str(l),
+            (Some(s), Some(l)) => {
+                description.push_str(s);
+                description.push_str("\n\n");
+                description.push_str(l);
+            }
+            (Some(s), None) => description.push_str(s),
+            (None, Some(l)) => description.push_str(l),
+            (None, None) => description.push_str(&format!("{} {}", self.method.as_str(), self.path)),
+        }
+        let description = truncate_chars(&description, self.opts.max_description_len);
+
+        let mut annotations = rmcp::model::ToolAnnotations::with_title(title.clone())
+            .read_only(self.method.is_read_only())
+            .idempotent(self.method.is_idempotent())
+            .open_world(true);
+        if !self.method.is_read_only() {
+            annotations = annotations.destructive(!matches!(self.method, HttpMethod::Post));
+        }
+
+        let mut tool = rmcp::model::Tool::default();
+        tool.name = name.into();
+        tool.title = Some(title);
+        tool.description = Some(description.into());
+        tool.input_schema = Arc::new(into_map(input));
+        tool.output_schema = output_schema.map(|s| Arc::new(into_map(s)));
+        tool.annotations = Some(annotations);
+
+        let route = Route {
+            method: self.method,
+            path: self.path.to_string(),
+            server: self.server_override(),
+            args,
+            body,
+            accept,
+            security: self.security(),
+            output: if self.opts.output_schema == OutputSchemaMode::None { OutputShape::None } else { output },
+        };
+        Ok(ToolDef {
+            tool,
+            route,
+            operation_id: self.operation_id().map(str::to_string),
+            tags: self.tags(),
+            location: docs.describe(self.op_loc),
+        })
+    }
+
+    /// Path-item parameters merged with operation parameters (the operation wins on name + in).
+    fn collect_params(&self, diags: &mut Diagnostics) -> Result<Vec<RawParam<'a>>, OpError> {
+        let mut out: Vec<RawParam<'a>> = Vec::new();
+        let sources = [
+            (self.item.get("parameters"), self.item_loc.join("parameters")),
+            (self.op.get("parameters"), self.op_loc.join("parameters")),
+        ];
+        for (list, list_loc) in sources {
+            let Some(list) = list else { continue };
+            let Some(list) = list.as_array() else {
+                diags.warning(self.docs.describe(&list_loc), "`parameters` is not an array; ignored");
+                continue;
+            };
+            for (i, p) in list.iter().enumerate() {
+                let ploc = list_loc.index(i);
+                let (loc, node) = if p.get("$ref").is_some() {
+                    self.docs.deref(&ploc).map_err(|e| OpError(format!("parameter {}: {e}", self.docs.describe(&ploc))))?
+                } else {
+                    (ploc.clone(), p)
+                };
+                let name = node.get("name").and_then(Value::as_str);
+                let location = node.get("in").and_then(Value::as_str);
+                let (Some(name), Some(location)) = (name, location) else {
+                    return Err(OpError(format!("parameter {} has no `name` or no `in`", self.docs.describe(&loc))));
+                };
+                if !["path", "query", "header", "cookie", "body", "formData"].contains(&location) {
+                    return Err(OpError(format!("parameter {} has an unknown location `in: {location}`", self.docs.describe(&loc))));
+                }
+                if let Some(existing) = out.iter_mut().find(|q| q.name == name && q.location == location) {
+                    *existing = RawParam { loc, node, name: name.to_string(), location: location.to_string() };
+                } else {
+                    out.push(RawParam { loc, node, name: name.to_string(), location: location.to_string() });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Wire binding and converted schema of one parameter.
+    fn param_binding(&self, store: &mut SchemaStore<'_>, p: &RawParam<'_>, diags: &mut Diagnostics) -> (ArgBinding, Value, Deps) {
+        let node = p.node;
+        let mut content_type = None;
+        let (schema, deps) = if let Some(s) = node.get("schema") {
+            store.convert_node(&p.loc.join("schema"), s)
+        } else if let Some(Value::Object(content)) = node.get("content") {
+            match content.iter().next() {
+                Some((mt, media)) => {
+                    content_type = Some(mt.clone());
+                    match media.get("schema") {
+                        Some(s) => store.convert_node(&p.loc.join("content").join(mt).join("schema"), s),
+                        None => (json!({}), Vec::new()),
+                    }
+                }
+                None => (json!({}), Vec::new()),
+            }
+        } else if self.version == SpecVersion::Swagger2 {
+            swagger2_param_schema(store, &p.loc, node)
+        } else {
+            diags.warning(self.docs.describe(&p.loc), "parameter has neither `schema` nor `content`; any value is accepted");
+            (json!({}), Vec::new())
+        };
+        let explode_of = |default: bool| node.get("explode").and_then(Value::as_bool).unwrap_or(default);
+        let style = node.get("style").and_then(Value::as_str);
+        let location = match p.location.as_str() {
+            "path" => {
+                let (style, explode) = if self.version == SpecVersion::Swagger2 {
+                    (PathStyle::Simple, false)
+                } else {
+                    let st = match style {
+                        Some("label") => PathStyle::Label,
+                        Some("matrix") => PathStyle::Matrix,
+                        _ => PathStyle::Simple,
+                    };
+                    (st, explode_of(false))
+                };
+                ArgLocation::Path { style, explode }
+            }
+            "query" => {
+                let (style, explode) = if self.version == SpecVersion::Swagger2 {
+                    swagger2_collection(node)
+                } else {
+                    let st = match style {
+                        Some("spaceDelimited") => QueryStyle::SpaceDelimited,
+                        Some("pipeDelimited") => QueryStyle::PipeDelimited,
+                        Some("deepObject") => QueryStyle::DeepObject,
+                        _ => QueryStyle::Form,
+                    };
+                    (st, explode_of(matches!(st, QueryStyle::Form | QueryStyle::DeepObject)))
+                };
+                ArgLocation::Query {
+                    style,
+                    explode,
+                    allow_reserved: node.get("allowReserved").and_then(Value::as_bool).unwrap_or(false),
+                }
+            }
+            "header" => ArgLocation::Header { explode: explode_of(false) },
+            _ => ArgLocation::Cookie { explode: explode_of(true) },
+        };
+        let required = p.location == "path" || node.get("required").and_then(Value::as_bool).unwrap_or(false);
+        (
+            ArgBinding { arg: String::new(), wire: p.name.clone(), location, required, content_type },
+            schema,
+            deps,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn body(
+        &self,
+        store: &mut SchemaStore<'_>,
+        params: &[RawParam<'_>],
+        taken: &mut HashSet<String>,
+        args: &mut Vec<ArgBinding>,
+        properties: &mut Map<String, Value>,
+        required: &mut Vec<String>,
+        deps: &mut Deps,
+        diags: &mut Diagnostics,
+    ) -> Result<Option<BodyBinding>, OpError> {
+        if self.version == SpecVersion::Swagger2 {
+            return Ok(self.swagger2_body(store, params, taken, args, properties, required, deps, diags));
+        }
+        if self.op.get("requestBody").is_none() {
+            return Ok(None);
+        }
+        let rb_loc = self.op_loc.join("requestBody");
+        let (rb_loc, _) = self.docs.deref(&rb_loc).map_err(|e| OpError(format!("requestBody: {e}")))?;
+        let rb = self.docs.get(&rb_loc).unwrap_or(&Value::Null);
+        let body_required = rb.get("required").and_then(Value::as_bool).unwrap_or(false);
+        let Some(Value::Object(content)) = rb.get("content") else { return Ok(None) };
+        let Some((mt, media)) = choose_media_type(content) else { return Ok(None) };
+        let kind = body_kind(mt);
+        let media_loc = rb_loc.join("content").join(mt);
+        let schema_loc = media_loc.join("schema");
+        let has_schema = media.get("schema").is_some();
+        let encoding: Vec<PartEncoding> = media
+            .get("encoding")
+            .and_then(Value::as_object)
+            .map(|enc| {
+                enc.iter()
+                    .map(|(name, e)| PartEncoding {
+                        name: name.clone(),
+                        content_type: e.get("contentType").and_then(Value::as_str).map(str::to_string),
+                        style: e.get("style").and_then(Value::as_str).and_then(query_style),
+                        explode: e.get("explode").and_then(Value::as_bool),
+                        binary: false,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut binding = BodyBinding { kind, content_type: mt.clone(), required: body_required, flattened: false, encoding };
+
+        match kind {
+            BodyKind::Json | BodyKind::Form | BodyKind::Multipart if has_schema => {
+                if let Some(shape) = flatten_object(self.docs, &schema_loc) {
+                    binding.flattened = true;
+                    for (prop, ploc, is_req) in shape {
+                        let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
+                        let (mut s, d) = store.convert_node(&ploc, node);
+                        deps.extend(d);
+                        if let Value::Object(m) = &s {
+                            if m.get("readOnly") == Some(&Value::Bool(true)) {
+                                continue;
+                            }
+                        }
+                        if kind == BodyKind::Multipart && is_binary_schema(self.docs, &ploc) {
+                            let ct = binding.encoding.iter().find(|e| e.name == prop).and_then(|e| e.content_type.clone());
+                            mark_base64(&mut s, ct.as_deref());
+                            match binding.encoding.iter_mut().find(|e| e.name == prop) {
+                                Some(e) => e.binary = true,
+                                None => binding.encoding.push(PartEncoding { name: prop.clone(), content_type: None, style: None, explode: None, binary: true }),
+                            }
+                        }
+                        let arg = unique_arg(taken, &prop, "body");
+                        if is_req {
+                            required.push(arg.clone());
+                        }
+                        properties.insert(arg.clone(), s);
+                        args.push(ArgBinding { arg, wire: prop, location: ArgLocation::BodyField, required: is_req, content_type: None });
+                    }
+                    return Ok(Some(binding));
+                }
+                let (mut s, d) = store.convert_at(&schema_loc);
+                deps.extend(d);
+                if kind == BodyKind::Json {
+                    add_description(&mut s, rb.get("description"));
+                } else {
+                    diags.warning(self.docs.describe(&schema_loc), "form body schema is not an object; sent as a single field-less body");
+                }
+                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+            }
+            BodyKind::Binary => {
+                let mut s = json!({"type": "string"});
+                mark_base64(&mut s, Some(mt.as_str()).filter(|m| !m.contains('*')));
+                add_description(&mut s, rb.get("description"));
+                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+            }
+            _ => {
+                // Text, or a schema-less JSON/form body.
+                let mut s = if kind == BodyKind::Text || !has_schema {
+                    if kind == BodyKind::Text { json!({"type": "string"}) } else { json!({}) }
+                } else {
+                    json!({})
+                };
+                add_description(&mut s, rb.get("description"));
+                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+            }
+        }
+        Ok(Some(binding))
+    }
+
+    fn whole_body_arg(
+        &self,
+        taken: &mut HashSet<String>,
+        args: &mut Vec<ArgBinding>,
+        properties: &mut Map<String, Value>,
+        required: &mut Vec<String>,
+        binding: &mut BodyBinding,
+        schema: Value,
+    ) {
+        let arg = if taken.insert("body".to_string()) { "body".to_string() } else { unique_arg(taken, "request_body", "body") };
+        if binding.required {
+            required.push(arg.clone());
+        }
+        properties.insert(arg.clone(), schema);
+        args.push(ArgBinding { arg, wire: String::new(), location: ArgLocation::Body, required: binding.required, content_type: None });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn swagger2_body(
+        &self,
+        store: &mut SchemaStore<'_>,
+        params: &[RawParam<'_>],
+        taken: &mut HashSet<String>,
+        args: &mut Vec<ArgBinding>,
+        properties: &mut Map<String, Value>,
+        required: &mut Vec<String>,
+        deps: &mut Deps,
+        diags: &mut Diagnostics,
+    ) -> Option<BodyBinding> {
+        let consumes = self.consumes();
+        if let Some(p) = params.iter().find(|p| p.location == "body") {
+            let ct = consumes
+                .iter()
+                .find(|c| is_json(c))
+                .or_else(|| consumes.first())
+                .cloned()
+                .unwrap_or_else(|| "application/json".to_string());
+            let kind = body_kind(&ct);
+            let required_body = p.node.get("required").and_then(Value::as_bool).unwrap_or(false);
+            let mut binding = BodyBinding { kind, content_type: ct, required: required_body, flattened: false, encoding: Vec::new() };
+            let schema_loc = p.loc.join("schema");
+            if kind == BodyKind::Json {
+                if let Some(shape) = flatten_object(self.docs, &schema_loc) {
+                    binding.flattened = true;
+                    for (prop, ploc, is_req) in shape {
+                        let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
+                        let (s, d) = store.convert_node(&ploc, node);
+                        deps.extend(d);
+                        if s.get("readOnly") == Some(&Value::Bool(true)) {
+                            continue;
+                        }
+                        let arg = unique_arg(taken, &prop, "body");
+                        if is_req {
+                            required.push(arg.clone());
+                        }
+                        properties.insert(arg.clone(), s);
+                        args.push(ArgBinding { arg, wire: prop, location: ArgLocation::BodyField, required: is_req, content_type: None });
+                    }
+                    return Some(binding);
+                }
+            }
+            let (mut s, d) = store.convert_at(&schema_loc);
+            deps.extend(d);
+            add_description(&mut s, p.node.get("description"));
+            self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+            return Some(binding);
+        }
+        let form: Vec<&RawParam<'_>> = params.iter().filter(|p| p.location == "formData").collect();
+        if form.is_empty() {
+            return None;
+        }
+        let has_file = form.iter().any(|p| p.node.get("type").and_then(Value::as_str) == Some("file"));
+        let multipart = has_file || consumes.iter().any(|c| c.starts_with("multipart/form-data"));
+        let (kind, ct) = if multipart {
+            (BodyKind::Multipart, "multipart/form-data".to_string())
+        } else {
+            (BodyKind::Form, "application/x-www-form-urlencoded".to_string())
+        };
+        let mut binding = BodyBinding { kind, content_type: ct, required: form.iter().any(|p| p.node.get("required") == Some(&Value::Bool(true))), flattened: true, encoding: Vec::new() };
+        for p in form {
+            let (mut s, d) = swagger2_param_schema(store, &p.loc, p.node);
+            deps.extend(d);
+            add_description(&mut s, p.node.get("description"));
+            let is_file = p.node.get("type").and_then(Value::as_str) == Some("file");
+            let (style, explode) = swagger2_collection(p.node);
+            binding.encoding.push(PartEncoding {
+                name: p.name.clone(),
+                content_type: None,
+                style: Some(style),
+                explode: Some(explode),
+                binary: is_file,
+            });
+            let arg = unique_arg(taken, &p.name, "body");
+            let req = p.node.get("required").and_then(Value::as_bool).unwrap_or(false);
+            if req {
+                required.push(arg.clone());
+            }
+            properties.insert(arg.clone(), s);
+            args.push(ArgBinding { arg, wire: p.name.clone(), location: ArgLocation::BodyField, required: req, content_type: None });
+        }
+        let _ = diags;
+        Some(binding)
+    }
+
+    fn consumes(&self) -> Vec<String> {
+        let list = self.op.get("consumes").or_else(|| self.docs.root().get("consumes"));
+        list.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    fn produces(&self) -> Vec<String> {
+        let list = self.op.get("produces").or_else(|| self.docs.root().get("produces"));
+        list.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    /// outputSchema, how to shape structured content, and the Accept header.
+    fn output(&self, store: &mut SchemaStore<'_>) -> (Option<Value>, OutputShape, Option<String>) {
+        let Some(Value::Object(responses)) = self.op.get("responses") else {
+            return (None, OutputShape::None, None);
+        };
+        let resp_loc = self.op_loc.join("responses");
+        let mut codes: Vec<&String> = responses.keys().collect();
+        let rank = |c: &str| -> u32 {
+            match c {
+                "200" => 0,
+                "201" => 1,
+                c if c.starts_with('2') && c.len() == 3 && c.chars().all(|d| d.is_ascii_digit()) => 2 + c.parse::<u32>().unwrap_or(299) - 200,
+                "2XX" | "2xx" => 200,
+                "default" => 300,
+                _ => 1000,
+            }
+        };
+        codes.sort_by_key(|c| rank(c));
+        let success = codes.iter().find(|c| rank(c) < 300).copied();
+
+        // Accept: media types of all responses, success first, JSON first within each.
+        let mut accept: Vec<String> = Vec::new();
+        if self.version == SpecVersion::Swagger2 {
+            accept = self.produces();
+            accept.sort_by_key(|m| !is_json(m));
+        } else {
+            for c in &codes {
+                if let Ok((_, r)) = self.docs.deref(&resp_loc.join(c.as_str())) {
+                    if let Some(Value::Object(content)) = r.get("content") {
+                        let mut types: Vec<&String> = content.keys().collect();
+                        types.sort_by_key(|m| !is_json(m));
+                        for t in types {
+                            if !accept.contains(t) {
+                                accept.push(t.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let accept = if accept.is_empty() { None } else { Some(accept.join(", ")) };
+
+        let Some(code) = success else { return (None, OutputShape::None, accept) };
+        if self.opts.output_schema == OutputSchemaMode::None {
+            return (None, OutputShape::None, accept);
+        }
+        let Ok((rloc, r)) = self.docs.deref(&resp_loc.join(code.as_str())) else {
+            return (None, OutputShape::None, accept);
+        };
+        let schema_loc = if self.version == SpecVersion::Swagger2 {
+            if r.get("schema").is_none() || (!accept.as_deref().is_none_or(|a| a.split(", ").any(is_json))) {
+                return (None, OutputShape::None, accept);
+            }
+            rloc.join("schema")
+        } else {
+            let Some(Value::Object(content)) = r.get("content") else { return (None, OutputShape::None, accept) };
+            let Some((mt, media)) = content.iter().find(|(m, _)| is_json(m)) else {
+                return (None, OutputShape::None, accept);
+            };
+            if media.get("schema").is_none() {
+                return (None, OutputShape::None, accept);
+            }
+            rloc.join("content").join(mt).join("schema")
+        };
+        let (mut root, mut deps) = store.convert_at(&schema_loc);
+        // A root `$ref` to an object definition is inlined so the root says `type: object`.
+        for _ in 0..8 {
+            let Some(r) = root.get("$ref").and_then(Value::as_str).map(str::to_string) else { break };
+            let Some((i, v)) = store.def_value_by_ref(&r) else { break };
+            let mut merged = match v.clone() {
+                Value::Object(m) => m,
+                other => {
+                    root = other;
+                    break;
+                }
+            };
+            if let Value::Object(siblings) = &root {
+                for (k, sv) in siblings {
+                    if k != "$ref" {
+                        merged.insert(k.clone(), sv.clone());
+                    }
+                }
+            }
+            deps.extend_from_slice(store.def_deps(i));
+            root = Value::Object(merged);
+        }
+        let is_object = match &root {
+            Value::Object(m) => {
+                m.get("type") == Some(&json!("object"))
+                    || (m.get("type").is_none() && m.contains_key("properties") && !m.contains_key("oneOf") && !m.contains_key("anyOf"))
+            }
+            _ => false,
+        };
+        let (root_map, shape) = if is_object {
+            let mut m = into_map(root);
+            m.insert("type".into(), json!("object"));
+            (m, OutputShape::Object)
+        } else {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("object"));
+            m.insert("properties".into(), json!({ "result": root }));
+            (m, OutputShape::Wrapped)
+        };
+        let depth = match self.opts.output_schema {
+            OutputSchemaMode::Lenient => Some(self.opts.output_ref_depth),
+            _ => None,
+        };
+        let mut out = Value::Object(store.bundle(root_map, &deps, depth));
+        schema::strip_write_only(&mut out);
+        if self.opts.output_schema == OutputSchemaMode::Lenient {
+            match shape {
+                OutputShape::Wrapped => {
+                    // The wrapper itself is exact: `result` is always there.
+                    if let Some(r) = out.pointer_mut("/properties/result") {
+                        schema::make_lenient(r);
+                    }
+                    if let Some(Value::Object(defs)) = out.get_mut("$defs") {
+                        defs.values_mut().for_each(schema::make_lenient);
+                    }
+                    if let Value::Object(m) = &mut out {
+                        m.insert("required".into(), json!(["result"]));
+                    }
+                }
+                _ => schema::make_lenient(&mut out),
+            }
+            // The root must stay an object even where lenient rules would allow null.
+            if let Value::Object(m) = &mut out {
+                m.insert("type".into(), json!("object"));
+            }
+        } else if shape == OutputShape::Wrapped {
+            if let Value::Object(m) = &mut out {
+                m.insert("required".into(), json!(["result"]));
+            }
+        }
+        (Some(out), shape, accept)
+    }
+
+    fn security(&self) -> Vec<SecurityRequirement> {
+        let reqs = self.op.get("security").or(self.global_security);
+        let Some(Value::Array(reqs)) = reqs else { return Vec::new() };
+        reqs.iter()
+            .filter_map(Value::as_object)
+            .map(|r| r.keys().cloned().collect::<Vec<_>>())
+            .collect()
+    }
+
+    fn server_override(&self) -> Option<String> {
+        if self.version == SpecVersion::Swagger2 {
+            return None;
+        }
+        let servers = self.op.get("servers").or_else(|| self.item.get("servers"))?;
+        first_server_url(servers, self.docs)
+    }
+}
+
+fn query_style(s: &str) -> Option<QueryStyle> {
+    match s {
+        "form" => Some(QueryStyle::Form),
+        "spaceDelimited" => Some(QueryStyle::SpaceDelimited),
+        "pipeDelimited" => Some(QueryStyle::PipeDelimited),
+        "deepObject" => Some(QueryStyle::DeepObject),
+        _ => None,
+    }
+}
+
+/// Swagger 2.0 `collectionFormat` -> query style.
+fn swagger2_collection(node: &Value) -> (QueryStyle, bool) {
+    match node.get("collectionFormat").and_then(Value::as_str) {
+        Some("multi") => (QueryStyle::Form, true),
+        Some("ssv") => (QueryStyle::SpaceDelimited, false),
+        Some("pipes") => (QueryStyle::PipeDelimited, false),
+        _ => (QueryStyle::Form, false),
+    }
+}
+
+/// A Swagger 2.0 non-body parameter carries its schema inline (`type`, `items`, `enum`, ...).
+fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Value) -> (Value, Deps) {
+    let Value::Object(m) = node else { return (json!({}), Vec::new()) };
+    let mut s = Map::new();
+    for (k, v) in m {
+        if matches!(
+            k.as_str(),
+            "type" | "format" | "items" | "enum" | "default" | "minimum" | "maximum" | "exclusiveMinimum"
+                | "exclusiveMaximum" | "minLength" | "maxLength" | "pattern" | "minItems" | "maxItems"
+                | "uniqueItems" | "multipleOf" | "x-nullable"
+        ) {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    store.convert_node(loc, &Value::Object(s))
+}
+
+fn unique_arg(taken: &mut HashSet<String>, name: &str, location: &str) -> String {
+    let base = sanitize_arg(name);
+    if taken.insert(base.clone()) {
+        return base;
+    }
+    let qualified = sanitize_arg(&format!("{location}_{name}"));
+    if taken.insert(qualified.clone()) {
+        return qualified;
+    }
+    let mut n = 2;
+    loop {
+        let c = format!("{qualified}_{n}");
+        if taken.insert(c.clone()) {
+            return c;
+        }
+        n += 1;
+    }
+}
+
+/// Names of the `{variables}` of a path template.
+pub fn path_template_names(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}') else { break };
+        let name = &rest[start + 1..start + end];
+        if !name.is_empty() && !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+        rest = &rest[start + end + 1..];
+    }
+    out
+}
+
+pub fn is_json(mt: &str) -> bool {
+    let base = mt.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    base == "application/json" || base.ends_with("+json") || base == "*/*" || base == "application/*" || base == "text/json"
+}
+
+fn body_kind(mt: &str) -> BodyKind {
+    let base = mt.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    if is_json(&base) {
+        BodyKind::Json
+    } else if base == "application/x-www-form-urlencoded" {
+        BodyKind::Form
+    } else if base.starts_with("multipart/") {
+        BodyKind::Multipart
+    } else if base.starts_with("text/") || base == "application/xml" || base.ends_with("+xml") {
+        BodyKind::Text
+    } else {
+        BodyKind::Binary
+    }
+}
+
+/// JSON first, then forms, multipart, text, and anything else.
+fn choose_media_type(content: &Map<String, Value>) -> Option<(&String, &Value)> {
+    let score = |mt: &str| match body_kind(mt) {
+        BodyKind::Json => JSON_BODY_PREFERENCE,
+        BodyKind::Form => 1,
+        BodyKind::Multipart => 2,
+        BodyKind::Text => 3,
+        BodyKind::Binary => 4,
+    };
+    content.iter().min_by_key(|(mt, _)| score(mt))
+}
+
+/// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or
+/// `None` when the schema is not a plain object (arrays, primitives, unions, maps).
+fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
+    let mut props: Vec<(String, Loc, bool)> = Vec::new();
+    let mut required: Vec<String> = Vec::new();
+    let mut visited: HashSet<Loc> = HashSet::new();
+    let mut saw_object = false;
+    if !collect_object(docs, loc, &mut props, &mut required, &mut visited, &mut saw_object, 0) || !saw_object {
+        return None;
+    }
+    for (name, _, req) in props.iter_mut() {
+        *req = required.contains(name);
+    }
+    Some(props)
+}
+
+fn collect_object(
+    docs: &DocumentSet,
+    loc: &Loc,
+    props: &mut Vec<(String, Loc, bool)>,
+    required: &mut Vec<String>,
+    visited: &mut HashSet<Loc>,
+    saw_object: &mut bool,
+    depth: usize,
+) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    let Ok((loc, node)) = docs.deref(loc) else { return false };
+    if !visited.insert(loc.clone()) {
+        return false;
+    }
+    let Some(m) = node.as_object() else { return false };
+    if m.contains_key("oneOf") || m.contains_key("anyOf") || m.contains_key("not") {
+        return false;
+    }
+    if m.get("nullable") == Some(&Value::Bool(true)) {
+        return false;
+    }
+    match m.get("type") {
+        None => {}
+        Some(Value::String(t)) if t == "object" => *saw_object = true,
+        _ => return false,
+    }
+    if let Some(Value::Array(parts)) = m.get("allOf") {
+        for (i, _) in parts.iter().enumerate() {
+            if !collect_object(docs, &loc.join("allOf").index(i), props, required, visited, saw_object, depth + 1) {
+                return false;
+            }
+        }
+    }
+    if let Some(Value::Object(ps)) = m.get("properties") {
+        *saw_object = true;
+        for k in ps.keys() {
+            let ploc = loc.join("properties").join(k);
+            match props.iter_mut().find(|(n, _, _)| n == k) {
+                Some(existing) => existing.1 = ploc,
+                None => props.push((k.clone(), ploc, false)),
+            }
+        }
+    }
+    if let Some(Value::Array(r)) = m.get("required") {
+        required.extend(r.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    // A pure map (no properties, only additionalProperties) is not flattened.
+    let open_map = m.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false));
+    !(props.is_empty() && open_map)
+}
+
+fn is_binary_schema(docs: &DocumentSet, loc: &Loc) -> bool {
+    let Ok((_, node)) = docs.deref(loc) else { return false };
+    let fmt = node.get("format").and_then(Value::as_str);
+    let ty = node.get("type").and_then(Value::as_str);
+    (ty == Some("string") && matches!(fmt, Some("binary") | Some("byte")))
+        || ty == Some("file")
+        || node.get("contentEncoding").is_some()
+        || node.get("contentMediaType").is_some() && ty == Some("string")
+}
+
+fn mark_base64(s: &mut Value, media_type: Option<&str>) {
+    if let Value::Object(m) = s {
+        m.insert("type".into(), json!("string"));
+        m.remove("format");
+        m.insert("contentEncoding".into(), json!("base64"));
+        if let Some(mt) = media_type {
+            m.insert("contentMediaType".into(), json!(mt));
+        }
+        if !m.contains_key("description") {
+            m.insert("description".into(), json!("File content, base64-encoded."));
+        }
+    }
+}
+
+fn add_description(s: &mut Value, d: Option<&Value>) {
+    if let (Value::Object(m), Some(Value::String(d))) = (s, d) {
+        if !m.contains_key("description") {
+            m.insert("description".into(), Value::String(d.clone()));
+        }
+    }
+}
+
+fn into_map(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => {
+            let mut m = Map::new();
+            m.insert("result".into(), other);
+            m
+        }
+    }
+}
+
+fn truncate_chars(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// The first server's URL with variables replaced by their defaults.
+fn first_server_url(servers: &Value, docs: &DocumentSet) -> Option<String> {
+    let server = servers.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_string();
+    if let Some(Value::Object(vars)) = server.get("variables") {
+        for (name, var) in vars {
+            let default = var
+                .get("default")
+                .map(|d| match d {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            url = url.replace(&format!("{{{name}}}"), &default);
+        }
+    }
+    let base = &docs.docs[0].url;
+    if !url.contains("://") && matches!(base.scheme(), "http" | "https") {
+        if let Ok(joined) = base.join(&url) {
+            return Some(joined.to_string());
+        }
+    }
+    Some(url)
+}
+
+/// The API's base URL as the spec gives it.
+fn base_url(spec: &Spec) -> Option<String> {
+    let docs = &spec.docs;
+    let root = docs.root();
+    if spec.version == SpecVersion::Swagger2 {
+        let origin = &docs.docs[0].url;
+        let from_url = matches!(origin.scheme(), "http" | "https");
+        let scheme = root
+            .get("schemes")
+            .and_then(Value::as_array)
+            .and_then(|s| {
+                let list: Vec<&str> = s.iter().filter_map(Value::as_str).collect();
+                list.iter().find(|x| **x == "https").or(list.first()).map(|s| s.to_string())
+            })
+            .or_else(|| from_url.then(|| origin.scheme().to_string()))
+            .unwrap_or_else(|| "https".to_string());
+        let host = root
+            .get("host")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| from_url.then(|| origin.host_str().map(|h| match origin.port() { Some(p) => format!("{h}:{p}"), None => h.to_string() })).flatten());
+        let base_path = root.get("basePath").and_then(Value::as_str).unwrap_or("");
+        return match host {
+            Some(h) => Some(format!("{scheme}://{h}{base_path}")),
+            None if !base_path.is_empty() => Some(base_path.to_string()),
+            None => None,
+        };
+    }
+    first_server_url(root.get("servers")?, docs)
+}
+
+fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, SecurityScheme)> {
+    let docs = &spec.docs;
+    let root = docs.root();
+    let (container, loc) = if spec.version == SpecVersion::Swagger2 {
+        (root.get("securityDefinitions"), Loc::new(0, JsonPointer::root().join("securityDefinitions")))
+    } else {
+        (
+            root.get("components").and_then(|c| c.get("securitySchemes")),
+            Loc::new(0, JsonPointer::root().join("components").join("securitySchemes")),
+        )
+    };
+    let Some(Value::Object(map)) = container else { return Vec::new() };
+    let mut out = Vec::new();
+    for (name, _) in map {
+        let sloc = loc.join(name);
+        let Ok((sloc, s)) = docs.deref(&sloc) else {
+            diags.warning(docs.describe(&sloc), "security scheme does not resolve; ignored");
+            continue;
+        };
+        let ty = s.get("type").and_then(Value::as_str).unwrap_or("");
+        let scheme = match ty {
+            "apiKey" => {
+                let location = match s.get("in").and_then(Value::as_str) {
+                    Some("query") => ApiKeyLocation::Query,
+                    Some("cookie") => ApiKeyLocation::Cookie,
+                    _ => ApiKeyLocation::Header,
+                };
+                s.get("name").and_then(Value::as_str).map(|n| SecurityScheme::ApiKey { name: n.to_string(), location })
+            }
+            "basic" => Some(SecurityScheme::Basic),
+            "http" => match s.get("scheme").and_then(Value::as_str).map(str::to_ascii_lowercase).as_deref() {
+                Some("bearer") => Some(SecurityScheme::Bearer),
+                Some("basic") => Some(SecurityScheme::Basic),
+                other => {
+                    diags.warning(docs.describe(&sloc), format!("HTTP auth scheme {other:?} is not supported; requests go without it"));
+                    None
+                }
+            },
+            "oauth2" => {
+                let cc = if spec.version == SpecVersion::Swagger2 {
+                    (s.get("flow").and_then(Value::as_str) == Some("application")).then_some(s)
+                } else {
+                    s.get("flows").and_then(|f| f.get("clientCredentials"))
+                };
+                match cc.and_then(|c| c.get("tokenUrl").and_then(Value::as_str)) {
+                    Some(url) => Some(SecurityScheme::OAuth2ClientCredentials {
+                        token_url: url.to_string(),
+                        scopes: cc
+                            .and_then(|c| c.get("scopes"))
+                            .and_then(Value::as_object)
+                            .map(|m| m.keys().cloned().collect())
+                            .unwrap_or_default(),
+                    }),
+                    None => Some(SecurityScheme::OAuth2Token),
+                }
+            }
+            "openIdConnect" => Some(SecurityScheme::OAuth2Token),
+            other => {
+                diags.warning(docs.describe(&sloc), format!("security scheme type {other:?} is not supported"));
+                None
+            }
+        };
+        if let Some(sc) = scheme {
+            out.push((name.clone(), sc));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_names() {
+        assert_eq!(path_template_names("/a/{b}/c/{d}.json"), vec!["b", "d"]);
+        assert!(path_template_names("/x").is_empty());
+    }
+}

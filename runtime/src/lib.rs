@@ -1,0 +1,17 @@
+//! openapi-mcp runtime: load OpenAPI specs, convert their operations to MCP tools, and serve
+//! those tools by forwarding calls to the real API.
+//!
+//! Data flows one way: [`load`] -> [`convert`] -> [`model::ToolSet`] -> proxy server / codegen.
+
+pub mod convert;
+pub mod diag;
+pub mod filter;
+pub mod load;
+pub mod model;
+pub mod naming;
+pub mod pointer;
+pub mod schema;
+
+pub use convert::{Conversion, ConvertReport, OutputSchemaMode, ToolOptions, convert};
+pub use load::{LoadError, Spec, SpecSource, load};
+pub use rmcp;

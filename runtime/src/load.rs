@@ -1,0 +1,520 @@
+//! Loading: a spec from a file or an http(s) URL, JSON or YAML (chosen by content), plus every
+//! document its `$ref`s reach. All I/O of the converter happens here; later stages are pure.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use url::Url;
+
+use crate::pointer::{DocId, JsonPointer, Loc};
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{source_name}: cannot read: {message}")]
+    Read { source_name: String, message: String },
+    #[error("{source_name}: not valid JSON or YAML: {message}")]
+    Parse { source_name: String, message: String },
+    #[error("{source_name}#: not an OpenAPI or Swagger document: {message}")]
+    NotOpenApi { source_name: String, message: String },
+    #[error("{source_name}#/{field}: unsupported version {version:?} (supported: swagger 2.0, openapi 3.0.x and 3.1.x)")]
+    UnsupportedVersion { source_name: String, field: &'static str, version: String },
+}
+
+/// Which dialect the root document is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecVersion {
+    Swagger2,
+    OpenApi30,
+    OpenApi31,
+}
+
+/// One parsed document (the root spec or a file/URL reached by a `$ref`).
+#[derive(Debug)]
+pub struct Document {
+    /// Absolute URL (`file://` for local files) used to resolve relative `$ref`s.
+    pub url: Url,
+    /// How the document is named in messages: the path or URL as the user would recognise it.
+    pub name: String,
+    pub root: Value,
+}
+
+/// The root document and every document reachable through `$ref`s.
+#[derive(Debug)]
+pub struct DocumentSet {
+    pub docs: Vec<Document>,
+    index: HashMap<Url, DocId>,
+    /// External documents that could not be loaded, with the reason.
+    failed: HashMap<Url, String>,
+}
+
+/// A loaded spec.
+#[derive(Debug)]
+pub struct Spec {
+    pub version: SpecVersion,
+    pub docs: DocumentSet,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RefError {
+    #[error("unsupported $ref {0:?}")]
+    Malformed(String),
+    #[error("$ref {reference:?}: cannot load {url}: {reason}")]
+    Unloadable { reference: String, url: String, reason: String },
+    #[error("$ref {reference:?} does not resolve: no node at {pointer} in {doc}")]
+    Dangling { reference: String, doc: String, pointer: JsonPointer },
+}
+
+impl DocumentSet {
+    pub fn root(&self) -> &Value {
+        &self.docs[0].root
+    }
+
+    /// The node at `loc`, if any.
+    pub fn get(&self, loc: &Loc) -> Option<&Value> {
+        self.docs.get(loc.doc)?.root.pointer(loc.ptr.as_str())
+    }
+
+    /// `file#/pointer` for messages.
+    pub fn describe(&self, loc: &Loc) -> String {
+        format!("{}{}", self.docs[loc.doc].name, loc.ptr)
+    }
+
+    /// Resolves a `$ref` string found in document `from`.
+    pub fn resolve(&self, from: DocId, reference: &str) -> Result<Loc, RefError> {
+        let (file, fragment) = match reference.split_once('#') {
+            Some((f, frag)) => (f, frag),
+            None => (reference, ""),
+        };
+        let doc = if file.is_empty() {
+            from
+        } else {
+            let url = self.docs[from]
+                .url
+                .join(file)
+                .map_err(|_| RefError::Malformed(reference.to_string()))?;
+            let url = strip_fragment(url);
+            match self.index.get(&url) {
+                Some(&id) => id,
+                None => {
+                    return Err(RefError::Unloadable {
+                        reference: reference.to_string(),
+                        reason: self
+                            .failed
+                            .get(&url)
+                            .cloned()
+                            .unwrap_or_else(|| "not loaded".to_string()),
+                        url: url.to_string(),
+                    });
+                }
+            }
+        };
+        let decoded = percent_encoding::percent_decode_str(fragment).decode_utf8_lossy();
+        if !decoded.is_empty() && !decoded.starts_with('/') {
+            // Plain-name fragments (`#foo`, JSON Schema anchors) are not supported.
+            return Err(RefError::Malformed(reference.to_string()));
+        }
+        let ptr = JsonPointer::parse(&decoded);
+        if self.docs[doc].root.pointer(ptr.as_str()).is_none() {
+            return Err(RefError::Dangling {
+                reference: reference.to_string(),
+                doc: self.docs[doc].name.clone(),
+                pointer: ptr,
+            });
+        }
+        Ok(Loc::new(doc, ptr))
+    }
+
+    /// Follows `$ref` chains starting at `loc` until a node without `$ref` (cycles and dangling
+    /// refs are errors). Returns the final location and node.
+    pub fn deref<'a>(&'a self, loc: &Loc) -> Result<(Loc, &'a Value), RefError> {
+        let mut cur = loc.clone();
+        for _ in 0..64 {
+            let node = self.get(&cur).ok_or_else(|| RefError::Dangling {
+                reference: cur.ptr.to_string(),
+                doc: self.docs[cur.doc].name.clone(),
+                pointer: cur.ptr.clone(),
+            })?;
+            match node.get("$ref").and_then(Value::as_str) {
+                Some(r) => cur = self.resolve(cur.doc, r)?,
+                None => return Ok((cur, node)),
+            }
+        }
+        Err(RefError::Malformed(format!("$ref chain too long or cyclic at {}", self.describe(loc))))
+    }
+}
+
+fn strip_fragment(mut url: Url) -> Url {
+    url.set_fragment(None);
+    url
+}
+
+/// Where a spec comes from.
+#[derive(Clone, Debug)]
+pub enum SpecSource {
+    Path(PathBuf),
+    Url(Url),
+}
+
+impl SpecSource {
+    /// `http://` and `https://` arguments are URLs; anything else is a path.
+    pub fn parse(arg: &str) -> Self {
+        match Url::parse(arg) {
+            Ok(u) if u.scheme() == "http" || u.scheme() == "https" => SpecSource::Url(u),
+            _ => SpecSource::Path(PathBuf::from(arg)),
+        }
+    }
+}
+
+/// Loads a spec and every document reachable through its `$ref`s.
+pub async fn load(source: &SpecSource) -> Result<Spec, LoadError> {
+    let (url, name) = match source {
+        SpecSource::Path(p) => (file_url(p)?, p.display().to_string()),
+        SpecSource::Url(u) => (u.clone(), u.to_string()),
+    };
+    let client = http_client();
+    let bytes = fetch(&client, &url).await.map_err(|message| LoadError::Read {
+        source_name: name.clone(),
+        message,
+    })?;
+    load_bytes_with(&bytes, url, name, Some(&client)).await
+}
+
+/// Loads a spec from bytes already in memory; relative `$ref`s resolve against `base`
+/// (a `file://` or `http(s)://` URL), and are fetched when `base` allows it.
+pub async fn load_bytes(bytes: &[u8], base: Url, name: String) -> Result<Spec, LoadError> {
+    let client = http_client();
+    load_bytes_with(bytes, base, name, Some(&client)).await
+}
+
+/// Parses a single document without following external refs (synchronous).
+pub fn load_single(bytes: &[u8], name: &str) -> Result<Spec, LoadError> {
+    let root = parse_document(bytes).map_err(|message| LoadError::Parse {
+        source_name: name.to_string(),
+        message,
+    })?;
+    let version = detect_version(&root, name)?;
+    let url = Url::parse("file:///spec").expect("static url");
+    let mut index = HashMap::new();
+    index.insert(url.clone(), 0);
+    Ok(Spec {
+        version,
+        docs: DocumentSet {
+            docs: vec![Document { url, name: name.to_string(), root }],
+            index,
+            failed: HashMap::new(),
+        },
+    })
+}
+
+async fn load_bytes_with(
+    bytes: &[u8],
+    url: Url,
+    name: String,
+    client: Option<&reqwest::Client>,
+) -> Result<Spec, LoadError> {
+    let root = parse_document(bytes).map_err(|message| LoadError::Parse {
+        source_name: name.clone(),
+        message,
+    })?;
+    let version = detect_version(&root, &name)?;
+    let mut set = DocumentSet { docs: Vec::new(), index: HashMap::new(), failed: HashMap::new() };
+    set.index.insert(url.clone(), 0);
+    set.docs.push(Document { url, name, root });
+
+    // Breadth-first over external references.
+    let mut queue: VecDeque<DocId> = VecDeque::from([0]);
+    while let Some(id) = queue.pop_front() {
+        let mut targets = Vec::new();
+        collect_external_refs(&set.docs[id].root, &mut targets);
+        for r in targets {
+            let Ok(target) = set.docs[id].url.join(&r) else { continue };
+            let target = strip_fragment(target);
+            if set.index.contains_key(&target) || set.failed.contains_key(&target) {
+                continue;
+            }
+            let fetched = match (target.scheme(), client) {
+                ("file", _) => fetch_file(&target),
+                ("http" | "https", Some(c)) => fetch(c, &target).await,
+                (s, _) => Err(format!("unsupported scheme {s:?}")),
+            };
+            let parsed = fetched.and_then(|b| parse_document(&b));
+            match parsed {
+                Ok(root) => {
+                    let new_id = set.docs.len();
+                    let name = display_name(&set.docs[0], &target);
+                    set.index.insert(target.clone(), new_id);
+                    set.docs.push(Document { url: target, name, root });
+                    queue.push_back(new_id);
+                }
+                Err(reason) => {
+                    set.failed.insert(target, reason);
+                }
+            }
+        }
+    }
+    Ok(Spec { version, docs: set })
+}
+
+/// Names an external document relative to the root document's directory when both are files.
+fn display_name(root: &Document, target: &Url) -> String {
+    if target.scheme() == "file" {
+        if let (Ok(t), Ok(r)) = (target.to_file_path(), root.url.to_file_path()) {
+            if let Some(dir) = Path::new(&root.name).parent() {
+                if let Some(rdir) = r.parent() {
+                    if let Ok(rel) = t.strip_prefix(rdir) {
+                        return dir.join(rel).display().to_string();
+                    }
+                }
+            }
+            return t.display().to_string();
+        }
+    }
+    target.to_string()
+}
+
+fn collect_external_refs(v: &Value, out: &mut Vec<String>) {
+    // Iterative walk: documents can be deep.
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    if !r.starts_with('#') && !r.is_empty() {
+                        let file = r.split('#').next().unwrap_or_default();
+                        if !file.is_empty() && !out.iter().any(|o| o == file) {
+                            out.push(file.to_string());
+                        }
+                    }
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            _ => {}
+        }
+    }
+}
+
+fn file_url(p: &Path) -> Result<Url, LoadError> {
+    let abs = std::path::absolute(p).map_err(|e| LoadError::Read {
+        source_name: p.display().to_string(),
+        message: e.to_string(),
+    })?;
+    Url::from_file_path(&abs).map_err(|_| LoadError::Read {
+        source_name: p.display().to_string(),
+        message: "not a valid file path".to_string(),
+    })
+}
+
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap_or_default()
+}
+
+fn fetch_file(url: &Url) -> Result<Vec<u8>, String> {
+    let path = url.to_file_path().map_err(|_| format!("{url} is not a local path"))?;
+    std::fs::read(&path).map_err(|e| e.to_string())
+}
+
+async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<u8>, String> {
+    if url.scheme() == "file" {
+        return fetch_file(url);
+    }
+    let resp = client.get(url.clone()).send().await.map_err(|e| e.to_string())?;
+    if !resp.status().is_success() {
+        return Err(format!("HTTP status {}", resp.status()));
+    }
+    resp.bytes().await.map(|b| b.to_vec()).map_err(|e| e.to_string())
+}
+
+/// Parses JSON or YAML, chosen by content: a document whose first significant character is `{`
+/// or `[` is JSON; anything else is YAML. YAML keys that are not strings (`200:`) become strings.
+pub fn parse_document(bytes: &[u8]) -> Result<Value, String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if matches!(first, Some(b'{') | Some(b'[')) {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => return Ok(v),
+            Err(json_err) => {
+                // JSON-looking YAML (flow style) is rare but legal; fall through to YAML, and
+                // report the JSON error if YAML fails too.
+                return parse_yaml(bytes).map_err(|_| format!("line {}, column {}: {json_err}", json_err.line(), json_err.column()));
+            }
+        }
+    }
+    parse_yaml(bytes)
+}
+
+fn parse_yaml(bytes: &[u8]) -> Result<Value, String> {
+    let v: YamlJson = serde_yaml_ng::from_slice(bytes).map_err(|e| e.to_string())?;
+    Ok(v.0)
+}
+
+/// Deserializes YAML straight into JSON values: non-string keys become strings, integers beyond
+/// 64 bits become floats, and `<<` merge keys are applied.
+struct YamlJson(Value);
+
+impl<'de> serde::Deserialize<'de> for YamlJson {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(YamlVisitor).map(YamlJson)
+    }
+}
+
+/// A YAML mapping key of any type, as a string.
+struct YamlKey(String);
+
+impl<'de> serde::Deserialize<'de> for YamlKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = d.deserialize_any(YamlVisitor)?;
+        Ok(YamlKey(match v {
+            Value::String(s) => s,
+            Value::Null => "null".to_string(),
+            other => other.to_string(),
+        }))
+    }
+}
+
+struct YamlVisitor;
+
+impl<'de> serde::de::Visitor<'de> for YamlVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+        Ok(i64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+    }
+    fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+        Ok(u64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(YamlVisitor)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut out = Vec::new();
+        while let Some(YamlJson(v)) = seq.next_element()? {
+            out.push(v);
+        }
+        Ok(Value::Array(out))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = serde_json::Map::new();
+        let mut merges = Vec::new();
+        while let Some((YamlKey(k), YamlJson(v))) = map.next_entry()? {
+            if k == "<<" {
+                merges.push(v);
+            } else {
+                out.insert(k, v);
+            }
+        }
+        for m in merges {
+            let sources = match m {
+                Value::Array(a) => a,
+                other => vec![other],
+            };
+            for src in sources {
+                if let Value::Object(src) = src {
+                    for (k, v) in src {
+                        out.entry(k).or_insert(v);
+                    }
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
+        // A tagged value (`!Tag value`): keep the value, drop the tag.
+        use serde::de::VariantAccess;
+        let (_tag, variant): (YamlKey, _) = data.variant()?;
+        variant.newtype_variant::<YamlJson>().map(|v| v.0)
+    }
+}
+
+fn float(f: f64) -> Value {
+    serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+}
+
+fn detect_version(root: &Value, name: &str) -> Result<SpecVersion, LoadError> {
+    let not = |message: &str| LoadError::NotOpenApi {
+        source_name: name.to_string(),
+        message: message.to_string(),
+    };
+    let obj = root.as_object().ok_or_else(|| not("the document root is not an object"))?;
+    if let Some(v) = obj.get("openapi") {
+        let s = value_as_version(v);
+        return if s.starts_with("3.0") {
+            Ok(SpecVersion::OpenApi30)
+        } else if s.starts_with("3.1") || s.starts_with("3.2") {
+            Ok(SpecVersion::OpenApi31)
+        } else {
+            Err(LoadError::UnsupportedVersion { source_name: name.to_string(), field: "openapi", version: s })
+        };
+    }
+    if let Some(v) = obj.get("swagger") {
+        let s = value_as_version(v);
+        return if s == "2.0" || s == "2" {
+            Ok(SpecVersion::Swagger2)
+        } else {
+            Err(LoadError::UnsupportedVersion { source_name: name.to_string(), field: "swagger", version: s })
+        };
+    }
+    Err(not("it has neither an `openapi` nor a `swagger` field"))
+}
+
+fn value_as_version(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_integer_keys_become_strings() {
+        let v = parse_document(b"responses:\n  200:\n    description: ok\n").unwrap();
+        assert!(v.pointer("/responses/200/description").is_some());
+    }
+
+    #[test]
+    fn json_chosen_by_content() {
+        let v = parse_document(b"  {\"openapi\": \"3.0.0\"}").unwrap();
+        assert_eq!(v["openapi"], "3.0.0");
+    }
+
+    #[test]
+    fn not_openapi_is_an_error_naming_the_file() {
+        let err = load_single(b"{\"name\": \"x\"}", "pkg.json").unwrap_err();
+        assert!(err.to_string().starts_with("pkg.json#"), "{err}");
+        let err = load_single(b"openapi: 4.0.0\n", "x.yaml").unwrap_err();
+        assert!(err.to_string().contains("x.yaml#/openapi"), "{err}");
+    }
+}

@@ -1,0 +1,803 @@
+//! OpenAPI schema objects (2.0, 3.0, 3.1) -> JSON Schema 2020-12 for MCP tools.
+//!
+//! Every referenced schema is converted once into a store of named definitions; each tool then
+//! carries the closure of the definitions it uses in its own `$defs`, with local `$ref`s, so tool
+//! schemas are self-contained. Recursion is kept as `$ref` cycles (never unrolled), and small or
+//! single-use non-recursive definitions are inlined back where that is smaller.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{Map, Value, json};
+
+use crate::diag::Diagnostics;
+use crate::load::{DocumentSet, SpecVersion};
+use crate::pointer::Loc;
+
+/// Definitions referenced by a converted schema (indices into the store).
+pub type Deps = Vec<usize>;
+
+struct Def {
+    name: String,
+    loc: Loc,
+    value: Value,
+    deps: Deps,
+}
+
+/// Converts schemas, caching each referenced schema once.
+pub struct SchemaStore<'a> {
+    docs: &'a DocumentSet,
+    version: SpecVersion,
+    defs: Vec<Def>,
+    by_loc: HashMap<Loc, usize>,
+    names: HashSet<String>,
+    pending: VecDeque<usize>,
+    pub diags: Diagnostics,
+}
+
+const TYPE_NAMES: [&str; 7] = ["string", "number", "integer", "boolean", "array", "object", "null"];
+
+impl<'a> SchemaStore<'a> {
+    pub fn new(docs: &'a DocumentSet, version: SpecVersion) -> Self {
+        Self {
+            docs,
+            version,
+            defs: Vec::new(),
+            by_loc: HashMap::new(),
+            names: HashSet::new(),
+            pending: VecDeque::new(),
+            diags: Diagnostics::default(),
+        }
+    }
+
+    pub fn docs(&self) -> &'a DocumentSet {
+        self.docs
+    }
+
+    /// Converts the schema at `loc` (an inline schema, or a `$ref`) and returns it with the
+    /// definitions it references. Referenced definitions are converted before returning.
+    pub fn convert_at(&mut self, loc: &Loc) -> (Value, Deps) {
+        let docs = self.docs;
+        let node = docs.get(loc).unwrap_or(&Value::Null);
+        self.convert_node(loc, node)
+    }
+
+    /// Like [`Self::convert_at`], for a node the caller already holds.
+    pub fn convert_node(&mut self, loc: &Loc, node: &Value) -> (Value, Deps) {
+        let mut deps = Vec::new();
+        let v = self.convert(loc, node, &mut deps);
+        self.flush();
+        (v, deps)
+    }
+
+    /// Converts every pending definition (iteratively: ref chains never grow the stack).
+    fn flush(&mut self) {
+        while let Some(i) = self.pending.pop_front() {
+            let loc = self.defs[i].loc.clone();
+            let docs = self.docs;
+            let node = docs.get(&loc).unwrap_or(&Value::Null);
+            let mut deps = Vec::new();
+            let v = self.convert(&loc, node, &mut deps);
+            deps.sort_unstable();
+            deps.dedup();
+            self.defs[i].value = v;
+            self.defs[i].deps = deps;
+        }
+    }
+
+    /// Returns the index of the definition for the schema at `target`, scheduling its conversion.
+    fn def_for(&mut self, target: Loc) -> usize {
+        if let Some(&i) = self.by_loc.get(&target) {
+            return i;
+        }
+        let base = def_base_name(&target, self.docs);
+        let mut name = base.clone();
+        let mut n = 2;
+        while self.names.contains(&name) {
+            name = format!("{base}_{n}");
+            n += 1;
+        }
+        self.names.insert(name.clone());
+        let i = self.defs.len();
+        self.defs.push(Def { name, loc: target.clone(), value: Value::Bool(true), deps: Vec::new() });
+        self.by_loc.insert(target, i);
+        self.pending.push_back(i);
+        i
+    }
+
+    /// Name of definition `i` in `$defs`.
+    pub fn def_name(&self, i: usize) -> &str {
+        &self.defs[i].name
+    }
+
+    fn ref_to(&mut self, from: &Loc, reference: &str, deps: &mut Deps) -> Value {
+        match self.docs.resolve(from.doc, reference) {
+            Ok(target) => {
+                let i = self.def_for(target);
+                deps.push(i);
+                json!({ "$ref": format!("#/$defs/{}", self.defs[i].name) })
+            }
+            Err(e) => {
+                self.diags.warning(self.docs.describe(from), format!("{e}; any value is accepted there"));
+                json!({})
+            }
+        }
+    }
+
+    fn convert(&mut self, loc: &Loc, node: &Value, deps: &mut Deps) -> Value {
+        let obj = match node {
+            Value::Bool(b) => return Value::Bool(*b),
+            Value::Object(o) => o,
+            _ => return json!({}),
+        };
+        let mut out = Map::new();
+        if let Some(Value::String(r)) = obj.get("$ref") {
+            let v = self.ref_to(loc, r, deps);
+            if let Value::Object(m) = v {
+                out.extend(m);
+            }
+        }
+        let nullable = obj.get("nullable").and_then(Value::as_bool).unwrap_or(false)
+            || obj.get("x-nullable").and_then(Value::as_bool).unwrap_or(false);
+
+        for (k, v) in obj {
+            let kl = loc.join(k);
+            match k.as_str() {
+                "$ref" => {}
+                "type" => {
+                    if let Some(t) = convert_type(v) {
+                        out.insert("type".into(), t);
+                    }
+                }
+                "title" | "description" | "format" | "pattern" | "contentEncoding"
+                | "contentMediaType" | "$comment" => {
+                    if v.is_string() {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                "minimum" | "maximum" => {
+                    if v.is_number() {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                "exclusiveMinimum" | "exclusiveMaximum" => match v {
+                    Value::Number(_) => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                    Value::Bool(true) => {
+                        let bound = if k == "exclusiveMinimum" { "minimum" } else { "maximum" };
+                        if let Some(b) = obj.get(bound).filter(|b| b.is_number()) {
+                            out.insert(k.clone(), b.clone());
+                        }
+                    }
+                    _ => {}
+                },
+                "multipleOf" => {
+                    if v.as_f64().is_some_and(|f| f > 0.0) {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
+                | "maxProperties" | "minContains" | "maxContains" => {
+                    if v.is_u64() {
+                        out.insert(k.clone(), v.clone());
+                    } else if let Some(f) = v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0) {
+                        out.insert(k.clone(), Value::from(f as u64));
+                    }
+                }
+                "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" => {
+                    if v.is_boolean() {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                "default" | "const" => {
+                    out.insert(k.clone(), v.clone());
+                }
+                "enum" => {
+                    if let Value::Array(a) = v {
+                        out.insert(k.clone(), Value::Array(a.clone()));
+                    }
+                }
+                "example" => {
+                    if !obj.contains_key("examples") {
+                        out.insert("examples".into(), Value::Array(vec![v.clone()]));
+                    }
+                }
+                "examples" => match v {
+                    Value::Array(_) => {
+                        out.insert(k.clone(), v.clone());
+                    }
+                    // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
+                    Value::Object(m) => {
+                        let vals: Vec<Value> =
+                            m.values().filter_map(|e| e.get("value").cloned()).collect();
+                        if !vals.is_empty() {
+                            out.insert(k.clone(), Value::Array(vals));
+                        }
+                    }
+                    _ => {}
+                },
+                "required" => {
+                    if let Value::Array(a) = v {
+                        let mut seen = HashSet::new();
+                        let req: Vec<Value> = a
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .filter(|s| seen.insert(*s))
+                            .map(|s| Value::String(s.to_string()))
+                            .collect();
+                        if !req.is_empty() {
+                            out.insert(k.clone(), Value::Array(req));
+                        }
+                    }
+                }
+                "dependentRequired" => {
+                    if v.is_object() {
+                        out.insert(k.clone(), v.clone());
+                    }
+                }
+                "properties" | "patternProperties" | "dependentSchemas" => {
+                    if let Value::Object(m) = v {
+                        let mut props = Map::new();
+                        for (pk, pv) in m {
+                            props.insert(pk.clone(), self.convert(&kl.join(pk), pv, deps));
+                        }
+                        out.insert(k.clone(), Value::Object(props));
+                    }
+                }
+                "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems"
+                | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
+                | "additionalItems" => {
+                    if v.is_object() || v.is_boolean() {
+                        let key = if k == "additionalItems" { "items" } else { k.as_str() };
+                        if key == "items" && out.contains_key("items") {
+                            continue;
+                        }
+                        out.insert(key.into(), self.convert(&kl, v, deps));
+                    }
+                }
+                "items" => match v {
+                    Value::Array(a) => {
+                        let items: Vec<Value> = a
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| self.convert(&kl.index(i), s, deps))
+                            .collect();
+                        out.insert("prefixItems".into(), Value::Array(items));
+                    }
+                    _ => {
+                        out.insert("items".into(), self.convert(&kl, v, deps));
+                    }
+                },
+                "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
+                    if let Value::Array(a) = v {
+                        let items: Vec<Value> = a
+                            .iter()
+                            .enumerate()
+                            .map(|(i, s)| self.convert(&kl.index(i), s, deps))
+                            .collect();
+                        if !items.is_empty() {
+                            out.insert(k.clone(), Value::Array(items));
+                        }
+                    }
+                }
+                "discriminator" => {
+                    if let Value::Object(d) = v {
+                        let mut d = d.clone();
+                        if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
+                            for (_, target) in mapping.iter_mut() {
+                                if let Some(t) = target.as_str() {
+                                    let r = if t.contains('#') || t.contains('/') || t.contains('.') {
+                                        t.to_string()
+                                    } else {
+                                        format!("#/components/schemas/{t}")
+                                    };
+                                    if let Ok(tl) = self.docs.resolve(loc.doc, &r) {
+                                        let i = self.def_for(tl);
+                                        deps.push(i);
+                                        *target = Value::String(format!("#/$defs/{}", self.defs[i].name));
+                                    }
+                                }
+                            }
+                        }
+                        out.insert(k.clone(), Value::Object(d));
+                    }
+                }
+                _ => {} // OpenAPI-only keywords (xml, externalDocs, nullable, x-*) and unknowns.
+            }
+        }
+
+        // Swagger 2.0 `type: file` -> base64 string.
+        if obj.get("type").and_then(Value::as_str) == Some("file") {
+            out.insert("type".into(), json!("string"));
+            out.insert("contentEncoding".into(), json!("base64"));
+        }
+        // Every array gets `items`.
+        let is_array = match out.get("type") {
+            Some(Value::String(t)) => t == "array",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "array"),
+            _ => false,
+        };
+        if is_array && !out.contains_key("items") && !out.contains_key("prefixItems") {
+            out.insert("items".into(), json!({}));
+        }
+        if nullable && self.version != SpecVersion::OpenApi31 {
+            return make_nullable(out);
+        }
+        Value::Object(out)
+    }
+
+    /// Builds a self-contained schema: `root` plus the closure of `deps` in `$defs`, with
+    /// small or single-use non-recursive definitions inlined. With `max_depth`, definitions more
+    /// than that many `$ref`s away from the root are elided to `{"title": name}` (accepts anything).
+    pub fn bundle(&self, mut root: Map<String, Value>, deps: &[usize], max_depth: Option<usize>) -> Map<String, Value> {
+        // Closure of referenced definitions, breadth-first with depth.
+        let mut closure: Vec<usize> = Vec::new();
+        let mut elided: Vec<usize> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
+        while let Some((i, depth)) = queue.pop_front() {
+            if !seen.insert(i) {
+                continue;
+            }
+            if max_depth.is_some_and(|m| depth > m) {
+                elided.push(i);
+                continue;
+            }
+            closure.push(i);
+            queue.extend(self.defs[i].deps.iter().map(|&d| (d, depth + 1)));
+        }
+        if closure.is_empty() && elided.is_empty() {
+            return root;
+        }
+        closure.sort_unstable();
+
+        // Reference counts (from root and every definition in the closure).
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        let by_name: HashMap<&str, usize> =
+            closure.iter().map(|&i| (self.defs[i].name.as_str(), i)).collect();
+        let mut count_refs = |v: &Value| {
+            visit_refs(v, &mut |r| {
+                if let Some(&i) = by_name.get(r) {
+                    *counts.entry(i).or_default() += 1;
+                }
+            })
+        };
+        for v in root.values() {
+            count_refs(v);
+        }
+        for &i in &closure {
+            count_refs(&self.defs[i].value);
+        }
+
+        let in_closure = |i: &usize| closure.binary_search(i).is_ok();
+        let recursive = recursive_defs(&closure, |i| &self.defs[i].deps);
+        let inline: HashSet<usize> = closure
+            .iter()
+            .copied()
+            .filter(|i| {
+                !recursive.contains(i)
+                    && (counts.get(i).copied().unwrap_or(0) <= 1
+                        || (!self.defs[*i].deps.iter().any(in_closure) && approx_size(&self.defs[*i].value) <= 160))
+            })
+            .collect();
+        let stubs: Vec<(usize, Value)> =
+            elided.iter().map(|&i| (i, json!({ "title": self.defs[i].name }))).collect();
+        let mut replace: HashMap<&str, &Value> = inline
+            .iter()
+            .map(|&i| (self.defs[i].name.as_str(), &self.defs[i].value))
+            .collect();
+        for (i, stub) in &stubs {
+            replace.insert(self.defs[*i].name.as_str(), stub);
+        }
+
+        let mut defs = Map::new();
+        for &i in &closure {
+            if inline.contains(&i) {
+                continue;
+            }
+            let mut v = self.defs[i].value.clone();
+            substitute(&mut v, &replace);
+            defs.insert(self.defs[i].name.clone(), v);
+        }
+        for v in root.values_mut() {
+            substitute(v, &replace);
+        }
+        if !defs.is_empty() {
+            root.insert("$defs".into(), Value::Object(defs));
+        }
+        root
+    }
+
+    /// The converted value of a definition (to inline a root `$ref`).
+    pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, &Value)> {
+        let name = r.strip_prefix("#/$defs/")?;
+        self.defs.iter().enumerate().find(|(_, d)| d.name == name).map(|(i, d)| (i, &d.value))
+    }
+
+    pub fn def_deps(&self, i: usize) -> &[usize] {
+        &self.defs[i].deps
+    }
+}
+
+fn convert_type(v: &Value) -> Option<Value> {
+    match v {
+        Value::String(s) if TYPE_NAMES.contains(&s.as_str()) => Some(v.clone()),
+        Value::String(s) if s == "file" => Some(json!("string")),
+        Value::Array(a) => {
+            let mut ts: Vec<Value> = Vec::new();
+            for t in a.iter().filter_map(Value::as_str) {
+                let t = if t == "file" { "string" } else { t };
+                if TYPE_NAMES.contains(&t) && !ts.iter().any(|x| x == t) {
+                    ts.push(Value::String(t.to_string()));
+                }
+            }
+            match ts.len() {
+                0 => None,
+                1 => ts.pop(),
+                _ => Some(Value::Array(ts)),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Adds `null` to what a schema accepts.
+pub fn make_nullable(mut out: Map<String, Value>) -> Value {
+    if let Some(Value::Array(e)) = out.get_mut("enum") {
+        if !e.contains(&Value::Null) {
+            e.push(Value::Null);
+        }
+    }
+    match out.get_mut("type") {
+        Some(Value::String(t)) => {
+            if t != "null" {
+                let t = std::mem::take(t);
+                out.insert("type".into(), json!([t, "null"]));
+            }
+            Value::Object(out)
+        }
+        Some(Value::Array(ts)) => {
+            if !ts.iter().any(|t| t == "null") {
+                ts.push(json!("null"));
+            }
+            Value::Object(out)
+        }
+        _ => {
+            if out.is_empty() {
+                return Value::Object(out);
+            }
+            // No type (a $ref or a composition): wrap, keeping annotations outside.
+            let mut wrapper = Map::new();
+            for k in ["title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples"] {
+                if let Some(v) = out.remove(k) {
+                    wrapper.insert(k.into(), v);
+                }
+            }
+            wrapper.insert("anyOf".into(), json!([Value::Object(out), {"type": "null"}]));
+            Value::Object(wrapper)
+        }
+    }
+}
+
+fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
+    let tokens: Vec<String> = loc.ptr.tokens().collect();
+    let raw = match tokens.as_slice() {
+        [] => {
+            // A whole external file: its file stem.
+            let url = &docs.docs[loc.doc].url;
+            url.path_segments()
+                .and_then(|mut s| s.next_back().map(str::to_string))
+                .map(|f| f.split('.').next().unwrap_or_default().to_string())
+                .unwrap_or_else(|| "Schema".to_string())
+        }
+        [.., parent, last] if parent == "schemas" || parent == "definitions" || parent == "$defs" => last.clone(),
+        _ => {
+            // Inline schemas reached by a ref into paths etc.: last few meaningful tokens.
+            let meaningful: Vec<&str> = tokens
+                .iter()
+                .map(String::as_str)
+                .filter(|t| !matches!(*t, "schema" | "content" | "properties" | "items" | "components" | "paths"))
+                .collect();
+            let n = meaningful.len();
+            meaningful[n.saturating_sub(2)..].join("_")
+        }
+    };
+    let mut s: String = raw
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' { c } else { '_' })
+        .collect();
+    if s.is_empty() {
+        s = "Schema".into();
+    }
+    if s.len() > 60 {
+        s.truncate(60);
+    }
+    s
+}
+
+/// Calls `f` with the definition name of every local `$ref` in `v`.
+fn visit_refs(v: &Value, f: &mut impl FnMut(&str)) {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                if let Some(n) = r.strip_prefix("#/$defs/") {
+                    f(n);
+                }
+            }
+            for (k, c) in m {
+                // `enum`, `const`, `default`, `examples` hold data, not schemas.
+                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                    visit_refs(c, f);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|c| visit_refs(c, f)),
+        _ => {}
+    }
+}
+
+/// Replaces `{"$ref": "#/$defs/X"}` by X's value for every X in `inline` (transitively).
+fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
+    match v {
+        Value::Object(m) => {
+            let target = m
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/$defs/"))
+                .and_then(|n| inline.get(n).copied());
+            if let Some(Value::Object(def)) = target {
+                let mut merged = def.clone();
+                let mut ok = true;
+                for (k, sv) in m.iter() {
+                    if k == "$ref" {
+                        continue;
+                    }
+                    match merged.get(k) {
+                        None => {
+                            merged.insert(k.clone(), sv.clone());
+                        }
+                        Some(_) if matches!(k.as_str(), "description" | "title" | "default" | "examples" | "deprecated" | "readOnly" | "writeOnly") => {
+                            merged.insert(k.clone(), sv.clone());
+                        }
+                        Some(existing) if existing == sv => {}
+                        Some(_) => ok = false,
+                    }
+                }
+                if ok {
+                    *m = merged;
+                    substitute(v, inline);
+                    return;
+                }
+            } else if let Some(Value::Bool(b)) = target {
+                if m.len() == 1 {
+                    *v = Value::Bool(*b);
+                    return;
+                }
+            }
+            for (k, c) in m.iter_mut() {
+                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
+                    substitute(c, inline);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|c| substitute(c, inline)),
+        _ => {}
+    }
+}
+
+/// Definitions that can reach themselves (Tarjan-free: DFS from each node over the closure).
+fn recursive_defs<'d>(closure: &[usize], deps: impl Fn(usize) -> &'d Deps) -> HashSet<usize> {
+    let mut out = HashSet::new();
+    let set: HashSet<usize> = closure.iter().copied().collect();
+    // Iterative Tarjan SCC.
+    let mut index = 0usize;
+    let mut indices: HashMap<usize, usize> = HashMap::new();
+    let mut low: HashMap<usize, usize> = HashMap::new();
+    let mut on_stack: HashSet<usize> = HashSet::new();
+    let mut stack: Vec<usize> = Vec::new();
+    for &start in closure {
+        if indices.contains_key(&start) {
+            continue;
+        }
+        let mut work: Vec<(usize, usize)> = vec![(start, 0)];
+        indices.insert(start, index);
+        low.insert(start, index);
+        index += 1;
+        stack.push(start);
+        on_stack.insert(start);
+        while let Some(&mut (v, ref mut pos)) = work.last_mut() {
+            let ds = deps(v);
+            if *pos < ds.len() {
+                let w = ds[*pos];
+                *pos += 1;
+                if !set.contains(&w) {
+                    continue;
+                }
+                if w == v {
+                    out.insert(v);
+                }
+                if !indices.contains_key(&w) {
+                    indices.insert(w, index);
+                    low.insert(w, index);
+                    index += 1;
+                    stack.push(w);
+                    on_stack.insert(w);
+                    work.push((w, 0));
+                } else if on_stack.contains(&w) {
+                    let lw = indices[&w];
+                    let lv = low[&v];
+                    low.insert(v, lv.min(lw));
+                }
+            } else {
+                work.pop();
+                if let Some(&(parent, _)) = work.last() {
+                    let lv = low[&v];
+                    let lp = low[&parent];
+                    low.insert(parent, lp.min(lv));
+                }
+                if low[&v] == indices[&v] {
+                    let mut comp = Vec::new();
+                    while let Some(w) = stack.pop() {
+                        on_stack.remove(&w);
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    if comp.len() > 1 {
+                        out.extend(comp);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::Object(m) => m.iter().map(|(k, v)| k.len() + 4 + approx_size(v)).sum::<usize>() + 2,
+        Value::Array(a) => a.iter().map(approx_size).sum::<usize>() + 2,
+        Value::String(s) => s.len() + 2,
+        _ => 6,
+    }
+}
+
+/// Calls `f` on every schema object in `v` (subschema positions only, `$defs` included).
+pub fn for_each_schema_mut(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    let Value::Object(m) = v else { return };
+    f(m);
+    for (k, c) in m.iter_mut() {
+        match k.as_str() {
+            "properties" | "patternProperties" | "dependentSchemas" | "$defs" => {
+                if let Value::Object(ps) = c {
+                    ps.values_mut().for_each(|s| for_each_schema_mut(s, f));
+                }
+            }
+            "items" | "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems"
+            | "not" | "if" | "then" | "else" | "contains" | "propertyNames" => for_each_schema_mut(c, f),
+            "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
+                if let Value::Array(a) = c {
+                    a.iter_mut().for_each(|s| for_each_schema_mut(s, f));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Request schemas: `readOnly` properties are left out.
+pub fn strip_read_only(v: &mut Value) {
+    strip_flagged(v, "readOnly")
+}
+
+/// Response schemas: `writeOnly` properties are left out.
+pub fn strip_write_only(v: &mut Value) {
+    strip_flagged(v, "writeOnly")
+}
+
+fn strip_flagged(v: &mut Value, flag: &str) {
+    for_each_schema_mut(v, &mut |m| {
+        let Some(Value::Object(props)) = m.get_mut("properties") else { return };
+        let drop: Vec<String> = props
+            .iter()
+            .filter(|(_, s)| s.get(flag).and_then(Value::as_bool) == Some(true))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if drop.is_empty() {
+            return;
+        }
+        for k in &drop {
+            props.shift_remove(k);
+        }
+        if let Some(Value::Array(req)) = m.get_mut("required") {
+            req.retain(|r| !r.as_str().is_some_and(|r| drop.iter().any(|d| d == r)));
+            if req.is_empty() {
+                m.remove("required");
+            }
+        }
+    });
+}
+
+/// Lenient output schemas describe the shape without rejecting real-world deviations: no
+/// `required`, no `additionalProperties: false`, and optional properties accept `null`.
+pub fn make_lenient(v: &mut Value) {
+    for_each_schema_mut(v, &mut |m| {
+        let required: Vec<String> = match m.remove("required") {
+            Some(Value::Array(r)) => r.into_iter().filter_map(|s| s.as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        };
+        if m.get("additionalProperties") == Some(&Value::Bool(false)) {
+            m.remove("additionalProperties");
+        }
+        if m.get("unevaluatedProperties") == Some(&Value::Bool(false)) {
+            m.remove("unevaluatedProperties");
+        }
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            for (k, s) in props.iter_mut() {
+                if required.contains(k) {
+                    continue;
+                }
+                if let Value::Object(sm) = s {
+                    let is_null_ok = match sm.get("type") {
+                        Some(Value::String(t)) => t == "null",
+                        Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+                        _ => sm.is_empty(),
+                    };
+                    if !is_null_ok {
+                        *s = make_nullable(std::mem::take(sm));
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::load_single;
+    use crate::pointer::JsonPointer;
+
+    fn store_for(doc: &str) -> crate::load::Spec {
+        load_single(doc.as_bytes(), "t.yaml").unwrap()
+    }
+
+    #[test]
+    fn nullable_and_exclusive_bounds() {
+        let spec = store_for(
+            "openapi: 3.0.0\ncomponents:\n  schemas:\n    A:\n      type: integer\n      nullable: true\n      minimum: 1\n      exclusiveMinimum: true\n      example: 5\n      x-foo: 1\n",
+        );
+        let mut store = SchemaStore::new(&spec.docs, spec.version);
+        let (v, deps) = store.convert_at(&Loc::new(0, JsonPointer::parse("/components/schemas/A")));
+        assert!(deps.is_empty());
+        assert_eq!(v, json!({"type": ["integer", "null"], "minimum": 1, "exclusiveMinimum": 1, "examples": [5]}));
+    }
+
+    #[test]
+    fn recursion_becomes_defs_and_single_use_inlines() {
+        let spec = store_for(
+            "openapi: 3.0.0\ncomponents:\n  schemas:\n    Tree:\n      type: object\n      properties:\n        kids:\n          type: array\n          items: {$ref: '#/components/schemas/Tree'}\n        meta: {$ref: '#/components/schemas/Meta'}\n    Meta:\n      type: object\n      properties:\n        tags: {type: array}\n",
+        );
+        let mut store = SchemaStore::new(&spec.docs, spec.version);
+        let (v, deps) = store.convert_at(&Loc::new(0, JsonPointer::parse("/components/schemas/Tree")));
+        assert_eq!(v, json!({"$ref": "#/$defs/Tree"}));
+        let mut root = Map::new();
+        root.insert("tree".into(), v);
+        let b = store.bundle(root, &deps, None);
+        let b = Value::Object(b);
+        assert_eq!(b["$defs"]["Tree"]["properties"]["kids"]["items"], json!({"$ref": "#/$defs/Tree"}));
+        // Meta is used once and not recursive: inlined, and its array got `items`.
+        assert_eq!(b["$defs"]["Tree"]["properties"]["meta"]["properties"]["tags"], json!({"type": "array", "items": {}}));
+        assert!(b["$defs"].get("Meta").is_none());
+    }
+
+    #[test]
+    fn lenient_output() {
+        let mut v = json!({"type": "object", "required": ["a"], "additionalProperties": false,
+            "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"$ref": "#/$defs/C"}}});
+        make_lenient(&mut v);
+        assert_eq!(v, json!({"type": "object", "properties": {"a": {"type": "string"},
+            "b": {"type": ["integer", "null"]}, "c": {"anyOf": [{"$ref": "#/$defs/C"}, {"type": "null"}]}}}));
+    }
+}
