@@ -135,12 +135,27 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                 None => (item_loc, item),
             };
             for method in HttpMethod::ALL {
-                let Some(op) = item.get(method.key()) else { continue };
+                let Some(op) = item.get(method.key()) else {
+                    continue;
+                };
                 if !op.is_object() {
                     continue;
                 }
                 report.operations += 1;
                 let op_loc = item_loc.join(method.key());
+                // Operations may themselves be `$ref`s to other files (DigitalOcean).
+                let (op_loc, op) = if op.get("$ref").is_some() {
+                    match docs.deref(&op_loc) {
+                        Ok((l, v)) => (l, v),
+                        Err(e) => {
+                            report.failed += 1;
+                            diags.error(docs.describe(&op_loc), format!("operation skipped: {e}"));
+                            continue;
+                        }
+                    }
+                } else {
+                    (op_loc, op)
+                };
                 let ctx = OpContext {
                     docs,
                     version: spec.version,
@@ -168,19 +183,32 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
             }
         }
     } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
-        diags.warning(format!("{}#/paths", docs.docs[0].name), "the spec has no paths");
+        diags.warning(
+            format!("{}#/paths", docs.docs[0].name),
+            "the spec has no paths",
+        );
     }
     diags.extend(std::mem::take(&mut store.diags));
     report.tools = tools.len();
     Conversion {
-        tools: ToolSet { title, version, description, base_url, security_schemes, tools },
+        tools: ToolSet {
+            title,
+            version,
+            description,
+            base_url,
+            security_schemes,
+            tools,
+        },
         diagnostics: diags,
         report,
     }
 }
 
 fn count_methods(item: &Value) -> usize {
-    HttpMethod::ALL.iter().filter(|m| item.get(m.key()).is_some()).count()
+    HttpMethod::ALL
+        .iter()
+        .filter(|m| item.get(m.key()).is_some())
+        .count()
 }
 
 fn str_at<'v>(v: Option<&'v Value>, key: &str) -> Option<&'v str> {
@@ -211,19 +239,30 @@ struct RawParam<'a> {
 
 impl<'a> OpContext<'a> {
     fn operation_id(&self) -> Option<&'a str> {
-        self.op.get("operationId").and_then(Value::as_str).filter(|s| !s.trim().is_empty())
+        self.op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .filter(|s| !s.trim().is_empty())
     }
 
     fn tags(&self) -> Vec<String> {
         self.op
             .get("tags")
             .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     fn deprecated(&self) -> bool {
-        self.op.get("deprecated").and_then(Value::as_bool).unwrap_or(false)
+        self.op
+            .get("deprecated")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     fn passes_filter(&self) -> bool {
@@ -245,7 +284,12 @@ impl<'a> OpContext<'a> {
         }
     }
 
-    fn build(&self, store: &mut SchemaStore<'_>, names: &mut NameAllocator, diags: &mut Diagnostics) -> Result<ToolDef, OpError> {
+    fn build(
+        &self,
+        store: &mut SchemaStore<'_>,
+        names: &mut NameAllocator,
+        diags: &mut Diagnostics,
+    ) -> Result<ToolDef, OpError> {
         let docs = self.docs;
         let params = self.collect_params(diags)?;
 
@@ -264,15 +308,28 @@ impl<'a> OpContext<'a> {
             for p in params.iter().filter(|p| p.location == wanted) {
                 if wanted == "path" {
                     if !template_names.contains(&p.name) {
-                        diags.warning(docs.describe(&p.loc), format!("path parameter {:?} is not in the path template {:?}; ignored", p.name, self.path));
+                        diags.warning(
+                            docs.describe(&p.loc),
+                            format!(
+                                "path parameter {:?} is not in the path template {:?}; ignored",
+                                p.name, self.path
+                            ),
+                        );
                         continue;
                     }
                     declared_path.insert(p.name.clone());
                 }
-                if wanted == "header" && ["accept", "content-type", "authorization"].contains(&p.name.to_ascii_lowercase().as_str()) {
+                if wanted == "header"
+                    && ["accept", "content-type", "authorization"]
+                        .contains(&p.name.to_ascii_lowercase().as_str())
+                {
                     continue;
                 }
-                if self.credential_params.iter().any(|(n, l)| *l == wanted && *n == p.name.to_ascii_lowercase()) {
+                if self
+                    .credential_params
+                    .iter()
+                    .any(|(n, l)| *l == wanted && *n == p.name.to_ascii_lowercase())
+                {
                     continue;
                 }
                 let (binding, mut schema, pdeps) = self.param_binding(store, p, diags);
@@ -308,7 +365,10 @@ impl<'a> OpContext<'a> {
                 args.push(ArgBinding {
                     arg,
                     wire: name.clone(),
-                    location: ArgLocation::Path { style: PathStyle::Simple, explode: false },
+                    location: ArgLocation::Path {
+                        style: PathStyle::Simple,
+                        explode: false,
+                    },
                     required: true,
                     content_type: None,
                 });
@@ -316,7 +376,18 @@ impl<'a> OpContext<'a> {
         }
 
         // Request body.
-        let body = self.body(store, &params, &mut taken, &mut args, &mut properties, &mut required, &mut deps, diags)?;
+        let mut root_extra = Map::new();
+        let body = self.body(
+            store,
+            &params,
+            &mut taken,
+            &mut args,
+            &mut properties,
+            &mut required,
+            &mut deps,
+            &mut root_extra,
+            diags,
+        )?;
 
         let mut input = Map::new();
         input.insert("type".into(), json!("object"));
@@ -324,6 +395,7 @@ impl<'a> OpContext<'a> {
         if !required.is_empty() {
             input.insert("required".into(), json!(required));
         }
+        input.extend(root_extra);
         input.insert("additionalProperties".into(), json!(false));
         let mut input = Value::Object(store.bundle(input, &deps, None));
         schema::strip_read_only(&mut input);
@@ -332,10 +404,25 @@ impl<'a> OpContext<'a> {
         let (output_schema, output, accept) = self.output(store);
 
         // Naming and text.
-        let name = names.allocate(&self.base_name(), &format!("{} {}", self.method.as_str(), self.path));
-        let summary = self.op.get("summary").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-        let long = self.op.get("description").and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty());
-        let title = summary.map(str::to_string).unwrap_or_else(|| format!("{} {}", self.method.as_str(), self.path));
+        let name = names.allocate(
+            &self.base_name(),
+            &format!("{} {}", self.method.as_str(), self.path),
+        );
+        let summary = self
+            .op
+            .get("summary")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let long = self
+            .op
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let title = summary
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{} {}", self.method.as_str(), self.path));
         let mut description = String::new();
         if self.deprecated() {
             description.push_str("Deprecated. ");
@@ -349,7 +436,9 @@ impl<'a> OpContext<'a> {
             }
             (Some(s), None) => description.push_str(s),
             (None, Some(l)) => description.push_str(l),
-            (None, None) => description.push_str(&format!("{} {}", self.method.as_str(), self.path)),
+            (None, None) => {
+                description.push_str(&format!("{} {}", self.method.as_str(), self.path))
+            }
         }
         let description = truncate_chars(&description, self.opts.max_description_len);
 
@@ -377,7 +466,11 @@ impl<'a> OpContext<'a> {
             body,
             accept,
             security: self.security(),
-            output: if self.opts.output_schema == OutputSchemaMode::None { OutputShape::None } else { output },
+            output: if self.opts.output_schema == OutputSchemaMode::None {
+                OutputShape::None
+            } else {
+                output
+            },
         };
         Ok(ToolDef {
             tool,
@@ -392,34 +485,61 @@ impl<'a> OpContext<'a> {
     fn collect_params(&self, diags: &mut Diagnostics) -> Result<Vec<RawParam<'a>>, OpError> {
         let mut out: Vec<RawParam<'a>> = Vec::new();
         let sources = [
-            (self.item.get("parameters"), self.item_loc.join("parameters")),
+            (
+                self.item.get("parameters"),
+                self.item_loc.join("parameters"),
+            ),
             (self.op.get("parameters"), self.op_loc.join("parameters")),
         ];
         for (list, list_loc) in sources {
             let Some(list) = list else { continue };
             let Some(list) = list.as_array() else {
-                diags.warning(self.docs.describe(&list_loc), "`parameters` is not an array; ignored");
+                diags.warning(
+                    self.docs.describe(&list_loc),
+                    "`parameters` is not an array; ignored",
+                );
                 continue;
             };
             for (i, p) in list.iter().enumerate() {
                 let ploc = list_loc.index(i);
                 let (loc, node) = if p.get("$ref").is_some() {
-                    self.docs.deref(&ploc).map_err(|e| OpError(format!("parameter {}: {e}", self.docs.describe(&ploc))))?
+                    self.docs.deref(&ploc).map_err(|e| {
+                        OpError(format!("parameter {}: {e}", self.docs.describe(&ploc)))
+                    })?
                 } else {
                     (ploc.clone(), p)
                 };
                 let name = node.get("name").and_then(Value::as_str);
                 let location = node.get("in").and_then(Value::as_str);
                 let (Some(name), Some(location)) = (name, location) else {
-                    return Err(OpError(format!("parameter {} has no `name` or no `in`", self.docs.describe(&loc))));
+                    return Err(OpError(format!(
+                        "parameter {} has no `name` or no `in`",
+                        self.docs.describe(&loc)
+                    )));
                 };
                 if !["path", "query", "header", "cookie", "body", "formData"].contains(&location) {
-                    return Err(OpError(format!("parameter {} has an unknown location `in: {location}`", self.docs.describe(&loc))));
+                    return Err(OpError(format!(
+                        "parameter {} has an unknown location `in: {location}`",
+                        self.docs.describe(&loc)
+                    )));
                 }
-                if let Some(existing) = out.iter_mut().find(|q| q.name == name && q.location == location) {
-                    *existing = RawParam { loc, node, name: name.to_string(), location: location.to_string() };
+                if let Some(existing) = out
+                    .iter_mut()
+                    .find(|q| q.name == name && q.location == location)
+                {
+                    *existing = RawParam {
+                        loc,
+                        node,
+                        name: name.to_string(),
+                        location: location.to_string(),
+                    };
                 } else {
-                    out.push(RawParam { loc, node, name: name.to_string(), location: location.to_string() });
+                    out.push(RawParam {
+                        loc,
+                        node,
+                        name: name.to_string(),
+                        location: location.to_string(),
+                    });
                 }
             }
         }
@@ -427,7 +547,12 @@ impl<'a> OpContext<'a> {
     }
 
     /// Wire binding and converted schema of one parameter.
-    fn param_binding(&self, store: &mut SchemaStore<'_>, p: &RawParam<'_>, diags: &mut Diagnostics) -> (ArgBinding, Value, Deps) {
+    fn param_binding(
+        &self,
+        store: &mut SchemaStore<'_>,
+        p: &RawParam<'_>,
+        diags: &mut Diagnostics,
+    ) -> (ArgBinding, Value, Deps) {
         let node = p.node;
         let mut content_type = None;
         let (schema, deps) = if let Some(s) = node.get("schema") {
@@ -437,7 +562,9 @@ impl<'a> OpContext<'a> {
                 Some((mt, media)) => {
                     content_type = Some(mt.clone());
                     match media.get("schema") {
-                        Some(s) => store.convert_node(&p.loc.join("content").join(mt).join("schema"), s),
+                        Some(s) => {
+                            store.convert_node(&p.loc.join("content").join(mt).join("schema"), s)
+                        }
                         None => (json!({}), Vec::new()),
                     }
                 }
@@ -446,10 +573,17 @@ impl<'a> OpContext<'a> {
         } else if self.version == SpecVersion::Swagger2 {
             swagger2_param_schema(store, &p.loc, node)
         } else {
-            diags.warning(self.docs.describe(&p.loc), "parameter has neither `schema` nor `content`; any value is accepted");
+            diags.warning(
+                self.docs.describe(&p.loc),
+                "parameter has neither `schema` nor `content`; any value is accepted",
+            );
             (json!({}), Vec::new())
         };
-        let explode_of = |default: bool| node.get("explode").and_then(Value::as_bool).unwrap_or(default);
+        let explode_of = |default: bool| {
+            node.get("explode")
+                .and_then(Value::as_bool)
+                .unwrap_or(default)
+        };
         let style = node.get("style").and_then(Value::as_str);
         let location = match p.location.as_str() {
             "path" => {
@@ -475,20 +609,40 @@ impl<'a> OpContext<'a> {
                         Some("deepObject") => QueryStyle::DeepObject,
                         _ => QueryStyle::Form,
                     };
-                    (st, explode_of(matches!(st, QueryStyle::Form | QueryStyle::DeepObject)))
+                    (
+                        st,
+                        explode_of(matches!(st, QueryStyle::Form | QueryStyle::DeepObject)),
+                    )
                 };
                 ArgLocation::Query {
                     style,
                     explode,
-                    allow_reserved: node.get("allowReserved").and_then(Value::as_bool).unwrap_or(false),
+                    allow_reserved: node
+                        .get("allowReserved")
+                        .and_then(Value::as_bool)
+                        .unwrap_or(false),
                 }
             }
-            "header" => ArgLocation::Header { explode: explode_of(false) },
-            _ => ArgLocation::Cookie { explode: explode_of(true) },
+            "header" => ArgLocation::Header {
+                explode: explode_of(false),
+            },
+            _ => ArgLocation::Cookie {
+                explode: explode_of(true),
+            },
         };
-        let required = p.location == "path" || node.get("required").and_then(Value::as_bool).unwrap_or(false);
+        let required = p.location == "path"
+            || node
+                .get("required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
         (
-            ArgBinding { arg: String::new(), wire: p.name.clone(), location, required, content_type },
+            ArgBinding {
+                arg: String::new(),
+                wire: p.name.clone(),
+                location,
+                required,
+                content_type,
+            },
             schema,
             deps,
         )
@@ -504,20 +658,30 @@ impl<'a> OpContext<'a> {
         properties: &mut Map<String, Value>,
         required: &mut Vec<String>,
         deps: &mut Deps,
+        root_extra: &mut Map<String, Value>,
         diags: &mut Diagnostics,
     ) -> Result<Option<BodyBinding>, OpError> {
         if self.version == SpecVersion::Swagger2 {
-            return Ok(self.swagger2_body(store, params, taken, args, properties, required, deps, diags));
+            return Ok(self.swagger2_body(
+                store, params, taken, args, properties, required, deps, diags,
+            ));
         }
         if self.op.get("requestBody").is_none() {
             return Ok(None);
         }
         let rb_loc = self.op_loc.join("requestBody");
-        let (rb_loc, _) = self.docs.deref(&rb_loc).map_err(|e| OpError(format!("requestBody: {e}")))?;
+        let (rb_loc, _) = self
+            .docs
+            .deref(&rb_loc)
+            .map_err(|e| OpError(format!("requestBody: {e}")))?;
         let rb = self.docs.get(&rb_loc).unwrap_or(&Value::Null);
         let body_required = rb.get("required").and_then(Value::as_bool).unwrap_or(false);
-        let Some(Value::Object(content)) = rb.get("content") else { return Ok(None) };
-        let Some((mt, media)) = choose_media_type(content) else { return Ok(None) };
+        let Some(Value::Object(content)) = rb.get("content") else {
+            return Ok(None);
+        };
+        let Some((mt, media)) = choose_media_type(content) else {
+            return Ok(None);
+        };
         let kind = body_kind(mt);
         let media_loc = rb_loc.join("content").join(mt);
         let schema_loc = media_loc.join("schema");
@@ -529,7 +693,10 @@ impl<'a> OpContext<'a> {
                 enc.iter()
                     .map(|(name, e)| PartEncoding {
                         name: name.clone(),
-                        content_type: e.get("contentType").and_then(Value::as_str).map(str::to_string),
+                        content_type: e
+                            .get("contentType")
+                            .and_then(Value::as_str)
+                            .map(str::to_string),
                         style: e.get("style").and_then(Value::as_str).and_then(query_style),
                         explode: e.get("explode").and_then(Value::as_bool),
                         binary: false,
@@ -537,7 +704,13 @@ impl<'a> OpContext<'a> {
                     .collect()
             })
             .unwrap_or_default();
-        let mut binding = BodyBinding { kind, content_type: mt.clone(), required: body_required, flattened: false, encoding };
+        let mut binding = BodyBinding {
+            kind,
+            content_type: mt.clone(),
+            required: body_required,
+            flattened: false,
+            encoding,
+        };
 
         match kind {
             BodyKind::Json | BodyKind::Form | BodyKind::Multipart if has_schema => {
@@ -553,11 +726,21 @@ impl<'a> OpContext<'a> {
                             }
                         }
                         if kind == BodyKind::Multipart && is_binary_schema(self.docs, &ploc) {
-                            let ct = binding.encoding.iter().find(|e| e.name == prop).and_then(|e| e.content_type.clone());
+                            let ct = binding
+                                .encoding
+                                .iter()
+                                .find(|e| e.name == prop)
+                                .and_then(|e| e.content_type.clone());
                             mark_base64(&mut s, ct.as_deref());
                             match binding.encoding.iter_mut().find(|e| e.name == prop) {
                                 Some(e) => e.binary = true,
-                                None => binding.encoding.push(PartEncoding { name: prop.clone(), content_type: None, style: None, explode: None, binary: true }),
+                                None => binding.encoding.push(PartEncoding {
+                                    name: prop.clone(),
+                                    content_type: None,
+                                    style: None,
+                                    explode: None,
+                                    binary: true,
+                                }),
                             }
                         }
                         let arg = unique_arg(taken, &prop, "body");
@@ -565,7 +748,18 @@ impl<'a> OpContext<'a> {
                             required.push(arg.clone());
                         }
                         properties.insert(arg.clone(), s);
-                        args.push(ArgBinding { arg, wire: prop, location: ArgLocation::BodyField, required: is_req, content_type: None });
+                        args.push(ArgBinding {
+                            arg,
+                            wire: prop,
+                            location: ArgLocation::BodyField,
+                            required: is_req,
+                            content_type: None,
+                        });
+                    }
+                    // Root-level `dependentRequired` of the body still holds, under the argument names.
+                    let dependent = dependent_required(self.docs, &schema_loc, args);
+                    if !dependent.is_empty() {
+                        root_extra.insert("dependentRequired".into(), Value::Object(dependent));
                     }
                     return Ok(Some(binding));
                 }
@@ -574,7 +768,10 @@ impl<'a> OpContext<'a> {
                 if kind == BodyKind::Json {
                     add_description(&mut s, rb.get("description"));
                 } else {
-                    diags.warning(self.docs.describe(&schema_loc), "form body schema is not an object; sent as a single field-less body");
+                    diags.warning(
+                        self.docs.describe(&schema_loc),
+                        "form body schema is not an object; sent as a single field-less body",
+                    );
                 }
                 self.whole_body_arg(taken, args, properties, required, &mut binding, s);
             }
@@ -587,7 +784,11 @@ impl<'a> OpContext<'a> {
             _ => {
                 // Text, or a schema-less JSON/form body.
                 let mut s = if kind == BodyKind::Text || !has_schema {
-                    if kind == BodyKind::Text { json!({"type": "string"}) } else { json!({}) }
+                    if kind == BodyKind::Text {
+                        json!({"type": "string"})
+                    } else {
+                        json!({})
+                    }
                 } else {
                     json!({})
                 };
@@ -607,12 +808,22 @@ impl<'a> OpContext<'a> {
         binding: &mut BodyBinding,
         schema: Value,
     ) {
-        let arg = if taken.insert("body".to_string()) { "body".to_string() } else { unique_arg(taken, "request_body", "body") };
+        let arg = if taken.insert("body".to_string()) {
+            "body".to_string()
+        } else {
+            unique_arg(taken, "request_body", "body")
+        };
         if binding.required {
             required.push(arg.clone());
         }
         properties.insert(arg.clone(), schema);
-        args.push(ArgBinding { arg, wire: String::new(), location: ArgLocation::Body, required: binding.required, content_type: None });
+        args.push(ArgBinding {
+            arg,
+            wire: String::new(),
+            location: ArgLocation::Body,
+            required: binding.required,
+            content_type: None,
+        });
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -636,8 +847,18 @@ impl<'a> OpContext<'a> {
                 .cloned()
                 .unwrap_or_else(|| "application/json".to_string());
             let kind = body_kind(&ct);
-            let required_body = p.node.get("required").and_then(Value::as_bool).unwrap_or(false);
-            let mut binding = BodyBinding { kind, content_type: ct, required: required_body, flattened: false, encoding: Vec::new() };
+            let required_body = p
+                .node
+                .get("required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let mut binding = BodyBinding {
+                kind,
+                content_type: ct,
+                required: required_body,
+                flattened: false,
+                encoding: Vec::new(),
+            };
             let schema_loc = p.loc.join("schema");
             if kind == BodyKind::Json {
                 if let Some(shape) = flatten_object(self.docs, &schema_loc) {
@@ -654,7 +875,13 @@ impl<'a> OpContext<'a> {
                             required.push(arg.clone());
                         }
                         properties.insert(arg.clone(), s);
-                        args.push(ArgBinding { arg, wire: prop, location: ArgLocation::BodyField, required: is_req, content_type: None });
+                        args.push(ArgBinding {
+                            arg,
+                            wire: prop,
+                            location: ArgLocation::BodyField,
+                            required: is_req,
+                            content_type: None,
+                        });
                     }
                     return Some(binding);
                 }
@@ -669,14 +896,30 @@ impl<'a> OpContext<'a> {
         if form.is_empty() {
             return None;
         }
-        let has_file = form.iter().any(|p| p.node.get("type").and_then(Value::as_str) == Some("file"));
-        let multipart = has_file || consumes.iter().any(|c| c.starts_with("multipart/form-data"));
+        let has_file = form
+            .iter()
+            .any(|p| p.node.get("type").and_then(Value::as_str) == Some("file"));
+        let multipart = has_file
+            || consumes
+                .iter()
+                .any(|c| c.starts_with("multipart/form-data"));
         let (kind, ct) = if multipart {
             (BodyKind::Multipart, "multipart/form-data".to_string())
         } else {
-            (BodyKind::Form, "application/x-www-form-urlencoded".to_string())
+            (
+                BodyKind::Form,
+                "application/x-www-form-urlencoded".to_string(),
+            )
         };
-        let mut binding = BodyBinding { kind, content_type: ct, required: form.iter().any(|p| p.node.get("required") == Some(&Value::Bool(true))), flattened: true, encoding: Vec::new() };
+        let mut binding = BodyBinding {
+            kind,
+            content_type: ct,
+            required: form
+                .iter()
+                .any(|p| p.node.get("required") == Some(&Value::Bool(true))),
+            flattened: true,
+            encoding: Vec::new(),
+        };
         for p in form {
             let (mut s, d) = swagger2_param_schema(store, &p.loc, p.node);
             deps.extend(d);
@@ -691,28 +934,54 @@ impl<'a> OpContext<'a> {
                 binary: is_file,
             });
             let arg = unique_arg(taken, &p.name, "body");
-            let req = p.node.get("required").and_then(Value::as_bool).unwrap_or(false);
+            let req = p
+                .node
+                .get("required")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             if req {
                 required.push(arg.clone());
             }
             properties.insert(arg.clone(), s);
-            args.push(ArgBinding { arg, wire: p.name.clone(), location: ArgLocation::BodyField, required: req, content_type: None });
+            args.push(ArgBinding {
+                arg,
+                wire: p.name.clone(),
+                location: ArgLocation::BodyField,
+                required: req,
+                content_type: None,
+            });
         }
         let _ = diags;
         Some(binding)
     }
 
     fn consumes(&self) -> Vec<String> {
-        let list = self.op.get("consumes").or_else(|| self.docs.root().get("consumes"));
+        let list = self
+            .op
+            .get("consumes")
+            .or_else(|| self.docs.root().get("consumes"));
         list.and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
     fn produces(&self) -> Vec<String> {
-        let list = self.op.get("produces").or_else(|| self.docs.root().get("produces"));
+        let list = self
+            .op
+            .get("produces")
+            .or_else(|| self.docs.root().get("produces"));
         list.and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -727,7 +996,12 @@ impl<'a> OpContext<'a> {
             match c {
                 "200" => 0,
                 "201" => 1,
-                c if c.starts_with('2') && c.len() == 3 && c.chars().all(|d| d.is_ascii_digit()) => 2 + c.parse::<u32>().unwrap_or(299) - 200,
+                c if c.starts_with('2')
+                    && c.len() == 3
+                    && c.chars().all(|d| d.is_ascii_digit()) =>
+                {
+                    2 + c.parse::<u32>().unwrap_or(299) - 200
+                }
                 "2XX" | "2xx" => 200,
                 "default" => 300,
                 _ => 1000,
@@ -756,9 +1030,15 @@ impl<'a> OpContext<'a> {
                 }
             }
         }
-        let accept = if accept.is_empty() { None } else { Some(accept.join(", ")) };
+        let accept = if accept.is_empty() {
+            None
+        } else {
+            Some(accept.join(", "))
+        };
 
-        let Some(code) = success else { return (None, OutputShape::None, accept) };
+        let Some(code) = success else {
+            return (None, OutputShape::None, accept);
+        };
         if self.opts.output_schema == OutputSchemaMode::None {
             return (None, OutputShape::None, accept);
         }
@@ -766,12 +1046,16 @@ impl<'a> OpContext<'a> {
             return (None, OutputShape::None, accept);
         };
         let schema_loc = if self.version == SpecVersion::Swagger2 {
-            if r.get("schema").is_none() || (!accept.as_deref().is_none_or(|a| a.split(", ").any(is_json))) {
+            if r.get("schema").is_none()
+                || (!accept.as_deref().is_none_or(|a| a.split(", ").any(is_json)))
+            {
                 return (None, OutputShape::None, accept);
             }
             rloc.join("schema")
         } else {
-            let Some(Value::Object(content)) = r.get("content") else { return (None, OutputShape::None, accept) };
+            let Some(Value::Object(content)) = r.get("content") else {
+                return (None, OutputShape::None, accept);
+            };
             let Some((mt, media)) = content.iter().find(|(m, _)| is_json(m)) else {
                 return (None, OutputShape::None, accept);
             };
@@ -783,8 +1067,12 @@ impl<'a> OpContext<'a> {
         let (mut root, mut deps) = store.convert_at(&schema_loc);
         // A root `$ref` to an object definition is inlined so the root says `type: object`.
         for _ in 0..8 {
-            let Some(r) = root.get("$ref").and_then(Value::as_str).map(str::to_string) else { break };
-            let Some((i, v)) = store.def_value_by_ref(&r) else { break };
+            let Some(r) = root.get("$ref").and_then(Value::as_str).map(str::to_string) else {
+                break;
+            };
+            let Some((i, v)) = store.def_value_by_ref(&r) else {
+                break;
+            };
             let mut merged = match v.clone() {
                 Value::Object(m) => m,
                 other => {
@@ -806,6 +1094,8 @@ impl<'a> OpContext<'a> {
             Value::Object(m) => {
                 m.get("type") == Some(&json!("object"))
                     || (m.get("type").is_none() && m.contains_key("properties") && !m.contains_key("oneOf") && !m.contains_key("anyOf"))
+                    // `allOf` of objects (through `$ref`s) is an object too.
+                    || (m.get("type").is_none() && flatten_object(self.docs, &schema_loc).is_some())
             }
             _ => false,
         };
@@ -855,7 +1145,9 @@ impl<'a> OpContext<'a> {
 
     fn security(&self) -> Vec<SecurityRequirement> {
         let reqs = self.op.get("security").or(self.global_security);
-        let Some(Value::Array(reqs)) = reqs else { return Vec::new() };
+        let Some(Value::Array(reqs)) = reqs else {
+            return Vec::new();
+        };
         reqs.iter()
             .filter_map(Value::as_object)
             .map(|r| r.keys().cloned().collect::<Vec<_>>())
@@ -866,7 +1158,10 @@ impl<'a> OpContext<'a> {
         if self.version == SpecVersion::Swagger2 {
             return None;
         }
-        let servers = self.op.get("servers").or_else(|| self.item.get("servers"))?;
+        let servers = self
+            .op
+            .get("servers")
+            .or_else(|| self.item.get("servers"))?;
         first_server_url(servers, self.docs)
     }
 }
@@ -893,14 +1188,30 @@ fn swagger2_collection(node: &Value) -> (QueryStyle, bool) {
 
 /// A Swagger 2.0 non-body parameter carries its schema inline (`type`, `items`, `enum`, ...).
 fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Value) -> (Value, Deps) {
-    let Value::Object(m) = node else { return (json!({}), Vec::new()) };
+    let Value::Object(m) = node else {
+        return (json!({}), Vec::new());
+    };
     let mut s = Map::new();
     for (k, v) in m {
         if matches!(
             k.as_str(),
-            "type" | "format" | "items" | "enum" | "default" | "minimum" | "maximum" | "exclusiveMinimum"
-                | "exclusiveMaximum" | "minLength" | "maxLength" | "pattern" | "minItems" | "maxItems"
-                | "uniqueItems" | "multipleOf" | "x-nullable"
+            "type"
+                | "format"
+                | "items"
+                | "enum"
+                | "default"
+                | "minimum"
+                | "maximum"
+                | "exclusiveMinimum"
+                | "exclusiveMaximum"
+                | "minLength"
+                | "maxLength"
+                | "pattern"
+                | "minItems"
+                | "maxItems"
+                | "uniqueItems"
+                | "multipleOf"
+                | "x-nullable"
         ) {
             s.insert(k.clone(), v.clone());
         }
@@ -932,7 +1243,9 @@ pub fn path_template_names(path: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = path;
     while let Some(start) = rest.find('{') {
-        let Some(end) = rest[start..].find('}') else { break };
+        let Some(end) = rest[start..].find('}') else {
+            break;
+        };
         let name = &rest[start + 1..start + end];
         if !name.is_empty() && !out.iter().any(|n| n == name) {
             out.push(name.to_string());
@@ -943,12 +1256,26 @@ pub fn path_template_names(path: &str) -> Vec<String> {
 }
 
 pub fn is_json(mt: &str) -> bool {
-    let base = mt.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    base == "application/json" || base.ends_with("+json") || base == "*/*" || base == "application/*" || base == "text/json"
+    let base = mt
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    base == "application/json"
+        || base.ends_with("+json")
+        || base == "*/*"
+        || base == "application/*"
+        || base == "text/json"
 }
 
 fn body_kind(mt: &str) -> BodyKind {
-    let base = mt.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    let base = mt
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
     if is_json(&base) {
         BodyKind::Json
     } else if base == "application/x-www-form-urlencoded" {
@@ -981,7 +1308,16 @@ fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, boo
     let mut required: Vec<String> = Vec::new();
     let mut visited: HashSet<Loc> = HashSet::new();
     let mut saw_object = false;
-    if !collect_object(docs, loc, &mut props, &mut required, &mut visited, &mut saw_object, 0) || !saw_object {
+    if !collect_object(
+        docs,
+        loc,
+        &mut props,
+        &mut required,
+        &mut visited,
+        &mut saw_object,
+        0,
+    ) || !saw_object
+    {
         return None;
     }
     for (name, _, req) in props.iter_mut() {
@@ -1002,11 +1338,15 @@ fn collect_object(
     if depth > 32 {
         return false;
     }
-    let Ok((loc, node)) = docs.deref(loc) else { return false };
+    let Ok((loc, node)) = docs.deref(loc) else {
+        return false;
+    };
     if !visited.insert(loc.clone()) {
         return false;
     }
-    let Some(m) = node.as_object() else { return false };
+    let Some(m) = node.as_object() else {
+        return false;
+    };
     if m.contains_key("oneOf") || m.contains_key("anyOf") || m.contains_key("not") {
         return false;
     }
@@ -1020,7 +1360,15 @@ fn collect_object(
     }
     if let Some(Value::Array(parts)) = m.get("allOf") {
         for (i, _) in parts.iter().enumerate() {
-            if !collect_object(docs, &loc.join("allOf").index(i), props, required, visited, saw_object, depth + 1) {
+            if !collect_object(
+                docs,
+                &loc.join("allOf").index(i),
+                props,
+                required,
+                visited,
+                saw_object,
+                depth + 1,
+            ) {
                 return false;
             }
         }
@@ -1039,12 +1387,59 @@ fn collect_object(
         required.extend(r.iter().filter_map(Value::as_str).map(str::to_string));
     }
     // A pure map (no properties, only additionalProperties) is not flattened.
-    let open_map = m.get("additionalProperties").is_some_and(|a| a != &Value::Bool(false));
+    let open_map = m
+        .get("additionalProperties")
+        .is_some_and(|a| a != &Value::Bool(false));
     !(props.is_empty() && open_map)
 }
 
+/// The `dependentRequired` of an object body (its root and its `allOf` parts), renamed to the
+/// argument names its properties got; constraints on properties that are not arguments are dropped.
+fn dependent_required(docs: &DocumentSet, loc: &Loc, args: &[ArgBinding]) -> Map<String, Value> {
+    let arg_of = |wire: &str| {
+        args.iter()
+            .find(|a| a.location == ArgLocation::BodyField && a.wire == wire)
+            .map(|a| a.arg.clone())
+    };
+    let mut out = Map::new();
+    let mut stack = vec![(loc.clone(), 0usize)];
+    let mut seen = HashSet::new();
+    while let Some((loc, depth)) = stack.pop() {
+        let Ok((loc, node)) = docs.deref(&loc) else {
+            continue;
+        };
+        if depth > 32 || !seen.insert(loc.clone()) {
+            continue;
+        }
+        if let Some(Value::Object(dr)) = node.get("dependentRequired") {
+            for (k, v) in dr {
+                let (Some(key), Some(list)) = (arg_of(k), v.as_array()) else {
+                    continue;
+                };
+                let names: Vec<Value> = list
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .filter_map(arg_of)
+                    .map(Value::String)
+                    .collect();
+                if !names.is_empty() {
+                    out.insert(key, Value::Array(names));
+                }
+            }
+        }
+        if let Some(Value::Array(parts)) = node.get("allOf") {
+            for i in 0..parts.len() {
+                stack.push((loc.join("allOf").index(i), depth + 1));
+            }
+        }
+    }
+    out
+}
+
 fn is_binary_schema(docs: &DocumentSet, loc: &Loc) -> bool {
-    let Ok((_, node)) = docs.deref(loc) else { return false };
+    let Ok((_, node)) = docs.deref(loc) else {
+        return false;
+    };
     let fmt = node.get("format").and_then(Value::as_str);
     let ty = node.get("type").and_then(Value::as_str);
     (ty == Some("string") && matches!(fmt, Some("binary") | Some("byte")))
@@ -1132,7 +1527,10 @@ fn base_url(spec: &Spec) -> Option<String> {
             .and_then(Value::as_array)
             .and_then(|s| {
                 let list: Vec<&str> = s.iter().filter_map(Value::as_str).collect();
-                list.iter().find(|x| **x == "https").or(list.first()).map(|s| s.to_string())
+                list.iter()
+                    .find(|x| **x == "https")
+                    .or(list.first())
+                    .map(|s| s.to_string())
             })
             .or_else(|| from_url.then(|| origin.scheme().to_string()))
             .unwrap_or_else(|| "https".to_string());
@@ -1140,7 +1538,16 @@ fn base_url(spec: &Spec) -> Option<String> {
             .get("host")
             .and_then(Value::as_str)
             .map(str::to_string)
-            .or_else(|| from_url.then(|| origin.host_str().map(|h| match origin.port() { Some(p) => format!("{h}:{p}"), None => h.to_string() })).flatten());
+            .or_else(|| {
+                from_url
+                    .then(|| {
+                        origin.host_str().map(|h| match origin.port() {
+                            Some(p) => format!("{h}:{p}"),
+                            None => h.to_string(),
+                        })
+                    })
+                    .flatten()
+            });
         let base_path = root.get("basePath").and_then(Value::as_str).unwrap_or("");
         return match host {
             Some(h) => Some(format!("{scheme}://{h}{base_path}")),
@@ -1155,19 +1562,33 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
     let docs = &spec.docs;
     let root = docs.root();
     let (container, loc) = if spec.version == SpecVersion::Swagger2 {
-        (root.get("securityDefinitions"), Loc::new(0, JsonPointer::root().join("securityDefinitions")))
+        (
+            root.get("securityDefinitions"),
+            Loc::new(0, JsonPointer::root().join("securityDefinitions")),
+        )
     } else {
         (
-            root.get("components").and_then(|c| c.get("securitySchemes")),
-            Loc::new(0, JsonPointer::root().join("components").join("securitySchemes")),
+            root.get("components")
+                .and_then(|c| c.get("securitySchemes")),
+            Loc::new(
+                0,
+                JsonPointer::root()
+                    .join("components")
+                    .join("securitySchemes"),
+            ),
         )
     };
-    let Some(Value::Object(map)) = container else { return Vec::new() };
+    let Some(Value::Object(map)) = container else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for (name, _) in map {
         let sloc = loc.join(name);
         let Ok((sloc, s)) = docs.deref(&sloc) else {
-            diags.warning(docs.describe(&sloc), "security scheme does not resolve; ignored");
+            diags.warning(
+                docs.describe(&sloc),
+                "security scheme does not resolve; ignored",
+            );
             continue;
         };
         let ty = s.get("type").and_then(Value::as_str).unwrap_or("");
@@ -1178,17 +1599,29 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
                     Some("cookie") => ApiKeyLocation::Cookie,
                     _ => ApiKeyLocation::Header,
                 };
-                s.get("name").and_then(Value::as_str).map(|n| SecurityScheme::ApiKey { name: n.to_string(), location })
+                s.get("name")
+                    .and_then(Value::as_str)
+                    .map(|n| SecurityScheme::ApiKey {
+                        name: n.to_string(),
+                        location,
+                    })
             }
             "basic" => Some(SecurityScheme::Basic),
-            "http" => match s.get("scheme").and_then(Value::as_str).map(str::to_ascii_lowercase).as_deref() {
-                Some("bearer") => Some(SecurityScheme::Bearer),
-                Some("basic") => Some(SecurityScheme::Basic),
-                other => {
-                    diags.warning(docs.describe(&sloc), format!("HTTP auth scheme {other:?} is not supported; requests go without it"));
-                    None
+            "http" => {
+                match s
+                    .get("scheme")
+                    .and_then(Value::as_str)
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                {
+                    Some("bearer") => Some(SecurityScheme::Bearer),
+                    Some("basic") => Some(SecurityScheme::Basic),
+                    other => {
+                        diags.warning(docs.describe(&sloc), format!("HTTP auth scheme {other:?} is not supported; requests go without it"));
+                        None
+                    }
                 }
-            },
+            }
             "oauth2" => {
                 let cc = if spec.version == SpecVersion::Swagger2 {
                     (s.get("flow").and_then(Value::as_str) == Some("application")).then_some(s)
@@ -1209,7 +1642,10 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             }
             "openIdConnect" => Some(SecurityScheme::OAuth2Token),
             other => {
-                diags.warning(docs.describe(&sloc), format!("security scheme type {other:?} is not supported"));
+                diags.warning(
+                    docs.describe(&sloc),
+                    format!("security scheme type {other:?} is not supported"),
+                );
                 None
             }
         };

@@ -14,7 +14,19 @@ pub struct Pattern {
 impl Pattern {
     pub fn new(text: &str) -> Result<Self, String> {
         let glob = Glob::new(text).map_err(|e| format!("invalid pattern {text:?}: {e}"))?;
-        Ok(Self { text: text.to_string(), matcher: glob.compile_matcher() })
+        Ok(Self {
+            text: text.to_string(),
+            matcher: glob.compile_matcher(),
+        })
+    }
+    /// A pattern for paths: `{` and `}` are literal, so `/pets/{petId}` matches that template.
+    pub fn path(text: &str) -> Result<Self, String> {
+        let escaped = text.replace('{', "[{]").replace('}', "[}]");
+        let glob = Glob::new(&escaped).map_err(|e| format!("invalid pattern {text:?}: {e}"))?;
+        Ok(Self {
+            text: text.to_string(),
+            matcher: glob.compile_matcher(),
+        })
     }
     pub fn matches(&self, s: &str) -> bool {
         self.matcher.is_match(s)
@@ -59,7 +71,9 @@ impl Filter {
         }
         let tag_hit = |ps: &[Pattern]| ps.iter().any(|p| op.tags.iter().any(|t| p.matches(t)));
         let op_hit = |ps: &[Pattern]| {
-            ps.iter().any(|p| op.operation_id.is_some_and(|id| p.matches(id)) || p.matches(op.tool_base_name))
+            ps.iter().any(|p| {
+                op.operation_id.is_some_and(|id| p.matches(id)) || p.matches(op.tool_base_name)
+            })
         };
         let path_hit = |ps: &[Pattern]| ps.iter().any(|p| p.matches(op.path));
         if !self.include_tags.is_empty() && !tag_hit(&self.include_tags) {
@@ -71,6 +85,8 @@ impl Filter {
         if !self.include_paths.is_empty() && !path_hit(&self.include_paths) {
             return false;
         }
-        !(tag_hit(&self.exclude_tags) || op_hit(&self.exclude_operations) || path_hit(&self.exclude_paths))
+        !(tag_hit(&self.exclude_tags)
+            || op_hit(&self.exclude_operations)
+            || path_hit(&self.exclude_paths))
     }
 }

@@ -55,10 +55,15 @@ impl HttpMethod {
         }
     }
     pub fn parse(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|m| m.key().eq_ignore_ascii_case(s))
+        Self::ALL
+            .into_iter()
+            .find(|m| m.key().eq_ignore_ascii_case(s))
     }
     pub fn is_read_only(self) -> bool {
-        matches!(self, HttpMethod::Get | HttpMethod::Head | HttpMethod::Options | HttpMethod::Trace)
+        matches!(
+            self,
+            HttpMethod::Get | HttpMethod::Head | HttpMethod::Options | HttpMethod::Trace
+        )
     }
     pub fn is_idempotent(self) -> bool {
         matches!(
@@ -92,12 +97,23 @@ pub enum QueryStyle {
 
 /// Where an argument goes in the HTTP request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "in", rename_all = "camelCase")]
+#[serde(tag = "in", rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum ArgLocation {
-    Path { style: PathStyle, explode: bool },
-    Query { style: QueryStyle, explode: bool, allow_reserved: bool },
-    Header { explode: bool },
-    Cookie { explode: bool },
+    Path {
+        style: PathStyle,
+        explode: bool,
+    },
+    Query {
+        style: QueryStyle,
+        explode: bool,
+        allow_reserved: bool,
+    },
+    Header {
+        explode: bool,
+    },
+    Cookie {
+        explode: bool,
+    },
     /// One property of an object request body.
     BodyField,
     /// The whole request body (non-object bodies, or bodies without known properties).
@@ -216,12 +232,22 @@ impl Route {
 
 /// A credential scheme from `securitySchemes` / `securityDefinitions`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum SecurityScheme {
-    ApiKey { name: String, location: ApiKeyLocation },
+    ApiKey {
+        name: String,
+        location: ApiKeyLocation,
+    },
     Bearer,
     Basic,
-    OAuth2ClientCredentials { token_url: String, scopes: Vec<String> },
+    OAuth2ClientCredentials {
+        token_url: String,
+        scopes: Vec<String>,
+    },
     /// OAuth2 flows other than client credentials, and OpenID Connect: a token supplied by the user.
     OAuth2Token,
 }

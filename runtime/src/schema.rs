@@ -34,7 +34,9 @@ pub struct SchemaStore<'a> {
     pub diags: Diagnostics,
 }
 
-const TYPE_NAMES: [&str; 7] = ["string", "number", "integer", "boolean", "array", "object", "null"];
+const TYPE_NAMES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "array", "object", "null",
+];
 
 impl<'a> SchemaStore<'a> {
     pub fn new(docs: &'a DocumentSet, version: SpecVersion) -> Self {
@@ -98,7 +100,12 @@ impl<'a> SchemaStore<'a> {
         }
         self.names.insert(name.clone());
         let i = self.defs.len();
-        self.defs.push(Def { name, loc: target.clone(), value: Value::Bool(true), deps: Vec::new() });
+        self.defs.push(Def {
+            name,
+            loc: target.clone(),
+            value: Value::Bool(true),
+            deps: Vec::new(),
+        });
         self.by_loc.insert(target, i);
         self.pending.push_back(i);
         i
@@ -117,7 +124,10 @@ impl<'a> SchemaStore<'a> {
                 json!({ "$ref": format!("#/$defs/{}", self.defs[i].name) })
             }
             Err(e) => {
-                self.diags.warning(self.docs.describe(from), format!("{e}; any value is accepted there"));
+                self.diags.warning(
+                    self.docs.describe(from),
+                    format!("{e}; any value is accepted there"),
+                );
                 json!({})
             }
         }
@@ -136,8 +146,14 @@ impl<'a> SchemaStore<'a> {
                 out.extend(m);
             }
         }
-        let nullable = obj.get("nullable").and_then(Value::as_bool).unwrap_or(false)
-            || obj.get("x-nullable").and_then(Value::as_bool).unwrap_or(false);
+        let nullable = obj
+            .get("nullable")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+            || obj
+                .get("x-nullable")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
 
         for (k, v) in obj {
             let kl = loc.join(k);
@@ -164,7 +180,11 @@ impl<'a> SchemaStore<'a> {
                         out.insert(k.clone(), v.clone());
                     }
                     Value::Bool(true) => {
-                        let bound = if k == "exclusiveMinimum" { "minimum" } else { "maximum" };
+                        let bound = if k == "exclusiveMinimum" {
+                            "minimum"
+                        } else {
+                            "maximum"
+                        };
                         if let Some(b) = obj.get(bound).filter(|b| b.is_number()) {
                             out.insert(k.clone(), b.clone());
                         }
@@ -244,11 +264,22 @@ impl<'a> SchemaStore<'a> {
                         out.insert(k.clone(), Value::Object(props));
                     }
                 }
-                "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems"
-                | "not" | "if" | "then" | "else" | "contains" | "propertyNames"
+                "additionalProperties"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "contains"
+                | "propertyNames"
                 | "additionalItems" => {
                     if v.is_object() || v.is_boolean() {
-                        let key = if k == "additionalItems" { "items" } else { k.as_str() };
+                        let key = if k == "additionalItems" {
+                            "items"
+                        } else {
+                            k.as_str()
+                        };
                         if key == "items" && out.contains_key("items") {
                             continue;
                         }
@@ -286,7 +317,8 @@ impl<'a> SchemaStore<'a> {
                         if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
                             for (_, target) in mapping.iter_mut() {
                                 if let Some(t) = target.as_str() {
-                                    let r = if t.contains('#') || t.contains('/') || t.contains('.') {
+                                    let r = if t.contains('#') || t.contains('/') || t.contains('.')
+                                    {
                                         t.to_string()
                                     } else {
                                         format!("#/components/schemas/{t}")
@@ -294,7 +326,8 @@ impl<'a> SchemaStore<'a> {
                                     if let Ok(tl) = self.docs.resolve(loc.doc, &r) {
                                         let i = self.def_for(tl);
                                         deps.push(i);
-                                        *target = Value::String(format!("#/$defs/{}", self.defs[i].name));
+                                        *target =
+                                            Value::String(format!("#/$defs/{}", self.defs[i].name));
                                     }
                                 }
                             }
@@ -329,7 +362,12 @@ impl<'a> SchemaStore<'a> {
     /// Builds a self-contained schema: `root` plus the closure of `deps` in `$defs`, with
     /// small or single-use non-recursive definitions inlined. With `max_depth`, definitions more
     /// than that many `$ref`s away from the root are elided to `{"title": name}` (accepts anything).
-    pub fn bundle(&self, mut root: Map<String, Value>, deps: &[usize], max_depth: Option<usize>) -> Map<String, Value> {
+    pub fn bundle(
+        &self,
+        mut root: Map<String, Value>,
+        deps: &[usize],
+        max_depth: Option<usize>,
+    ) -> Map<String, Value> {
         // Closure of referenced definitions, breadth-first with depth.
         let mut closure: Vec<usize> = Vec::new();
         let mut elided: Vec<usize> = Vec::new();
@@ -353,20 +391,31 @@ impl<'a> SchemaStore<'a> {
 
         // Reference counts (from root and every definition in the closure).
         let mut counts: HashMap<usize, usize> = HashMap::new();
-        let by_name: HashMap<&str, usize> =
-            closure.iter().map(|&i| (self.defs[i].name.as_str(), i)).collect();
-        let mut count_refs = |v: &Value| {
-            visit_refs(v, &mut |r| {
-                if let Some(&i) = by_name.get(r) {
-                    *counts.entry(i).or_default() += 1;
-                }
-            })
+        let mut pinned: HashSet<usize> = HashSet::new();
+        let by_name: HashMap<&str, usize> = closure
+            .iter()
+            .map(|&i| (self.defs[i].name.as_str(), i))
+            .collect();
+        let mut count_refs = |m: &Map<String, Value>| {
+            visit_refs(
+                m,
+                &mut |r| {
+                    if let Some(&i) = by_name.get(r) {
+                        *counts.entry(i).or_default() += 1;
+                    }
+                },
+                &mut |r| {
+                    if let Some(&i) = by_name.get(r) {
+                        pinned.insert(i);
+                    }
+                },
+            )
         };
-        for v in root.values() {
-            count_refs(v);
-        }
+        count_refs(&root);
         for &i in &closure {
-            count_refs(&self.defs[i].value);
+            if let Value::Object(m) = &self.defs[i].value {
+                count_refs(m);
+            }
         }
 
         let in_closure = |i: &usize| closure.binary_search(i).is_ok();
@@ -376,12 +425,24 @@ impl<'a> SchemaStore<'a> {
             .copied()
             .filter(|i| {
                 !recursive.contains(i)
+                    && !pinned.contains(i)
                     && (counts.get(i).copied().unwrap_or(0) <= 1
-                        || (!self.defs[*i].deps.iter().any(in_closure) && approx_size(&self.defs[*i].value) <= 160))
+                        || (!self.defs[*i].deps.iter().any(in_closure)
+                            && approx_size(&self.defs[*i].value) <= 160))
             })
             .collect();
-        let stubs: Vec<(usize, Value)> =
-            elided.iter().map(|&i| (i, json!({ "title": self.defs[i].name }))).collect();
+        // Beyond the depth limit: small leaf definitions are still inlined, others accept anything.
+        let stubs: Vec<(usize, Value)> = elided
+            .iter()
+            .map(|&i| {
+                let d = &self.defs[i];
+                if d.deps.is_empty() && approx_size(&d.value) <= 160 {
+                    (i, d.value.clone())
+                } else {
+                    (i, json!({ "title": d.name }))
+                }
+            })
+            .collect();
         let mut replace: HashMap<&str, &Value> = inline
             .iter()
             .map(|&i| (self.defs[i].name.as_str(), &self.defs[i].value))
@@ -399,9 +460,7 @@ impl<'a> SchemaStore<'a> {
             substitute(&mut v, &replace);
             defs.insert(self.defs[i].name.clone(), v);
         }
-        for v in root.values_mut() {
-            substitute(v, &replace);
-        }
+        substitute_children(&mut root, &replace);
         if !defs.is_empty() {
             root.insert("$defs".into(), Value::Object(defs));
         }
@@ -411,7 +470,11 @@ impl<'a> SchemaStore<'a> {
     /// The converted value of a definition (to inline a root `$ref`).
     pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, &Value)> {
         let name = r.strip_prefix("#/$defs/")?;
-        self.defs.iter().enumerate().find(|(_, d)| d.name == name).map(|(i, d)| (i, &d.value))
+        self.defs
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.name == name)
+            .map(|(i, d)| (i, &d.value))
     }
 
     pub fn def_deps(&self, i: usize) -> &[usize] {
@@ -468,12 +531,23 @@ pub fn make_nullable(mut out: Map<String, Value>) -> Value {
             }
             // No type (a $ref or a composition): wrap, keeping annotations outside.
             let mut wrapper = Map::new();
-            for k in ["title", "description", "default", "deprecated", "readOnly", "writeOnly", "examples"] {
+            for k in [
+                "title",
+                "description",
+                "default",
+                "deprecated",
+                "readOnly",
+                "writeOnly",
+                "examples",
+            ] {
                 if let Some(v) = out.remove(k) {
                     wrapper.insert(k.into(), v);
                 }
             }
-            wrapper.insert("anyOf".into(), json!([Value::Object(out), {"type": "null"}]));
+            wrapper.insert(
+                "anyOf".into(),
+                json!([Value::Object(out), {"type": "null"}]),
+            );
             Value::Object(wrapper)
         }
     }
@@ -490,13 +564,22 @@ fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
                 .map(|f| f.split('.').next().unwrap_or_default().to_string())
                 .unwrap_or_else(|| "Schema".to_string())
         }
-        [.., parent, last] if parent == "schemas" || parent == "definitions" || parent == "$defs" => last.clone(),
+        [.., parent, last]
+            if parent == "schemas" || parent == "definitions" || parent == "$defs" =>
+        {
+            last.clone()
+        }
         _ => {
             // Inline schemas reached by a ref into paths etc.: last few meaningful tokens.
             let meaningful: Vec<&str> = tokens
                 .iter()
                 .map(String::as_str)
-                .filter(|t| !matches!(*t, "schema" | "content" | "properties" | "items" | "components" | "paths"))
+                .filter(|t| {
+                    !matches!(
+                        *t,
+                        "schema" | "content" | "properties" | "items" | "components" | "paths"
+                    )
+                })
                 .collect();
             let n = meaningful.len();
             meaningful[n.saturating_sub(2)..].join("_")
@@ -504,85 +587,169 @@ fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
     };
     let mut s: String = raw
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() {
         s = "Schema".into();
     }
-    if s.len() > 60 {
-        s.truncate(60);
+    if s.len() > 120 {
+        // Keep the informative end of long dotted names (`io.k8s....v1.JSONSchemaProps`).
+        s = s[s.len() - 120..].to_string();
     }
     s
 }
 
-/// Calls `f` with the definition name of every local `$ref` in `v`.
-fn visit_refs(v: &Value, f: &mut impl FnMut(&str)) {
-    match v {
-        Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get("$ref") {
-                if let Some(n) = r.strip_prefix("#/$defs/") {
-                    f(n);
-                }
+/// Keywords whose value is a map of name -> subschema.
+const SCHEMA_MAPS: [&str; 4] = [
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "$defs",
+];
+/// Keywords whose value is one subschema.
+const SCHEMA_ONE: [&str; 10] = [
+    "items",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+];
+/// Keywords whose value is a list of subschemas.
+const SCHEMA_LISTS: [&str; 4] = ["prefixItems", "allOf", "anyOf", "oneOf"];
+
+/// Calls `f` on every direct subschema of the schema object `m` (data keywords such as `enum`
+/// or `default` are never entered, but properties *named* `default` are).
+fn for_each_child(m: &Map<String, Value>, f: &mut impl FnMut(&Value)) {
+    for (k, c) in m {
+        let k = k.as_str();
+        if SCHEMA_MAPS.contains(&k) {
+            if let Value::Object(ps) = c {
+                ps.values().for_each(&mut *f);
             }
-            for (k, c) in m {
-                // `enum`, `const`, `default`, `examples` hold data, not schemas.
-                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                    visit_refs(c, f);
-                }
+        } else if SCHEMA_ONE.contains(&k) {
+            f(c);
+        } else if SCHEMA_LISTS.contains(&k) {
+            if let Value::Array(a) = c {
+                a.iter().for_each(&mut *f);
             }
         }
-        Value::Array(a) => a.iter().for_each(|c| visit_refs(c, f)),
-        _ => {}
     }
 }
 
-/// Replaces `{"$ref": "#/$defs/X"}` by X's value for every X in `inline` (transitively).
-fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
-    match v {
-        Value::Object(m) => {
-            let target = m
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix("#/$defs/"))
-                .and_then(|n| inline.get(n).copied());
-            if let Some(Value::Object(def)) = target {
-                let mut merged = def.clone();
-                let mut ok = true;
-                for (k, sv) in m.iter() {
-                    if k == "$ref" {
-                        continue;
-                    }
-                    match merged.get(k) {
-                        None => {
-                            merged.insert(k.clone(), sv.clone());
-                        }
-                        Some(_) if matches!(k.as_str(), "description" | "title" | "default" | "examples" | "deprecated" | "readOnly" | "writeOnly") => {
-                            merged.insert(k.clone(), sv.clone());
-                        }
-                        Some(existing) if existing == sv => {}
-                        Some(_) => ok = false,
-                    }
-                }
-                if ok {
-                    *m = merged;
-                    substitute(v, inline);
-                    return;
-                }
-            } else if let Some(Value::Bool(b)) = target {
-                if m.len() == 1 {
-                    *v = Value::Bool(*b);
-                    return;
-                }
+fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)) {
+    for (k, c) in m.iter_mut() {
+        let k = k.as_str();
+        if SCHEMA_MAPS.contains(&k) {
+            if let Value::Object(ps) = c {
+                ps.values_mut().for_each(&mut *f);
             }
-            for (k, c) in m.iter_mut() {
-                if !matches!(k.as_str(), "enum" | "const" | "default" | "examples") {
-                    substitute(c, inline);
-                }
+        } else if SCHEMA_ONE.contains(&k) {
+            f(c);
+        } else if SCHEMA_LISTS.contains(&k) {
+            if let Value::Array(a) = c {
+                a.iter_mut().for_each(&mut *f);
             }
         }
-        Value::Array(a) => a.iter_mut().for_each(|c| substitute(c, inline)),
-        _ => {}
     }
+}
+
+/// Calls `f` with the definition name of every local `$ref` in the schema object `m`, and
+/// `pin` with every definition a discriminator mapping names (those must stay in `$defs`).
+fn visit_refs(m: &Map<String, Value>, f: &mut impl FnMut(&str), pin: &mut impl FnMut(&str)) {
+    if let Some(Value::String(r)) = m.get("$ref") {
+        if let Some(n) = r.strip_prefix("#/$defs/") {
+            f(n);
+        }
+    }
+    if let Some(Value::Object(mapping)) = m.get("discriminator").and_then(|d| d.get("mapping")) {
+        for t in mapping.values().filter_map(Value::as_str) {
+            if let Some(n) = t.strip_prefix("#/$defs/") {
+                pin(n);
+            }
+        }
+    }
+    for_each_child(m, &mut |c| {
+        if let Value::Object(cm) = c {
+            visit_refs(cm, f, pin);
+        }
+    });
+}
+
+/// Replaces `{"$ref": "#/$defs/X"}` by X's value for every X in `inline` (transitively), and
+/// drops discriminator mapping entries whose target is replaced.
+fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
+    let Value::Object(m) = v else { return };
+    let target = m
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|n| inline.get(n).copied());
+    if let Some(Value::Object(def)) = target {
+        let mut merged = def.clone();
+        let mut ok = true;
+        for (k, sv) in m.iter() {
+            if k == "$ref" {
+                continue;
+            }
+            match merged.get(k) {
+                None => {
+                    merged.insert(k.clone(), sv.clone());
+                }
+                Some(_)
+                    if matches!(
+                        k.as_str(),
+                        "description"
+                            | "title"
+                            | "default"
+                            | "examples"
+                            | "deprecated"
+                            | "readOnly"
+                            | "writeOnly"
+                    ) =>
+                {
+                    merged.insert(k.clone(), sv.clone());
+                }
+                Some(existing) if existing == sv => {}
+                Some(_) => ok = false,
+            }
+        }
+        if ok {
+            *m = merged;
+            substitute(v, inline);
+            return;
+        }
+    } else if let Some(Value::Bool(b)) = target {
+        if m.len() == 1 {
+            *v = Value::Bool(*b);
+            return;
+        }
+    }
+    substitute_children(m, inline);
+}
+
+fn substitute_children(m: &mut Map<String, Value>, inline: &HashMap<&str, &Value>) {
+    if let Some(Value::Object(mapping)) = m
+        .get_mut("discriminator")
+        .and_then(|d| d.get_mut("mapping"))
+    {
+        mapping.retain(|_, t| {
+            !t.as_str()
+                .and_then(|t| t.strip_prefix("#/$defs/"))
+                .is_some_and(|n| inline.contains_key(n))
+        });
+    }
+    for_each_child_mut(m, &mut |c| substitute(c, inline));
 }
 
 /// Definitions that can reach themselves (Tarjan-free: DFS from each node over the closure).
@@ -656,7 +823,12 @@ fn recursive_defs<'d>(closure: &[usize], deps: impl Fn(usize) -> &'d Deps) -> Ha
 
 fn approx_size(v: &Value) -> usize {
     match v {
-        Value::Object(m) => m.iter().map(|(k, v)| k.len() + 4 + approx_size(v)).sum::<usize>() + 2,
+        Value::Object(m) => {
+            m.iter()
+                .map(|(k, v)| k.len() + 4 + approx_size(v))
+                .sum::<usize>()
+                + 2
+        }
         Value::Array(a) => a.iter().map(approx_size).sum::<usize>() + 2,
         Value::String(s) => s.len() + 2,
         _ => 6,
@@ -674,8 +846,16 @@ pub fn for_each_schema_mut(v: &mut Value, f: &mut impl FnMut(&mut Map<String, Va
                     ps.values_mut().for_each(|s| for_each_schema_mut(s, f));
                 }
             }
-            "items" | "additionalProperties" | "unevaluatedProperties" | "unevaluatedItems"
-            | "not" | "if" | "then" | "else" | "contains" | "propertyNames" => for_each_schema_mut(c, f),
+            "items"
+            | "additionalProperties"
+            | "unevaluatedProperties"
+            | "unevaluatedItems"
+            | "not"
+            | "if"
+            | "then"
+            | "else"
+            | "contains"
+            | "propertyNames" => for_each_schema_mut(c, f),
             "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
                 if let Value::Array(a) = c {
                     a.iter_mut().for_each(|s| for_each_schema_mut(s, f));
@@ -698,7 +878,9 @@ pub fn strip_write_only(v: &mut Value) {
 
 fn strip_flagged(v: &mut Value, flag: &str) {
     for_each_schema_mut(v, &mut |m| {
-        let Some(Value::Object(props)) = m.get_mut("properties") else { return };
+        let Some(Value::Object(props)) = m.get_mut("properties") else {
+            return;
+        };
         let drop: Vec<String> = props
             .iter()
             .filter(|(_, s)| s.get(flag).and_then(Value::as_bool) == Some(true))
@@ -724,7 +906,10 @@ fn strip_flagged(v: &mut Value, flag: &str) {
 pub fn make_lenient(v: &mut Value) {
     for_each_schema_mut(v, &mut |m| {
         let required: Vec<String> = match m.remove("required") {
-            Some(Value::Array(r)) => r.into_iter().filter_map(|s| s.as_str().map(str::to_string)).collect(),
+            Some(Value::Array(r)) => r
+                .into_iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect(),
             _ => Vec::new(),
         };
         if m.get("additionalProperties") == Some(&Value::Bool(false)) {
@@ -742,7 +927,16 @@ pub fn make_lenient(v: &mut Value) {
                     let is_null_ok = match sm.get("type") {
                         Some(Value::String(t)) => t == "null",
                         Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
-                        _ => sm.is_empty(),
+                        _ => {
+                            let constrained = ["$ref", "allOf", "oneOf", "enum", "const", "not"]
+                                .iter()
+                                .any(|k| sm.contains_key(*k));
+                            let any_null =
+                                sm.get("anyOf").and_then(Value::as_array).is_some_and(|a| {
+                                    a.iter().any(|s| s.get("type") == Some(&json!("null")))
+                                });
+                            any_null || (!constrained && !sm.contains_key("anyOf"))
+                        }
                     };
                     if !is_null_ok {
                         *s = make_nullable(std::mem::take(sm));
@@ -771,7 +965,10 @@ mod tests {
         let mut store = SchemaStore::new(&spec.docs, spec.version);
         let (v, deps) = store.convert_at(&Loc::new(0, JsonPointer::parse("/components/schemas/A")));
         assert!(deps.is_empty());
-        assert_eq!(v, json!({"type": ["integer", "null"], "minimum": 1, "exclusiveMinimum": 1, "examples": [5]}));
+        assert_eq!(
+            v,
+            json!({"type": ["integer", "null"], "minimum": 1, "exclusiveMinimum": 1, "examples": [5]})
+        );
     }
 
     #[test]
@@ -780,15 +977,23 @@ mod tests {
             "openapi: 3.0.0\ncomponents:\n  schemas:\n    Tree:\n      type: object\n      properties:\n        kids:\n          type: array\n          items: {$ref: '#/components/schemas/Tree'}\n        meta: {$ref: '#/components/schemas/Meta'}\n    Meta:\n      type: object\n      properties:\n        tags: {type: array}\n",
         );
         let mut store = SchemaStore::new(&spec.docs, spec.version);
-        let (v, deps) = store.convert_at(&Loc::new(0, JsonPointer::parse("/components/schemas/Tree")));
+        let node = json!({"$ref": "#/components/schemas/Tree"});
+        let (v, deps) = store.convert_node(&Loc::new(0, JsonPointer::parse("/paths/x")), &node);
         assert_eq!(v, json!({"$ref": "#/$defs/Tree"}));
         let mut root = Map::new();
-        root.insert("tree".into(), v);
+        root.insert("properties".into(), json!({ "tree": v }));
         let b = store.bundle(root, &deps, None);
         let b = Value::Object(b);
-        assert_eq!(b["$defs"]["Tree"]["properties"]["kids"]["items"], json!({"$ref": "#/$defs/Tree"}));
+        assert_eq!(b["properties"]["tree"], json!({"$ref": "#/$defs/Tree"}));
+        assert_eq!(
+            b["$defs"]["Tree"]["properties"]["kids"]["items"],
+            json!({"$ref": "#/$defs/Tree"})
+        );
         // Meta is used once and not recursive: inlined, and its array got `items`.
-        assert_eq!(b["$defs"]["Tree"]["properties"]["meta"]["properties"]["tags"], json!({"type": "array", "items": {}}));
+        assert_eq!(
+            b["$defs"]["Tree"]["properties"]["meta"]["properties"]["tags"],
+            json!({"type": "array", "items": {}})
+        );
         assert!(b["$defs"].get("Meta").is_none());
     }
 
@@ -797,7 +1002,10 @@ mod tests {
         let mut v = json!({"type": "object", "required": ["a"], "additionalProperties": false,
             "properties": {"a": {"type": "string"}, "b": {"type": "integer"}, "c": {"$ref": "#/$defs/C"}}});
         make_lenient(&mut v);
-        assert_eq!(v, json!({"type": "object", "properties": {"a": {"type": "string"},
-            "b": {"type": ["integer", "null"]}, "c": {"anyOf": [{"$ref": "#/$defs/C"}, {"type": "null"}]}}}));
+        assert_eq!(
+            v,
+            json!({"type": "object", "properties": {"a": {"type": "string"},
+            "b": {"type": ["integer", "null"]}, "c": {"anyOf": [{"$ref": "#/$defs/C"}, {"type": "null"}]}}})
+        );
     }
 }

@@ -1,0 +1,12 @@
+//! Integration tests of the OpenAPI -> MCP converter: snapshots of every fixture in `specs/`,
+//! targeted assertions per concern, and a real-world corpus run over `../shared/specs`.
+//!
+//! Snapshots live in `runtime/tests/snapshots/`; regenerate with
+//! `UPDATE_SNAPSHOTS=1 cargo test -p openapi-mcp-runtime --test converter`, then review the diff.
+
+mod converter {
+    pub mod corpus;
+    pub mod fixtures;
+    pub mod snapshots;
+    pub mod support;
+}
