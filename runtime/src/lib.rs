@@ -6,11 +6,15 @@
 pub mod convert;
 pub mod diag;
 pub mod filter;
+pub mod forward;
 pub mod load;
 pub mod model;
 pub mod naming;
 pub mod pointer;
 pub mod schema;
+pub mod server;
+pub mod transport;
+pub mod validate;
 
 pub use convert::{Conversion, ConvertReport, OutputSchemaMode, ToolOptions, convert};
 pub use load::{LoadError, Spec, SpecSource, load};

@@ -1,0 +1,656 @@
+//! Credentials for the API's security schemes, security-requirement selection, and the OAuth2
+//! client-credentials token cache.
+//!
+//! # Where credentials come from
+//!
+//! Every scheme gets an environment-variable prefix made from its name: `OPENAPI_MCP_` followed by
+//! the scheme name in upper snake case (`api_key` → `OPENAPI_MCP_API_KEY`, `bearerAuth` →
+//! `OPENAPI_MCP_BEARER_AUTH`, `petstore-auth` → `OPENAPI_MCP_PETSTORE_AUTH`).
+//!
+//! | scheme | variables |
+//! |---|---|
+//! | apiKey | `OPENAPI_MCP_<NAME>`: the key |
+//! | http bearer | `OPENAPI_MCP_<NAME>`: the token |
+//! | http basic | `OPENAPI_MCP_<NAME>_USERNAME` and `OPENAPI_MCP_<NAME>_PASSWORD`, or `OPENAPI_MCP_<NAME>` as `user:pass` |
+//! | oauth2 client credentials | `OPENAPI_MCP_<NAME>_CLIENT_ID` and `OPENAPI_MCP_<NAME>_CLIENT_SECRET` (a token is fetched), or `OPENAPI_MCP_<NAME>`: a token used as is |
+//! | other oauth2 flows, openIdConnect | `OPENAPI_MCP_<NAME>`: the access token |
+//!
+//! [`Credentials::set`] is what `--auth SCHEME=VALUE` calls; VALUE means what `OPENAPI_MCP_<NAME>`
+//! means (for basic: `user:pass`; for oauth2: a token).
+//!
+//! Secrets never appear in `Debug` output, errors, results or logs.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::Value;
+
+use crate::model::{ApiKeyLocation, SecurityScheme};
+
+/// What the user supplied for one scheme.
+#[derive(Clone, PartialEq, Eq)]
+enum Secret {
+    /// `OPENAPI_MCP_<NAME>` or `--auth NAME=VALUE`: a key, a token, or `user:pass` for basic.
+    Raw(String),
+    UserPass {
+        user: String,
+        pass: String,
+    },
+    Client {
+        id: String,
+        secret: String,
+    },
+}
+
+/// Secret values per security-scheme name.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Credentials {
+    map: BTreeMap<String, Secret>,
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.map.keys().map(|k| (k, "<redacted>")))
+            .finish()
+    }
+}
+
+/// One scheme's usable credential.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cred<'a> {
+    /// API key, bearer token, or an OAuth2 access token given directly.
+    Token(&'a str),
+    Basic {
+        user: &'a str,
+        pass: &'a str,
+    },
+    /// OAuth2 client credentials: a token must be fetched.
+    Client {
+        id: &'a str,
+        secret: &'a str,
+    },
+}
+
+/// `OPENAPI_MCP_` + the scheme name in upper snake case.
+fn env_base(scheme_name: &str) -> String {
+    let mut snake = crate::naming::snake(scheme_name);
+    if snake.is_empty() {
+        snake = format!("scheme_{}", crate::naming::short_hash(scheme_name));
+    }
+    format!("OPENAPI_MCP_{}", snake.to_ascii_uppercase())
+}
+
+impl Credentials {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Reads every scheme's variables (see the module docs) through `env`. Empty values count as
+    /// unset.
+    pub fn from_env(
+        schemes: &[(String, SecurityScheme)],
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Self {
+        let get = |name: &str| env(name).filter(|v| !v.is_empty());
+        let mut creds = Self::default();
+        for (name, scheme) in schemes {
+            let base = env_base(name);
+            let secret = match scheme {
+                SecurityScheme::Basic => match get(&format!("{base}_USERNAME")) {
+                    Some(user) => Some(Secret::UserPass {
+                        user,
+                        pass: get(&format!("{base}_PASSWORD")).unwrap_or_default(),
+                    }),
+                    None => get(&base).map(Secret::Raw),
+                },
+                SecurityScheme::OAuth2ClientCredentials { .. } => match get(&base) {
+                    Some(token) => Some(Secret::Raw(token)),
+                    None => match (
+                        get(&format!("{base}_CLIENT_ID")),
+                        get(&format!("{base}_CLIENT_SECRET")),
+                    ) {
+                        (Some(id), Some(secret)) => Some(Secret::Client { id, secret }),
+                        _ => None,
+                    },
+                },
+                SecurityScheme::ApiKey { .. }
+                | SecurityScheme::Bearer
+                | SecurityScheme::OAuth2Token => get(&base).map(Secret::Raw),
+            };
+            if let Some(s) = secret {
+                creds.map.insert(name.clone(), s);
+            }
+        }
+        creds
+    }
+
+    /// `--auth SCHEME=VALUE`: VALUE means what `OPENAPI_MCP_<NAME>` means (for basic `user:pass`,
+    /// for oauth2 a ready token). Replaces anything read from the environment for that scheme.
+    pub fn set(&mut self, scheme: &str, value: String) {
+        self.map.insert(scheme.to_string(), Secret::Raw(value));
+    }
+
+    /// OAuth2 client-credentials id and secret for `scheme` (the token is fetched on first use).
+    pub fn set_client_credentials(
+        &mut self,
+        scheme: &str,
+        client_id: String,
+        client_secret: String,
+    ) {
+        self.map.insert(
+            scheme.to_string(),
+            Secret::Client {
+                id: client_id,
+                secret: client_secret,
+            },
+        );
+    }
+
+    /// The environment variables consulted for a scheme, in the order they are tried.
+    pub fn env_var_names(scheme_name: &str, scheme: &SecurityScheme) -> Vec<String> {
+        let base = env_base(scheme_name);
+        match scheme {
+            SecurityScheme::Basic => {
+                vec![format!("{base}_USERNAME"), format!("{base}_PASSWORD"), base]
+            }
+            SecurityScheme::OAuth2ClientCredentials { .. } => {
+                vec![
+                    format!("{base}_CLIENT_ID"),
+                    format!("{base}_CLIENT_SECRET"),
+                    base,
+                ]
+            }
+            SecurityScheme::ApiKey { .. }
+            | SecurityScheme::Bearer
+            | SecurityScheme::OAuth2Token => vec![base],
+        }
+    }
+
+    /// Names of the schemes (from `schemes`) that have no usable credential.
+    pub fn missing(&self, schemes: &[(String, SecurityScheme)]) -> Vec<String> {
+        schemes
+            .iter()
+            .filter(|(n, s)| self.cred(n, s).is_none())
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
+    /// Whether any credential is configured for `scheme`.
+    pub fn has(&self, scheme_name: &str, scheme: &SecurityScheme) -> bool {
+        self.cred(scheme_name, scheme).is_some()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub(crate) fn cred<'a>(&'a self, name: &str, scheme: &SecurityScheme) -> Option<Cred<'a>> {
+        match (self.map.get(name)?, scheme) {
+            (Secret::Raw(v), SecurityScheme::Basic) => Some(match v.split_once(':') {
+                Some((user, pass)) => Cred::Basic { user, pass },
+                None => Cred::Basic { user: v, pass: "" },
+            }),
+            (Secret::Raw(v), _) => Some(Cred::Token(v)),
+            (Secret::UserPass { user, pass }, SecurityScheme::Basic) => {
+                Some(Cred::Basic { user, pass })
+            }
+            (Secret::Client { id, secret }, SecurityScheme::OAuth2ClientCredentials { .. }) => {
+                Some(Cred::Client { id, secret })
+            }
+            _ => None,
+        }
+    }
+
+    /// Every secret string (and derived form) that must be scrubbed from text shown to clients.
+    pub(crate) fn secret_strings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in self.map.values() {
+            match s {
+                Secret::Raw(v) => {
+                    out.push(v.clone());
+                    out.push(base64::engine::general_purpose::STANDARD.encode(v));
+                    if let Some((_, pass)) = v.split_once(':') {
+                        out.push(pass.to_string());
+                    }
+                }
+                Secret::UserPass { user, pass } => {
+                    out.push(pass.clone());
+                    out.push(
+                        base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")),
+                    );
+                }
+                Secret::Client { secret, .. } => out.push(secret.clone()),
+            }
+        }
+        out
+    }
+}
+
+/// The first security alternative whose schemes all have credentials. Non-empty alternatives are
+/// preferred over an empty one (`{}` = "auth optional"), so configured credentials are sent when
+/// the operation accepts them. `None`: send without credentials.
+pub(crate) fn select<'r>(
+    security: &'r [Vec<String>],
+    schemes: &[(String, SecurityScheme)],
+    creds: &Credentials,
+) -> Option<&'r [String]> {
+    security
+        .iter()
+        .filter(|alt| !alt.is_empty())
+        .find(|alt| {
+            alt.iter().all(|name| {
+                schemes
+                    .iter()
+                    .any(|(n, s)| n == name && creds.cred(n, s).is_some())
+            })
+        })
+        .map(Vec::as_slice)
+}
+
+/// Credentials placed on one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct AuthParts {
+    /// Header name and value.
+    pub headers: Vec<(String, String)>,
+    /// Raw (not yet encoded) query name and value.
+    pub query: Vec<(String, String)>,
+    /// Raw cookie name and value.
+    pub cookies: Vec<(String, String)>,
+    /// Client-credentials schemes whose token is not cached yet (they get no header).
+    pub needs_token: Vec<String>,
+}
+
+/// Puts the credentials of `alt` on a request; `token(scheme)` is the cached OAuth2 token.
+pub(crate) fn apply(
+    alt: &[String],
+    schemes: &[(String, SecurityScheme)],
+    creds: &Credentials,
+    token: impl Fn(&str) -> Option<String>,
+) -> AuthParts {
+    let mut parts = AuthParts::default();
+    for name in alt {
+        let Some((_, scheme)) = schemes.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        let Some(cred) = creds.cred(name, scheme) else {
+            continue;
+        };
+        match (scheme, cred) {
+            (
+                SecurityScheme::ApiKey {
+                    name: key,
+                    location,
+                },
+                Cred::Token(v),
+            ) => match location {
+                ApiKeyLocation::Header => parts.headers.push((key.clone(), v.to_string())),
+                ApiKeyLocation::Query => parts.query.push((key.clone(), v.to_string())),
+                ApiKeyLocation::Cookie => parts.cookies.push((key.clone(), v.to_string())),
+            },
+            (_, Cred::Basic { user, pass }) => {
+                let enc =
+                    base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+                parts
+                    .headers
+                    .push(("Authorization".to_string(), format!("Basic {enc}")));
+            }
+            (_, Cred::Token(t)) => parts
+                .headers
+                .push(("Authorization".to_string(), format!("Bearer {t}"))),
+            (_, Cred::Client { .. }) => match token(name) {
+                Some(t) => parts
+                    .headers
+                    .push(("Authorization".to_string(), format!("Bearer {t}"))),
+                None => parts.needs_token.push(name.clone()),
+            },
+        }
+    }
+    parts
+}
+
+/// Cached OAuth2 access tokens per scheme name.
+#[derive(Default)]
+pub(crate) struct TokenCache {
+    map: std::sync::Mutex<HashMap<String, (String, Option<Instant>)>>,
+    /// Serializes token fetches so concurrent calls don't all hit the token endpoint.
+    pub fetch_lock: tokio::sync::Mutex<()>,
+}
+
+/// Tokens are refreshed this long before they expire.
+pub(crate) const EXPIRY_MARGIN: Duration = Duration::from_secs(30);
+
+impl TokenCache {
+    pub fn get(&self, scheme: &str) -> Option<String> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let (tok, until) = map.get(scheme)?;
+        match until {
+            Some(t) if Instant::now() >= *t => None,
+            _ => Some(tok.clone()),
+        }
+    }
+    /// Caches `token` until `expires_in` minus [`EXPIRY_MARGIN`] (forever when the server gave no
+    /// lifetime: a 401 refreshes it).
+    pub fn put(&self, scheme: &str, token: String, expires_in: Option<u64>) {
+        let until = expires_in
+            .map(|s| Instant::now() + Duration::from_secs(s).saturating_sub(EXPIRY_MARGIN));
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(scheme.to_string(), (token, until));
+    }
+    pub fn invalidate(&self, scheme: &str) {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(scheme);
+    }
+    pub fn all_tokens(&self) -> Vec<String> {
+        self.map
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .map(|(t, _)| t.clone())
+            .collect()
+    }
+}
+
+/// The form body of a client-credentials token request.
+pub(crate) fn token_request_body(
+    client_id: &str,
+    client_secret: &str,
+    scopes: &[String],
+) -> String {
+    let mut ser = url::form_urlencoded::Serializer::new(String::new());
+    ser.append_pair("grant_type", "client_credentials");
+    ser.append_pair("client_id", client_id);
+    ser.append_pair("client_secret", client_secret);
+    if !scopes.is_empty() {
+        ser.append_pair("scope", &scopes.join(" "));
+    }
+    ser.finish()
+}
+
+/// `access_token` and `expires_in` from a token endpoint's JSON answer.
+pub(crate) fn parse_token_response(body: &[u8]) -> Result<(String, Option<u64>), String> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| format!("the token endpoint did not return JSON ({e})"))?;
+    let token = v
+        .get("access_token")
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| "the token endpoint's answer has no `access_token`".to_string())?;
+    let expires = match v.get("expires_in") {
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    Ok((token.to_string(), expires))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn schemes() -> Vec<(String, SecurityScheme)> {
+        vec![
+            (
+                "api_key".into(),
+                SecurityScheme::ApiKey {
+                    name: "X-API-Key".into(),
+                    location: ApiKeyLocation::Header,
+                },
+            ),
+            ("bearerAuth".into(), SecurityScheme::Bearer),
+            ("basic".into(), SecurityScheme::Basic),
+            (
+                "cc".into(),
+                SecurityScheme::OAuth2ClientCredentials {
+                    token_url: "https://a/token".into(),
+                    scopes: vec![],
+                },
+            ),
+            ("oidc".into(), SecurityScheme::OAuth2Token),
+            (
+                "qkey".into(),
+                SecurityScheme::ApiKey {
+                    name: "key".into(),
+                    location: ApiKeyLocation::Query,
+                },
+            ),
+            (
+                "ckey".into(),
+                SecurityScheme::ApiKey {
+                    name: "sid".into(),
+                    location: ApiKeyLocation::Cookie,
+                },
+            ),
+        ]
+    }
+
+    fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn env_names() {
+        let s = schemes();
+        assert_eq!(
+            Credentials::env_var_names("api_key", &s[0].1),
+            vec!["OPENAPI_MCP_API_KEY"]
+        );
+        assert_eq!(
+            Credentials::env_var_names("bearerAuth", &s[1].1),
+            vec!["OPENAPI_MCP_BEARER_AUTH"]
+        );
+        assert_eq!(
+            Credentials::env_var_names("basic", &s[2].1),
+            vec![
+                "OPENAPI_MCP_BASIC_USERNAME",
+                "OPENAPI_MCP_BASIC_PASSWORD",
+                "OPENAPI_MCP_BASIC"
+            ]
+        );
+        assert_eq!(
+            Credentials::env_var_names("cc", &s[3].1),
+            vec![
+                "OPENAPI_MCP_CC_CLIENT_ID",
+                "OPENAPI_MCP_CC_CLIENT_SECRET",
+                "OPENAPI_MCP_CC"
+            ]
+        );
+        assert_eq!(
+            Credentials::env_var_names("petstore-auth", &SecurityScheme::Bearer),
+            vec!["OPENAPI_MCP_PETSTORE_AUTH"]
+        );
+    }
+
+    #[test]
+    fn from_env_and_missing() {
+        let s = schemes();
+        let c = Credentials::from_env(
+            &s,
+            env_of(&[
+                ("OPENAPI_MCP_API_KEY", "k1"),
+                ("OPENAPI_MCP_BASIC_USERNAME", "alice"),
+                ("OPENAPI_MCP_BASIC_PASSWORD", "pw"),
+                ("OPENAPI_MCP_CC_CLIENT_ID", "id"),
+                ("OPENAPI_MCP_CC_CLIENT_SECRET", "sec"),
+                ("OPENAPI_MCP_OIDC", ""),
+            ]),
+        );
+        assert_eq!(c.cred("api_key", &s[0].1), Some(Cred::Token("k1")));
+        assert_eq!(
+            c.cred("basic", &s[2].1),
+            Some(Cred::Basic {
+                user: "alice",
+                pass: "pw"
+            })
+        );
+        assert_eq!(
+            c.cred("cc", &s[3].1),
+            Some(Cred::Client {
+                id: "id",
+                secret: "sec"
+            })
+        );
+        assert_eq!(c.missing(&s), vec!["bearerAuth", "oidc", "qkey", "ckey"]);
+        // Debug never shows secrets.
+        let dbg = format!("{c:?}");
+        assert!(
+            !dbg.contains("k1") && !dbg.contains("pw") && !dbg.contains("sec\""),
+            "{dbg}"
+        );
+
+        // A direct token wins over client credentials; basic as user:pass.
+        let c = Credentials::from_env(
+            &s,
+            env_of(&[
+                ("OPENAPI_MCP_CC", "tok"),
+                ("OPENAPI_MCP_CC_CLIENT_ID", "id"),
+                ("OPENAPI_MCP_CC_CLIENT_SECRET", "s"),
+                ("OPENAPI_MCP_BASIC", "bob:p:w"),
+            ]),
+        );
+        assert_eq!(c.cred("cc", &s[3].1), Some(Cred::Token("tok")));
+        assert_eq!(
+            c.cred("basic", &s[2].1),
+            Some(Cred::Basic {
+                user: "bob",
+                pass: "p:w"
+            })
+        );
+    }
+
+    #[test]
+    fn set_overrides() {
+        let s = schemes();
+        let mut c = Credentials::new();
+        c.set("basic", "u:p".into());
+        c.set("bearerAuth", "t".into());
+        assert_eq!(
+            c.cred("basic", &s[2].1),
+            Some(Cred::Basic {
+                user: "u",
+                pass: "p"
+            })
+        );
+        assert_eq!(c.cred("bearerAuth", &s[1].1), Some(Cred::Token("t")));
+        c.set("basic", "justuser".into());
+        assert_eq!(
+            c.cred("basic", &s[2].1),
+            Some(Cred::Basic {
+                user: "justuser",
+                pass: ""
+            })
+        );
+    }
+
+    #[test]
+    fn selection() {
+        let s = schemes();
+        let mut c = Credentials::new();
+        c.set("bearerAuth", "t".into());
+        let sec = vec![vec!["api_key".to_string()], vec!["bearerAuth".to_string()]];
+        assert_eq!(select(&sec, &s, &c), Some(&["bearerAuth".to_string()][..]));
+        // All schemes of an alternative are needed.
+        let sec = vec![vec!["api_key".to_string(), "bearerAuth".to_string()]];
+        assert_eq!(select(&sec, &s, &c), None);
+        c.set("api_key", "k".into());
+        assert_eq!(select(&sec, &s, &c).map(<[String]>::len), Some(2));
+        // Optional auth: credentials are sent when configured, none otherwise.
+        let sec = vec![vec![], vec!["bearerAuth".to_string()]];
+        assert_eq!(select(&sec, &s, &c), Some(&["bearerAuth".to_string()][..]));
+        assert_eq!(select(&sec, &s, &Credentials::new()), None);
+        // Unknown scheme names (dropped by the converter) are never satisfiable.
+        let sec = vec![vec!["nope".to_string()]];
+        assert_eq!(select(&sec, &s, &c), None);
+        assert_eq!(select(&[], &s, &c), None);
+    }
+
+    #[test]
+    fn apply_parts() {
+        let s = schemes();
+        let mut c = Credentials::new();
+        c.set("api_key", "k".into());
+        c.set("basic", "Aladdin:open sesame".into());
+        c.set("qkey", "q v".into());
+        c.set("ckey", "cv".into());
+        c.set("oidc", "tok".into());
+        c.set_client_credentials("cc", "id".into(), "sec".into());
+        let alt: Vec<String> = ["api_key", "basic", "qkey", "ckey", "oidc", "cc"]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+        let p = apply(&alt, &s, &c, |_| None);
+        assert_eq!(
+            p.headers,
+            vec![
+                ("X-API-Key".to_string(), "k".to_string()),
+                (
+                    "Authorization".to_string(),
+                    "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==".to_string()
+                ),
+                ("Authorization".to_string(), "Bearer tok".to_string()),
+            ]
+        );
+        assert_eq!(p.query, vec![("key".to_string(), "q v".to_string())]);
+        assert_eq!(p.cookies, vec![("sid".to_string(), "cv".to_string())]);
+        assert_eq!(p.needs_token, vec!["cc"]);
+        let p = apply(&["cc".to_string()], &s, &c, |n| {
+            (n == "cc").then(|| "T".to_string())
+        });
+        assert_eq!(
+            p.headers,
+            vec![("Authorization".to_string(), "Bearer T".to_string())]
+        );
+        assert!(
+            c.secret_strings()
+                .contains(&"QWxhZGRpbjpvcGVuIHNlc2FtZQ==".to_string())
+        );
+    }
+
+    #[test]
+    fn token_cache_and_parsing() {
+        let cache = TokenCache::default();
+        cache.put("a", "t1".into(), Some(3600));
+        assert_eq!(cache.get("a").as_deref(), Some("t1"));
+        cache.put("b", "t2".into(), Some(20)); // 20 s minus the 30 s margin: already stale
+        assert_eq!(cache.get("b"), None);
+        cache.put("c", "t3".into(), None);
+        assert_eq!(cache.get("c").as_deref(), Some("t3"));
+        cache.invalidate("a");
+        assert_eq!(cache.get("a"), None);
+
+        assert_eq!(
+            token_request_body("my id", "s&cret", &["read".into(), "write:x".into()]),
+            "grant_type=client_credentials&client_id=my+id&client_secret=s%26cret&scope=read+write%3Ax"
+        );
+        assert_eq!(
+            token_request_body("i", "s", &[]),
+            "grant_type=client_credentials&client_id=i&client_secret=s"
+        );
+        assert_eq!(
+            parse_token_response(br#"{"access_token":"x","expires_in":60}"#),
+            Ok(("x".into(), Some(60)))
+        );
+        assert_eq!(
+            parse_token_response(br#"{"access_token":"x","expires_in":"60"}"#),
+            Ok(("x".into(), Some(60)))
+        );
+        assert_eq!(
+            parse_token_response(br#"{"access_token":"x"}"#),
+            Ok(("x".into(), None))
+        );
+        assert!(parse_token_response(br#"{"error":"invalid_client"}"#).is_err());
+        assert!(parse_token_response(b"<html>").is_err());
+    }
+}

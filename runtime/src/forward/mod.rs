@@ -1,0 +1,1048 @@
+//! Forwarding: one MCP tool call → one HTTP request to the real API → one MCP tool result.
+//!
+//! * [`Forwarder::build_request`] turns a [`Route`] plus the call's arguments into a
+//!   [`BuiltRequest`] (pure; see [`request`] for the serialization rules).
+//! * [`Forwarder::call`] sends it (with credentials from [`Credentials`], optional retries and the
+//!   OAuth2 client-credentials token dance) and maps the answer with [`response::to_result`].
+//!
+//! Upstream failures never become protocol errors: they are `CallToolResult`s with
+//! `isError: true` and a sentence a model can act on. Secrets never appear in results, errors or
+//! logs (only method, path template, status and duration are logged, at debug level).
+
+pub mod auth;
+pub mod request;
+pub mod response;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::header;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value};
+use url::Url;
+
+pub use auth::Credentials;
+pub use response::{Truncation, to_result};
+
+use crate::model::{Route, SecurityScheme};
+use auth::{Cred, TokenCache};
+
+/// `openapi-mcp/<version>`.
+pub fn default_user_agent() -> String {
+    format!("openapi-mcp/{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// How requests are sent.
+#[derive(Clone, Debug)]
+pub struct ForwardOptions {
+    /// Where the API lives; route paths are appended to its path.
+    pub base_url: Url,
+    /// Whole-request timeout (connect + answer + body). Default 30 s.
+    pub timeout: Duration,
+    /// Response bodies are cut here. Default 1 MiB.
+    pub max_response_bytes: usize,
+    /// Extra attempts for idempotent requests on connection errors and 502/503/504. Default 0.
+    pub retries: u32,
+    /// Headers added to every request (`--header`). They replace same-named headers computed from
+    /// arguments, but never credentials.
+    pub static_headers: Vec<(String, String)>,
+    pub user_agent: String,
+}
+
+impl ForwardOptions {
+    pub fn new(base_url: Url) -> Self {
+        Self {
+            base_url,
+            timeout: Duration::from_secs(30),
+            max_response_bytes: 1024 * 1024,
+            retries: 0,
+            static_headers: Vec::new(),
+            user_agent: default_user_agent(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ForwardError {
+    #[error("the base URL `{url}` cannot be used: {reason}")]
+    BaseUrl { url: String, reason: String },
+    /// The value is never included: static headers often carry secrets.
+    #[error("the static header `{name}` is invalid: {reason}")]
+    StaticHeader { name: String, reason: &'static str },
+    #[error("could not create the HTTP client: {0}")]
+    Client(String),
+}
+
+/// An argument that cannot be put on the wire (or a request that would leave the API's base URL).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ArgError {
+    /// The tool argument at fault, when there is one.
+    pub arg: Option<String>,
+    pub message: String,
+}
+
+/// A request ready to send.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BuiltRequest {
+    pub method: http::Method,
+    pub url: Url,
+    /// In order; `Content-Type` is not here but in `body`.
+    pub headers: Vec<(String, String)>,
+    /// Content type and bytes.
+    pub body: Option<(String, Vec<u8>)>,
+}
+
+impl BuiltRequest {
+    /// The first header with this name (case-insensitive).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Shows no header values and no query string: they may carry credentials.
+impl fmt::Debug for BuiltRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut u = self.url.clone();
+        u.set_query(None);
+        let _ = u.set_password(None);
+        f.debug_struct("BuiltRequest")
+            .field("method", &self.method)
+            .field("url", &u.as_str())
+            .field("has_query", &self.url.query().is_some())
+            .field(
+                "headers",
+                &self
+                    .headers
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "body",
+                &self.body.as_ref().map(|(ct, b)| (ct.as_str(), b.len())),
+            )
+            .finish()
+    }
+}
+
+/// Sends tool calls to the API. Cheap to clone (shares the connection pool and token cache).
+#[derive(Clone)]
+pub struct Forwarder {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: reqwest::Client,
+    opts: ForwardOptions,
+    schemes: Vec<(String, SecurityScheme)>,
+    creds: Credentials,
+    tokens: TokenCache,
+    /// Static header values that look like credentials (scrubbed from error text).
+    static_secrets: Vec<String>,
+}
+
+impl fmt::Debug for Forwarder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Forwarder")
+            .field("base_url", &self.inner.opts.base_url.as_str())
+            .field(
+                "schemes",
+                &self
+                    .inner
+                    .schemes
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>(),
+            )
+            .field("credentials", &self.inner.creds)
+            .finish()
+    }
+}
+
+/// Cap on a token endpoint's answer.
+const TOKEN_RESPONSE_MAX: usize = 64 * 1024;
+/// Cap on a `Retry-After` wait.
+const RETRY_AFTER_MAX: Duration = Duration::from_secs(5);
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(100u64.saturating_mul(1u64 << attempt.min(10)))
+        .min(Duration::from_secs(2))
+}
+
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let secs: u64 = headers
+        .get(header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(Duration::from_secs(secs).min(RETRY_AFTER_MAX))
+}
+
+/// `scheme://host[:port]`, without credentials or path.
+fn origin_of(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+fn looks_sensitive(header_name: &str) -> bool {
+    let n = header_name.to_ascii_lowercase();
+    [
+        "auth", "key", "token", "secret", "cookie", "session", "password",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// Reads at most `max` bytes of the body; `true` when more was available.
+async fn read_capped(
+    resp: &mut reqwest::Response,
+    max: usize,
+) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = resp.chunk().await? {
+        let room = max - buf.len();
+        if chunk.len() > room {
+            buf.extend_from_slice(&chunk[..room]);
+            return Ok((buf, true));
+        }
+        buf.extend_from_slice(&chunk);
+        if buf.len() == max {
+            // Exactly at the cap: truncated only if anything follows.
+            return match resp.chunk().await {
+                Ok(Some(c)) if !c.is_empty() => Ok((buf, true)),
+                _ => Ok((buf, false)),
+            };
+        }
+    }
+    Ok((buf, false))
+}
+
+fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl Forwarder {
+    pub fn new(
+        opts: ForwardOptions,
+        schemes: Vec<(String, SecurityScheme)>,
+        creds: Credentials,
+    ) -> Result<Self, ForwardError> {
+        let base = &opts.base_url;
+        let bad = |reason: &str| ForwardError::BaseUrl {
+            url: origin_of(base),
+            reason: reason.to_string(),
+        };
+        if !matches!(base.scheme(), "http" | "https") {
+            return Err(bad("only http and https URLs are supported"));
+        }
+        if base.host().is_none() || base.cannot_be_a_base() {
+            return Err(bad("it has no host"));
+        }
+        let mut static_secrets = Vec::new();
+        for (k, v) in &opts.static_headers {
+            if http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+                return Err(ForwardError::StaticHeader {
+                    name: k.clone(),
+                    reason: "not a valid header name",
+                });
+            }
+            if http::HeaderValue::from_bytes(v.as_bytes()).is_err() {
+                return Err(ForwardError::StaticHeader {
+                    name: k.clone(),
+                    reason: "the value contains control characters",
+                });
+            }
+            if looks_sensitive(k) {
+                static_secrets.push(v.clone());
+                if let Some((_, rest)) = v.split_once(' ') {
+                    static_secrets.push(rest.to_string());
+                }
+            }
+        }
+        let client = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(opts.timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .build()
+            .map_err(|e| ForwardError::Client(e.without_url().to_string()))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                client,
+                opts,
+                schemes,
+                creds,
+                tokens: TokenCache::default(),
+                static_secrets,
+            }),
+        })
+    }
+
+    pub fn options(&self) -> &ForwardOptions {
+        &self.inner.opts
+    }
+
+    pub fn credentials(&self) -> &Credentials {
+        &self.inner.creds
+    }
+
+    /// The request for one tool call: method, URL, headers (credentials of the chosen security
+    /// alternative included; an OAuth2 client-credentials token only if already cached) and body.
+    pub fn build_request(
+        &self,
+        route: &Route,
+        args: &Map<String, Value>,
+    ) -> Result<BuiltRequest, ArgError> {
+        self.build(route, args, None)
+    }
+
+    fn build(
+        &self,
+        route: &Route,
+        args: &Map<String, Value>,
+        boundary: Option<&str>,
+    ) -> Result<BuiltRequest, ArgError> {
+        let inner = &self.inner;
+        let parts = auth::select(&route.security, &inner.schemes, &inner.creds)
+            .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, |n| inner.tokens.get(n)))
+            .unwrap_or_default();
+        let ctx = request::BuildContext {
+            base: &inner.opts.base_url,
+            user_agent: &inner.opts.user_agent,
+            static_headers: &inner.opts.static_headers,
+        };
+        request::build(&ctx, route, args, &parts, boundary)
+    }
+
+    /// Builds and sends the request for one tool call and maps the response to an MCP result.
+    /// Never panics; argument problems and upstream failures are results with `is_error = true`.
+    pub async fn call(&self, route: &Route, args: &Map<String, Value>) -> CallToolResult {
+        let started = Instant::now();
+        let (result, status) = self.call_inner(route, args).await;
+        tracing::debug!(
+            method = route.method.as_str(),
+            path = %route.path,
+            status = status.map(i64::from).unwrap_or(-1),
+            ms = started.elapsed().as_millis() as u64,
+            "forwarded tool call"
+        );
+        self.scrub(result)
+    }
+
+    /// Client-credentials schemes of the security alternative chosen for `route`.
+    fn client_credential_schemes(&self, route: &Route) -> Vec<String> {
+        let inner = &self.inner;
+        let Some(alt) = auth::select(&route.security, &inner.schemes, &inner.creds) else {
+            return Vec::new();
+        };
+        alt.iter()
+            .filter(|name| {
+                inner.schemes.iter().any(|(n, s)| {
+                    n == *name && matches!(inner.creds.cred(n, s), Some(Cred::Client { .. }))
+                })
+            })
+            .cloned()
+            .collect()
+    }
+
+    async fn call_inner(
+        &self,
+        route: &Route,
+        args: &Map<String, Value>,
+    ) -> (CallToolResult, Option<u16>) {
+        let inner = &self.inner;
+        let opts = &inner.opts;
+        let cc = self.client_credential_schemes(route);
+        let idempotent = route.method.is_idempotent();
+        let mut attempt = 0u32;
+        let mut refreshed = false;
+        loop {
+            for name in &cc {
+                if let Err(msg) = self.ensure_token(name, false).await {
+                    return (error_result(msg), None);
+                }
+            }
+            let built = match self.build(route, args, None) {
+                Ok(b) => b,
+                Err(e) => return (error_result(format!("invalid arguments: {e}")), None),
+            };
+            let origin = origin_of(&built.url);
+            let host = built.url.host_str().unwrap_or("").to_string();
+            let resource_path = built.url.path().to_string();
+            match self.send(&built).await {
+                Ok(mut resp) => {
+                    let status = resp.status();
+                    if status == http::StatusCode::UNAUTHORIZED && !cc.is_empty() && !refreshed {
+                        refreshed = true;
+                        drop(resp);
+                        for name in &cc {
+                            inner.tokens.invalidate(name);
+                        }
+                        continue;
+                    }
+                    if idempotent && attempt < opts.retries && matches!(status.as_u16(), 502..=504)
+                    {
+                        let delay = retry_after(resp.headers()).unwrap_or_else(|| backoff(attempt));
+                        drop(resp);
+                        tokio::time::sleep(delay).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    let headers = resp.headers().clone();
+                    let total = resp.content_length();
+                    return match read_capped(&mut resp, opts.max_response_bytes).await {
+                        Ok((body, cut)) => {
+                            let t = cut.then_some(match total {
+                                Some(n) if n > body.len() as u64 => Truncation::Of(n),
+                                _ => Truncation::Unknown,
+                            });
+                            (
+                                to_result(status, &headers, &body, t, route, &resource_path),
+                                Some(status.as_u16()),
+                            )
+                        }
+                        Err(e) => {
+                            let msg = response::transport_error(e, &origin, &host, opts.timeout);
+                            (
+                                error_result(format!(
+                                    "HTTP {}: reading the response failed: {msg}",
+                                    status.as_u16()
+                                )),
+                                Some(status.as_u16()),
+                            )
+                        }
+                    };
+                }
+                Err(e) => {
+                    if idempotent && attempt < opts.retries && e.is_connect() {
+                        tokio::time::sleep(backoff(attempt)).await;
+                        attempt += 1;
+                        continue;
+                    }
+                    return (
+                        error_result(response::transport_error(e, &origin, &host, opts.timeout)),
+                        None,
+                    );
+                }
+            }
+        }
+    }
+
+    async fn send(&self, built: &BuiltRequest) -> Result<reqwest::Response, reqwest::Error> {
+        let mut rb = self
+            .inner
+            .client
+            .request(built.method.clone(), built.url.clone());
+        for (k, v) in &built.headers {
+            // `from_bytes` (unlike `from_str`) accepts UTF-8 (obs-text) in values; control
+            // characters were rejected when the request was built.
+            match (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                http::HeaderValue::from_bytes(v.as_bytes()),
+            ) {
+                (Ok(name), Ok(value)) => rb = rb.header(name, value),
+                _ => tracing::debug!(header = %k, "skipping an invalid header"),
+            }
+        }
+        if let Some((ct, body)) = &built.body {
+            rb = rb
+                .header(header::CONTENT_TYPE, ct.as_str())
+                .body(body.clone());
+        }
+        rb.send().await
+    }
+
+    /// Makes sure a client-credentials token for `scheme` is cached (fetching one if needed).
+    async fn ensure_token(&self, scheme: &str, force: bool) -> Result<(), String> {
+        let inner = &self.inner;
+        if !force && inner.tokens.get(scheme).is_some() {
+            return Ok(());
+        }
+        let _guard = inner.tokens.fetch_lock.lock().await;
+        if !force && inner.tokens.get(scheme).is_some() {
+            return Ok(());
+        }
+        let Some((_, s)) = inner.schemes.iter().find(|(n, _)| n == scheme) else {
+            return Err(format!("unknown security scheme `{scheme}`"));
+        };
+        let (
+            SecurityScheme::OAuth2ClientCredentials { token_url, scopes },
+            Some(Cred::Client { id, secret }),
+        ) = (s, inner.creds.cred(scheme, s))
+        else {
+            return Err(format!(
+                "security scheme `{scheme}` has no OAuth2 client credentials"
+            ));
+        };
+        let what =
+            format!("could not obtain an OAuth2 access token for security scheme `{scheme}`");
+        let url = match Url::parse(token_url) {
+            Ok(u) => u,
+            Err(url::ParseError::RelativeUrlWithoutBase) => inner
+                .opts
+                .base_url
+                .join(token_url)
+                .map_err(|e| format!("{what}: the token URL `{token_url}` is invalid ({e})"))?,
+            Err(e) => {
+                return Err(format!(
+                    "{what}: the token URL `{token_url}` is invalid ({e})"
+                ));
+            }
+        };
+        let shown = {
+            let mut u = url.clone();
+            u.set_query(None);
+            let _ = u.set_password(None);
+            let _ = u.set_username("");
+            u.to_string()
+        };
+        let body = auth::token_request_body(id, secret, scopes);
+        let sent = inner
+            .client
+            .post(url.clone())
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json")
+            .header(header::USER_AGENT, inner.opts.user_agent.as_str())
+            .body(body)
+            .send()
+            .await;
+        let mut resp = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                let host = url.host_str().unwrap_or("").to_string();
+                return Err(format!(
+                    "{what} from {shown}: {}",
+                    response::transport_error(e, &origin_of(&url), &host, inner.opts.timeout)
+                ));
+            }
+        };
+        let status = resp.status();
+        let (bytes, _) = read_capped(&mut resp, TOKEN_RESPONSE_MAX)
+            .await
+            .map_err(|e| {
+                format!(
+                    "{what} from {shown}: reading the answer failed ({})",
+                    e.without_url()
+                )
+            })?;
+        if !status.is_success() {
+            let text = String::from_utf8_lossy(&bytes);
+            let snippet: String = text.chars().take(500).collect();
+            return Err(format!(
+                "{what}: the token endpoint {shown} answered HTTP {} {}\n{snippet}",
+                status.as_u16(),
+                status.canonical_reason().unwrap_or("")
+            ));
+        }
+        let (token, expires_in) =
+            auth::parse_token_response(&bytes).map_err(|e| format!("{what} from {shown}: {e}"))?;
+        inner.tokens.put(scheme, token, expires_in);
+        Ok(())
+    }
+
+    /// Replaces any secret found in an error result's text with `[redacted]`.
+    fn scrub(&self, mut result: CallToolResult) -> CallToolResult {
+        if result.is_error != Some(true) {
+            return result;
+        }
+        let inner = &self.inner;
+        let mut secrets = inner.creds.secret_strings();
+        secrets.extend(inner.tokens.all_tokens());
+        secrets.extend(inner.static_secrets.iter().cloned());
+        secrets.retain(|s| s.len() >= 4);
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        for block in &mut result.content {
+            if let ContentBlock::Text(t) = block {
+                for s in &secrets {
+                    if t.text.contains(s.as_str()) {
+                        t.text = t.text.replace(s.as_str(), "[redacted]");
+                    }
+                }
+            }
+        }
+        result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use serde_json::json;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+    use crate::model::{
+        ApiKeyLocation, ArgBinding, ArgLocation, BodyBinding, BodyKind, HttpMethod, OutputShape,
+        PathStyle,
+    };
+
+    type Handler = Arc<dyn Fn(&str) -> Vec<u8> + Send + Sync>;
+
+    /// A tiny HTTP/1.1 server on 127.0.0.1: each connection gets one canned answer from `handler`
+    /// (given the raw request text) and is closed. Requests are recorded.
+    async fn serve(handler: Handler) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let handler = handler.clone();
+                let seen = seen2.clone();
+                tokio::spawn(async move {
+                    let mut buf = Vec::new();
+                    let mut tmp = [0u8; 4096];
+                    loop {
+                        let Ok(n) = sock.read(&mut tmp).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        buf.extend_from_slice(&tmp[..n]);
+                        let text = String::from_utf8_lossy(&buf).to_string();
+                        if let Some(end) = text.find("\r\n\r\n") {
+                            let len = text[..end]
+                                .lines()
+                                .find_map(|l| {
+                                    let (k, v) = l.split_once(':')?;
+                                    k.eq_ignore_ascii_case("content-length")
+                                        .then(|| v.trim().parse::<usize>().ok())
+                                        .flatten()
+                                })
+                                .unwrap_or(0);
+                            if buf.len() >= end + 4 + len {
+                                break;
+                            }
+                        }
+                    }
+                    let req = String::from_utf8_lossy(&buf).to_string();
+                    let answer = handler(&req);
+                    seen.lock().expect("lock").push(req);
+                    let _ = sock.write_all(&answer).await;
+                    let _ = sock.shutdown().await;
+                });
+            }
+        });
+        (addr, seen)
+    }
+
+    fn http(status: &str, ct: &str, body: &str) -> Vec<u8> {
+        format!("HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len())
+            .into_bytes()
+    }
+
+    fn opts(addr: SocketAddr) -> ForwardOptions {
+        ForwardOptions::new(Url::parse(&format!("http://{addr}/api")).expect("url"))
+    }
+
+    fn get_pet() -> Route {
+        Route {
+            method: HttpMethod::Get,
+            path: "/pets/{petId}".into(),
+            server: None,
+            args: vec![
+                ArgBinding {
+                    arg: "petId".into(),
+                    wire: "petId".into(),
+                    location: ArgLocation::Path {
+                        style: PathStyle::Simple,
+                        explode: false,
+                    },
+                    required: true,
+                    content_type: None,
+                },
+                ArgBinding {
+                    arg: "X-Trace".into(),
+                    wire: "X-Trace".into(),
+                    location: ArgLocation::Header { explode: false },
+                    required: false,
+                    content_type: None,
+                },
+            ],
+            body: None,
+            accept: Some("application/json".into()),
+            security: vec![vec!["key".into()]],
+            output: OutputShape::Object,
+        }
+    }
+
+    fn key_scheme() -> Vec<(String, SecurityScheme)> {
+        vec![(
+            "key".into(),
+            SecurityScheme::ApiKey {
+                name: "X-Api-Key".into(),
+                location: ApiKeyLocation::Header,
+            },
+        )]
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    fn text(r: &CallToolResult) -> String {
+        r.content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.clone())
+            .unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn end_to_end_json_call() {
+        let (addr, seen) = serve(Arc::new(|_req: &str| {
+            http("200 OK", "application/json", r#"{"id":7,"name":"Rex"}"#)
+        }))
+        .await;
+        let mut creds = Credentials::new();
+        creds.set("key", "sekret-key".into());
+        let f = Forwarder::new(opts(addr), key_scheme(), creds).expect("forwarder");
+        let a = args(json!({"petId": "a/b", "X-Trace": "tëst"}));
+
+        let built = f.build_request(&get_pet(), &a).expect("build");
+        assert_eq!(built.url.as_str(), format!("http://{addr}/api/pets/a%2Fb"));
+        assert_eq!(built.header("X-Api-Key"), Some("sekret-key"));
+
+        let r = f.call(&get_pet(), &a).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(r.structured_content, Some(json!({"id": 7, "name": "Rex"})));
+        assert_eq!(text(&r), r#"{"id":7,"name":"Rex"}"#);
+        let req = seen.lock().expect("lock")[0].clone();
+        assert!(req.starts_with("GET /api/pets/a%2Fb HTTP/1.1\r\n"), "{req}");
+        let lower = req.to_ascii_lowercase();
+        assert!(lower.contains("\r\nx-api-key: sekret-key\r\n"), "{req}");
+        assert!(lower.contains("\r\nx-trace: tëst\r\n"), "{req}");
+        assert!(lower.contains("\r\naccept: application/json\r\n"), "{req}");
+        assert!(
+            lower.contains(&format!(
+                "\r\nuser-agent: openapi-mcp/{}\r\n",
+                env!("CARGO_PKG_VERSION")
+            )),
+            "{req}"
+        );
+
+        // Argument errors are results, not panics.
+        let r = f.call(&get_pet(), &args(json!({"X-Trace": "x"}))).await;
+        assert_eq!(r.is_error, Some(true));
+        assert!(text(&r).contains("petId"), "{}", text(&r));
+    }
+
+    #[tokio::test]
+    async fn end_to_end_post_body_and_errors() {
+        let (addr, seen) = serve(Arc::new(|req: &str| {
+            if req.starts_with("POST") {
+                http("404 Not Found", "application/json", r#"{"error":"no such owner","key":"sekret-key"}"#)
+            } else {
+                b"HTTP/1.1 302 Found\r\nLocation: http://elsewhere.example/\r\nContent-Length: 0\r\n\r\n".to_vec()
+            }
+        }))
+        .await;
+        let mut creds = Credentials::new();
+        creds.set("key", "sekret-key".into());
+        let f = Forwarder::new(opts(addr), key_scheme(), creds).expect("forwarder");
+        let route = Route {
+            method: HttpMethod::Post,
+            path: "/pets".into(),
+            server: None,
+            args: vec![ArgBinding {
+                arg: "name".into(),
+                wire: "name".into(),
+                location: ArgLocation::BodyField,
+                required: true,
+                content_type: None,
+            }],
+            body: Some(BodyBinding {
+                kind: BodyKind::Json,
+                content_type: "application/json".into(),
+                required: true,
+                flattened: true,
+                encoding: vec![],
+            }),
+            accept: None,
+            security: vec![vec!["key".into()]],
+            output: OutputShape::None,
+        };
+        let r = f.call(&route, &args(json!({"name": "Rex"}))).await;
+        assert_eq!(r.is_error, Some(true));
+        // The API echoed the key: it's scrubbed.
+        assert_eq!(
+            text(&r),
+            "HTTP 404 Not Found\n{\n  \"error\": \"no such owner\",\n  \"key\": \"[redacted]\"\n}"
+        );
+        let req = seen.lock().expect("lock")[0].clone();
+        assert!(
+            req.to_ascii_lowercase()
+                .contains("content-type: application/json\r\n"),
+            "{req}"
+        );
+        assert!(req.ends_with("\r\n\r\n{\"name\":\"Rex\"}"), "{req}");
+
+        let r = f.call(&get_pet(), &args(json!({"petId": 1}))).await;
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            text(&r),
+            "HTTP 302 Found: the API redirected to http://elsewhere.example/; redirects are not followed."
+        );
+    }
+
+    #[tokio::test]
+    async fn truncation_retries_and_transport_errors() {
+        let hits = Arc::new(AtomicUsize::new(0));
+        let h2 = hits.clone();
+        let (addr, _) = serve(Arc::new(move |req: &str| {
+            if req.contains("/big") {
+                return http("200 OK", "text/plain", &"x".repeat(100));
+            }
+            if h2.fetch_add(1, Ordering::SeqCst) == 0 {
+                b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n"
+                    .to_vec()
+            } else {
+                http("200 OK", "application/json", r#"{"ok":true}"#)
+            }
+        }))
+        .await;
+        let mut o = opts(addr);
+        o.max_response_bytes = 64;
+        o.retries = 2;
+        let f = Forwarder::new(o, vec![], Credentials::new()).expect("forwarder");
+        let mut big = get_pet();
+        big.path = "/big".into();
+        big.output = OutputShape::None;
+        let r = f.call(&big, &Map::new()).await;
+        assert_eq!(r.is_error, Some(false));
+        assert_eq!(
+            text(&r),
+            format!(
+                "{}\n[response truncated: 64 of 100 bytes shown]",
+                "x".repeat(64)
+            )
+        );
+
+        let r = f.call(&get_pet(), &args(json!({"petId": 1}))).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(hits.load(Ordering::SeqCst), 2);
+
+        // Connection refused (a port nobody listens on).
+        let free = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = free.local_addr().expect("addr").port();
+        drop(free);
+        let f = Forwarder::new(
+            ForwardOptions::new(Url::parse(&format!("http://127.0.0.1:{port}")).expect("url")),
+            vec![],
+            Credentials::new(),
+        )
+        .expect("forwarder");
+        let r = f.call(&get_pet(), &args(json!({"petId": 1}))).await;
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(
+            text(&r),
+            format!(
+                "could not connect to http://127.0.0.1:{port}: connection refused; is the API running and is --base-url right?"
+            )
+        );
+
+        // Timeout: a server that never answers.
+        let silent = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let saddr = silent.local_addr().expect("addr");
+        let keep = tokio::spawn(async move {
+            let mut socks = Vec::new();
+            while let Ok((s, _)) = silent.accept().await {
+                socks.push(s);
+            }
+        });
+        let mut o = opts(saddr);
+        o.timeout = Duration::from_millis(300);
+        let f = Forwarder::new(o, vec![], Credentials::new()).expect("forwarder");
+        let r = f.call(&get_pet(), &args(json!({"petId": 1}))).await;
+        assert_eq!(
+            text(&r),
+            "the API did not answer within 300 ms (timeout); the request may or may not have been applied"
+        );
+        keep.abort();
+    }
+
+    #[tokio::test]
+    async fn oauth2_client_credentials_fetch_cache_refresh() {
+        let token_calls = Arc::new(AtomicUsize::new(0));
+        let tc = token_calls.clone();
+        let (addr, seen) = serve(Arc::new(move |req: &str| {
+            if req.starts_with("POST /oauth/token") {
+                let n = tc.fetch_add(1, Ordering::SeqCst) + 1;
+                return http(
+                    "200 OK",
+                    "application/json",
+                    &format!(
+                        r#"{{"access_token":"tok{n}","token_type":"Bearer","expires_in":3600}}"#
+                    ),
+                );
+            }
+            if req.contains("authorization: Bearer tok1\r\n")
+                || req.contains("Authorization: Bearer tok1\r\n")
+            {
+                return http(
+                    "401 Unauthorized",
+                    "application/json",
+                    r#"{"error":"expired"}"#,
+                );
+            }
+            if req
+                .to_ascii_lowercase()
+                .contains("authorization: bearer tok2\r\n")
+            {
+                return http("200 OK", "application/json", r#"{"id":1}"#);
+            }
+            http("403 Forbidden", "text/plain", "no token")
+        }))
+        .await;
+        let schemes = vec![(
+            "oauth".to_string(),
+            SecurityScheme::OAuth2ClientCredentials {
+                token_url: format!("http://{addr}/oauth/token"),
+                scopes: vec!["read".into(), "write".into()],
+            },
+        )];
+        let creds = Credentials::from_env(&schemes, |k| match k {
+            "OPENAPI_MCP_OAUTH_CLIENT_ID" => Some("my-client".into()),
+            "OPENAPI_MCP_OAUTH_CLIENT_SECRET" => Some("cl1ent-s3cret".into()),
+            _ => None,
+        });
+        let f = Forwarder::new(opts(addr), schemes, creds).expect("forwarder");
+        let mut route = get_pet();
+        route.security = vec![vec!["oauth".into()]];
+
+        // Before any call, build_request has no token to add.
+        assert_eq!(
+            f.build_request(&route, &args(json!({"petId": 1})))
+                .expect("build")
+                .header("authorization"),
+            None
+        );
+
+        let r = f.call(&route, &args(json!({"petId": 1}))).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(
+            token_calls.load(Ordering::SeqCst),
+            2,
+            "fetched, then refreshed after the 401"
+        );
+        let r = f.call(&route, &args(json!({"petId": 2}))).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        assert_eq!(token_calls.load(Ordering::SeqCst), 2, "cached token reused");
+        assert_eq!(
+            f.build_request(&route, &args(json!({"petId": 1})))
+                .expect("build")
+                .header("authorization"),
+            Some("Bearer tok2")
+        );
+
+        let reqs = seen.lock().expect("lock").clone();
+        let token_req = reqs
+            .iter()
+            .find(|r| r.starts_with("POST /oauth/token"))
+            .expect("token request");
+        assert!(
+            token_req
+                .to_ascii_lowercase()
+                .contains("content-type: application/x-www-form-urlencoded\r\n")
+        );
+        assert!(
+            token_req.ends_with("\r\n\r\ngrant_type=client_credentials&client_id=my-client&client_secret=cl1ent-s3cret&scope=read+write"),
+            "{token_req}"
+        );
+        assert_eq!(
+            reqs.iter()
+                .filter(|r| r.starts_with("GET /api/pets/"))
+                .count(),
+            3
+        );
+    }
+
+    #[tokio::test]
+    async fn oauth2_token_endpoint_failure_is_reported_without_secret() {
+        let (addr, _) = serve(Arc::new(|_req: &str| {
+            http(
+                "400 Bad Request",
+                "application/json",
+                r#"{"error":"invalid_client","got":"cl1ent-s3cret"}"#,
+            )
+        }))
+        .await;
+        let schemes = vec![(
+            "oauth".to_string(),
+            SecurityScheme::OAuth2ClientCredentials {
+                token_url: "/oauth/token".into(),
+                scopes: vec![],
+            },
+        )];
+        let mut creds = Credentials::new();
+        creds.set_client_credentials("oauth", "id".into(), "cl1ent-s3cret".into());
+        let f = Forwarder::new(opts(addr), schemes, creds).expect("forwarder");
+        let mut route = get_pet();
+        route.security = vec![vec!["oauth".into()]];
+        let r = f.call(&route, &args(json!({"petId": 1}))).await;
+        assert_eq!(r.is_error, Some(true));
+        let t = text(&r);
+        assert!(
+            t.starts_with("could not obtain an OAuth2 access token for security scheme `oauth`"),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!("http://{addr}/oauth/token")) && t.contains("HTTP 400 Bad Request"),
+            "{t}"
+        );
+        assert!(!t.contains("cl1ent-s3cret"), "{t}");
+    }
+
+    #[test]
+    fn call_future_is_send() {
+        fn assert_send<T: Send>(_: &T) {}
+        let f = Forwarder::new(
+            ForwardOptions::new(Url::parse("http://127.0.0.1:1").expect("url")),
+            vec![],
+            Credentials::new(),
+        )
+        .expect("forwarder");
+        let route = get_pet();
+        let a = Map::new();
+        let fut = f.call(&route, &a);
+        assert_send(&fut);
+    }
+
+    #[test]
+    fn options_and_constructor_checks() {
+        let o = ForwardOptions::new(Url::parse("https://api.example.com").expect("url"));
+        assert_eq!(o.timeout, Duration::from_secs(30));
+        assert_eq!(o.max_response_bytes, 1 << 20);
+        assert_eq!(o.retries, 0);
+        assert!(o.user_agent.starts_with("openapi-mcp/"));
+        let mut bad = o.clone();
+        bad.static_headers = vec![("X-Bad".into(), "a\r\nb: secret".into())];
+        let e = Forwarder::new(bad, vec![], Credentials::new()).expect_err("bad header");
+        assert!(!e.to_string().contains("secret"), "{e}");
+        let ftp = ForwardOptions::new(Url::parse("ftp://x/").expect("url"));
+        assert!(Forwarder::new(ftp, vec![], Credentials::new()).is_err());
+        assert_eq!(backoff(0), Duration::from_millis(100));
+        assert_eq!(backoff(3), Duration::from_millis(800));
+        assert_eq!(backoff(20), Duration::from_secs(2));
+        let mut h = http::HeaderMap::new();
+        h.insert(header::RETRY_AFTER, http::HeaderValue::from_static("120"));
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(5)));
+    }
+}

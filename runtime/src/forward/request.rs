@@ -1,0 +1,1841 @@
+//! Tool arguments → HTTP request (pure: no I/O).
+//!
+//! Serialization follows the OpenAPI 3.0 style rules (the `color` table of the spec):
+//! path parameters are percent-encoded as RFC 3986 path segments (everything but unreserved
+//! characters), query parameters likewise (space = `%20`), header values are sent raw but must not
+//! contain control characters, cookie values get `;`, `,`, space, `"`, `\` and `%`
+//! percent-encoded. `application/x-www-form-urlencoded` rules are used only for form bodies.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use base64::Engine as _;
+use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
+use serde_json::{Map, Value};
+use url::Url;
+
+use super::auth::AuthParts;
+use super::{ArgError, BuiltRequest};
+use crate::model::{
+    ArgBinding, ArgLocation, BodyBinding, BodyKind, PartEncoding, PathStyle, QueryStyle, Route,
+};
+
+/// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
+const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+/// `allowReserved`: reserved characters pass, except `#` (it would end the query and turn the
+/// rest of the URL into a fragment that is never sent) and `%` (handled separately: only valid
+/// `%XX` triples pass).
+const RESERVED_OK: &AsciiSet = &UNRESERVED
+    .remove(b':')
+    .remove(b'/')
+    .remove(b'?')
+    .remove(b'[')
+    .remove(b']')
+    .remove(b'@')
+    .remove(b'!')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'(')
+    .remove(b')')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b',')
+    .remove(b';')
+    .remove(b'=');
+/// Cookie values: controls, space, `"`, `,`, `;`, `\`, `%` and non-ASCII.
+const COOKIE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b',')
+    .add(b';')
+    .add(b'\\')
+    .add(b'%')
+    .add(0x7f);
+/// Characters of a path template's literal text that the URL parser would encode anyway.
+const TEMPLATE_LITERAL: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+fn enc(s: &str) -> String {
+    utf8_percent_encode(s, UNRESERVED).to_string()
+}
+
+fn enc_reserved(s: &str) -> String {
+    // Valid percent-encoded triples pass through unchanged; any other `%` is encoded.
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    let mut start = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            out.push_str(&utf8_percent_encode(&s[start..i], RESERVED_OK).to_string());
+            let triple = i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit();
+            if triple {
+                out.push_str(&s[i..i + 3]);
+                i += 3;
+            } else {
+                out.push_str("%25");
+                i += 1;
+            }
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&utf8_percent_encode(&s[start..], RESERVED_OK).to_string());
+    out
+}
+
+fn enc_form(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+fn enc_cookie(s: &str) -> String {
+    utf8_percent_encode(s, COOKIE).to_string()
+}
+
+/// A primitive as text: strings raw, numbers as JSON number text, booleans, null → empty.
+/// Arrays and objects (nested inside a parameter) become compact JSON.
+fn prim(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn is_json_media(ct: &str) -> bool {
+    let e = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    e == "application/json" || e.ends_with("+json") || e == "text/json"
+}
+
+/// A parameter value after `content` serialization: parameters declared with a JSON media type are
+/// sent as compact JSON text.
+fn effective<'v>(b: &ArgBinding, v: &'v Value) -> std::borrow::Cow<'v, Value> {
+    match &b.content_type {
+        Some(ct) if is_json_media(ct) => std::borrow::Cow::Owned(Value::String(v.to_string())),
+        Some(_) if !v.is_string() => std::borrow::Cow::Owned(Value::String(v.to_string())),
+        _ => std::borrow::Cow::Borrowed(v),
+    }
+}
+
+fn arg_err(b: &ArgBinding, msg: impl std::fmt::Display) -> ArgError {
+    ArgError {
+        arg: Some(b.arg.clone()),
+        message: format!(
+            "argument `{}` ({} `{}`): {msg}",
+            b.arg,
+            b.location.label(),
+            b.wire
+        ),
+    }
+}
+
+// ---------------------------------------------------------------- path
+
+fn expand_path(name: &str, v: &Value, style: PathStyle, explode: bool) -> String {
+    match (style, v) {
+        (PathStyle::Simple, Value::Array(a)) => a
+            .iter()
+            .map(|x| enc(&prim(x)))
+            .collect::<Vec<_>>()
+            .join(","),
+        (PathStyle::Simple, Value::Object(o)) => join_object(o, explode, "=", ",", enc),
+        (PathStyle::Simple, v) => enc(&prim(v)),
+        // RFC 6570 `{.list}` / `{.list*}` (OAS 3.1.1 corrected 3.0's example table to match).
+        (PathStyle::Label, Value::Array(a)) => {
+            format!(
+                ".{}",
+                a.iter()
+                    .map(|x| enc(&prim(x)))
+                    .collect::<Vec<_>>()
+                    .join(if explode { "." } else { "," })
+            )
+        }
+        (PathStyle::Label, Value::Object(o)) => {
+            format!(
+                ".{}",
+                join_object(o, explode, "=", if explode { "." } else { "," }, enc)
+            )
+        }
+        (PathStyle::Label, v) => format!(".{}", enc(&prim(v))),
+        (PathStyle::Matrix, Value::Array(a)) if explode => a
+            .iter()
+            .map(|x| format!(";{}={}", enc(name), enc(&prim(x))))
+            .collect(),
+        (PathStyle::Matrix, Value::Array(a)) => {
+            format!(
+                ";{}={}",
+                enc(name),
+                a.iter()
+                    .map(|x| enc(&prim(x)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        }
+        (PathStyle::Matrix, Value::Object(o)) if explode => {
+            format!(";{}", join_object(o, true, "=", ";", enc))
+        }
+        (PathStyle::Matrix, Value::Object(o)) => {
+            format!(";{}={}", enc(name), join_object(o, false, "=", ",", enc))
+        }
+        (PathStyle::Matrix, Value::Null) => format!(";{}", enc(name)),
+        (PathStyle::Matrix, v) => format!(";{}={}", enc(name), enc(&prim(v))),
+    }
+}
+
+/// `k,v,k2,v2` (explode false, `flat_sep` between everything) or `k=v<sep>k2=v2` (explode true).
+fn join_object(
+    o: &Map<String, Value>,
+    explode: bool,
+    kv: &str,
+    sep: &str,
+    e: fn(&str) -> String,
+) -> String {
+    if explode {
+        o.iter()
+            .map(|(k, v)| format!("{}{kv}{}", e(k), e(&prim(v))))
+            .collect::<Vec<_>>()
+            .join(sep)
+    } else {
+        o.iter()
+            .flat_map(|(k, v)| [e(k), e(&prim(v))])
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+}
+
+fn is_dot_segment(seg: &str) -> bool {
+    matches!(
+        seg.to_ascii_lowercase().as_str(),
+        "." | ".." | "%2e" | ".%2e" | "%2e." | "%2e%2e"
+    )
+}
+
+/// The route's path with its parameters substituted. Every `/`-separated segment that contains a
+/// parameter must come out non-empty and must not be a dot segment (`.`, `..` or their `%2E`
+/// spellings, which URL parsers resolve, moving the request to another resource).
+fn build_path(route: &Route, args: &Map<String, Value>) -> Result<String, ArgError> {
+    let mut out = String::new();
+    let template = if route.path.starts_with('/') {
+        route.path.clone()
+    } else {
+        format!("/{}", route.path)
+    };
+    for (i, seg) in template.split('/').enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        let mut built = String::new();
+        let mut used: Vec<&ArgBinding> = Vec::new();
+        let mut rest = seg;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| c + open) else {
+                break;
+            };
+            built.push_str(&utf8_percent_encode(&rest[..open], TEMPLATE_LITERAL).to_string());
+            let name = &rest[open + 1..close];
+            let (binding, style, explode) = route
+                .args
+                .iter()
+                .find_map(|b| match b.location {
+                    ArgLocation::Path { style, explode } if b.wire == name => {
+                        Some((b, style, explode))
+                    }
+                    _ => None,
+                })
+                .ok_or_else(|| ArgError {
+                    arg: None,
+                    message: format!(
+                        "path template variable `{{{name}}}` has no matching argument"
+                    ),
+                })?;
+            let value = args
+                .get(&binding.arg)
+                .ok_or_else(|| arg_err(binding, "missing (path parameters are required)"))?;
+            let value = effective(binding, value);
+            built.push_str(&expand_path(name, &value, style, explode));
+            used.push(binding);
+            rest = &rest[close + 1..];
+        }
+        built.push_str(&utf8_percent_encode(rest, TEMPLATE_LITERAL).to_string());
+        if let Some(b) = used.first() {
+            if built.is_empty() {
+                return Err(arg_err(
+                    b,
+                    "is empty; an empty path segment would address a different resource",
+                ));
+            }
+            if is_dot_segment(&built) {
+                return Err(arg_err(
+                    b,
+                    format!(
+                        "makes the path segment `{built}`, a dot segment that URL resolution would remove (path traversal); refused"
+                    ),
+                ));
+            }
+        }
+        out.push_str(&built);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- query
+
+fn expand_query(
+    name: &str,
+    v: &Value,
+    style: QueryStyle,
+    explode: bool,
+    allow_reserved: bool,
+    out: &mut Vec<String>,
+) {
+    let ev: fn(&str) -> String = if allow_reserved { enc_reserved } else { enc };
+    let n = enc(name);
+    match v {
+        Value::Null => {}
+        Value::Array(a) if a.is_empty() => {}
+        Value::Object(o) if o.is_empty() => {}
+        Value::Array(a) => {
+            let delim = match style {
+                _ if explode => None,
+                QueryStyle::Form | QueryStyle::DeepObject => Some(","),
+                QueryStyle::SpaceDelimited => Some("%20"),
+                QueryStyle::PipeDelimited => Some("|"),
+            };
+            match delim {
+                None => out.extend(a.iter().map(|x| format!("{n}={}", ev(&prim(x))))),
+                Some(d) => out.push(format!(
+                    "{n}={}",
+                    a.iter().map(|x| ev(&prim(x))).collect::<Vec<_>>().join(d)
+                )),
+            }
+        }
+        Value::Object(o) => match style {
+            QueryStyle::DeepObject => deep_object(&n, o, ev, out),
+            _ if explode => out.extend(
+                o.iter()
+                    .map(|(k, x)| format!("{}={}", enc(k), ev(&prim(x)))),
+            ),
+            QueryStyle::Form => out.push(format!("{n}={}", join_object(o, false, "", ",", ev))),
+            QueryStyle::SpaceDelimited => {
+                out.push(format!("{n}={}", join_object(o, false, "", "%20", ev)))
+            }
+            QueryStyle::PipeDelimited => {
+                out.push(format!("{n}={}", join_object(o, false, "", "|", ev)))
+            }
+        },
+        v => out.push(format!("{n}={}", ev(&prim(v)))),
+    }
+}
+
+/// `prefix[k]=v`, recursing into nested objects (`prefix[a][b]=v`); arrays repeat the key
+/// (`prefix[a]=1&prefix[a]=2`). `prefix` is already encoded.
+fn deep_object(
+    prefix: &str,
+    o: &Map<String, Value>,
+    ev: fn(&str) -> String,
+    out: &mut Vec<String>,
+) {
+    for (k, v) in o {
+        let key = format!("{prefix}[{}]", enc(k));
+        match v {
+            Value::Null => {}
+            Value::Object(inner) => deep_object(&key, inner, ev, out),
+            Value::Array(a) => out.extend(a.iter().map(|x| format!("{key}={}", ev(&prim(x))))),
+            v => out.push(format!("{key}={}", ev(&prim(v)))),
+        }
+    }
+}
+
+// ---------------------------------------------------------------- headers and cookies
+
+fn check_header_value(b: &ArgBinding, s: &str) -> Result<(), ArgError> {
+    if s.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(arg_err(
+            b,
+            "contains a control character (CR, LF, ...), which is not allowed in an HTTP header",
+        ));
+    }
+    Ok(())
+}
+
+fn expand_header(v: &Value, explode: bool) -> String {
+    let id: fn(&str) -> String = str::to_string;
+    match v {
+        Value::Array(a) => a.iter().map(prim).collect::<Vec<_>>().join(","),
+        Value::Object(o) => join_object(o, explode, "=", ",", id),
+        v => prim(v),
+    }
+}
+
+fn expand_cookie(
+    b: &ArgBinding,
+    v: &Value,
+    explode: bool,
+    out: &mut Vec<String>,
+) -> Result<(), ArgError> {
+    let check = |s: &str| -> Result<(), ArgError> {
+        if s.contains(['\r', '\n']) {
+            Err(arg_err(
+                b,
+                "contains CR or LF, which is not allowed in a cookie",
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let name = &b.wire;
+    match v {
+        Value::Null => {}
+        Value::Array(a) => {
+            for x in a {
+                check(&prim(x))?;
+            }
+            if explode {
+                out.extend(a.iter().map(|x| format!("{name}={}", enc_cookie(&prim(x)))));
+            } else {
+                out.push(format!(
+                    "{name}={}",
+                    a.iter()
+                        .map(|x| enc_cookie(&prim(x)))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+        Value::Object(o) => {
+            for (k, x) in o {
+                check(k)?;
+                check(&prim(x))?;
+            }
+            if explode {
+                out.extend(
+                    o.iter()
+                        .map(|(k, x)| format!("{}={}", enc_cookie(k), enc_cookie(&prim(x)))),
+                );
+            } else {
+                out.push(format!(
+                    "{name}={}",
+                    join_object(o, false, "", ",", enc_cookie)
+                ));
+            }
+        }
+        v => {
+            let s = prim(v);
+            check(&s)?;
+            out.push(format!("{name}={}", enc_cookie(&s)));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- bodies
+
+fn encoding_of<'e>(binding: &'e BodyBinding, wire: &str) -> Option<&'e PartEncoding> {
+    binding.encoding.iter().find(|e| e.name == wire)
+}
+
+/// The first concrete media type of an encoding `contentType` list (`image/png, image/jpeg`);
+/// wildcards yield `None`.
+fn concrete_media(ct: Option<&str>) -> Option<String> {
+    let first = ct?.split(',').next()?.trim();
+    (!first.is_empty() && !first.contains('*')).then(|| first.to_string())
+}
+
+/// Base64 (standard or URL-safe, padded or not, whitespace ignored) or a `data:<mime>;base64,`
+/// URL. Returns the bytes and the data URL's media type.
+fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), String> {
+    let (mime, payload) = match s.strip_prefix("data:").and_then(|r| r.split_once(',')) {
+        Some((meta, data)) if meta.ends_with(";base64") => {
+            let m = meta.trim_end_matches(";base64");
+            (
+                Some(m.split(';').next().unwrap_or("").to_string()).filter(|m| !m.is_empty()),
+                data,
+            )
+        }
+        _ => (None, s),
+    };
+    let clean: String = payload
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    let decoded = if clean.contains(['-', '_']) {
+        if clean.ends_with('=') {
+            URL_SAFE.decode(&clean)
+        } else {
+            URL_SAFE_NO_PAD.decode(&clean)
+        }
+    } else if clean.ends_with('=') {
+        STANDARD.decode(&clean)
+    } else {
+        STANDARD_NO_PAD.decode(&clean)
+    };
+    decoded
+        .map(|d| (d, mime))
+        .map_err(|e| format!("invalid base64 ({e})"))
+}
+
+/// One `application/x-www-form-urlencoded` field (name and value encoded, delimiters raw).
+fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<String>) {
+    let n = enc_form(name);
+    if enc_
+        .and_then(|e| e.content_type.as_deref())
+        .is_some_and(is_json_media)
+    {
+        if !v.is_null() {
+            out.push(format!("{n}={}", enc_form(&v.to_string())));
+        }
+        return;
+    }
+    let style = enc_.and_then(|e| e.style).unwrap_or(QueryStyle::Form);
+    let explode = enc_
+        .and_then(|e| e.explode)
+        .unwrap_or(style == QueryStyle::Form);
+    match v {
+        Value::Null => {}
+        Value::Array(a) => {
+            let delim = match style {
+                _ if explode => None,
+                QueryStyle::Form | QueryStyle::DeepObject => Some(","),
+                QueryStyle::SpaceDelimited => Some("%20"),
+                QueryStyle::PipeDelimited => Some("|"),
+            };
+            match delim {
+                None => out.extend(a.iter().map(|x| format!("{n}={}", enc_form(&prim(x))))),
+                Some(d) => out.push(format!(
+                    "{n}={}",
+                    a.iter()
+                        .map(|x| enc_form(&prim(x)))
+                        .collect::<Vec<_>>()
+                        .join(d)
+                )),
+            }
+        }
+        Value::Object(o) => match style {
+            QueryStyle::DeepObject => form_deep(&n, o, out),
+            _ if explode => out.extend(
+                o.iter()
+                    .filter(|(_, x)| !x.is_null())
+                    .map(|(k, x)| format!("{}={}", enc_form(k), enc_form(&prim(x)))),
+            ),
+            QueryStyle::SpaceDelimited => out.push(format!(
+                "{n}={}",
+                join_object(o, false, "", "%20", enc_form)
+            )),
+            QueryStyle::PipeDelimited => {
+                out.push(format!("{n}={}", join_object(o, false, "", "|", enc_form)))
+            }
+            QueryStyle::Form => {
+                out.push(format!("{n}={}", join_object(o, false, "", ",", enc_form)))
+            }
+        },
+        v => out.push(format!("{n}={}", enc_form(&prim(v)))),
+    }
+}
+
+/// Stripe-style nested form fields: `metadata[key]=v`, `a[b][c]=v`; arrays of primitives repeat
+/// the key (`tags[x]=a&tags[x]=b`), arrays of objects are indexed (`items[0][price]=x`).
+fn form_deep(prefix: &str, o: &Map<String, Value>, out: &mut Vec<String>) {
+    for (k, v) in o {
+        let key = format!("{prefix}[{}]", enc_form(k));
+        form_deep_value(&key, v, out);
+    }
+}
+
+fn form_deep_value(key: &str, v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Null => {}
+        Value::Object(inner) => form_deep(key, inner, out),
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            for (i, x) in a.iter().enumerate() {
+                form_deep_value(&format!("{key}[{i}]"), x, out);
+            }
+        }
+        Value::Array(a) => out.extend(a.iter().map(|x| format!("{key}={}", enc_form(&prim(x))))),
+        v => out.push(format!("{key}={}", enc_form(&prim(v)))),
+    }
+}
+
+struct Part {
+    name: String,
+    filename: Option<String>,
+    content_type: Option<String>,
+    data: Vec<u8>,
+}
+
+fn quote_disposition(s: &str) -> String {
+    s.replace('"', "%22")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn multipart_parts(
+    b: &ArgBinding,
+    wire: &str,
+    v: &Value,
+    pe: Option<&PartEncoding>,
+    out: &mut Vec<Part>,
+) -> Result<(), ArgError> {
+    let declared = concrete_media(pe.and_then(|e| e.content_type.as_deref()));
+    if pe.is_some_and(|e| e.binary) {
+        let items: Vec<(String, &Value)> = match v {
+            Value::Array(a) => a
+                .iter()
+                .enumerate()
+                .map(|(i, x)| (format!("{wire}[{i}]"), x))
+                .collect(),
+            v => vec![(wire.to_string(), v)],
+        };
+        for (path, x) in items {
+            let Value::String(s) = x else {
+                return Err(arg_err(
+                    b,
+                    format!("`{path}` must be a base64 string (file content)"),
+                ));
+            };
+            let (data, mime) =
+                decode_base64(s).map_err(|e| arg_err(b, format!("`{path}`: {e}")))?;
+            out.push(Part {
+                name: wire.to_string(),
+                filename: Some(wire.to_string()),
+                content_type: Some(
+                    declared
+                        .clone()
+                        .or(mime)
+                        .unwrap_or_else(|| "application/octet-stream".to_string()),
+                ),
+                data,
+            });
+        }
+        return Ok(());
+    }
+    match (v, declared) {
+        (Value::Null, _) => {}
+        (Value::String(s), ct) => out.push(Part {
+            name: wire.into(),
+            filename: None,
+            content_type: ct,
+            data: s.clone().into_bytes(),
+        }),
+        (v, Some(ct)) => out.push(Part {
+            name: wire.into(),
+            filename: None,
+            content_type: Some(ct),
+            data: v.to_string().into_bytes(),
+        }),
+        (Value::Array(a), None) if a.iter().all(|x| !x.is_array() && !x.is_object()) => {
+            // Arrays of primitives: one text part per item (OpenAPI: the default content type of
+            // an array is that of its items).
+            for x in a {
+                out.push(Part {
+                    name: wire.into(),
+                    filename: None,
+                    content_type: None,
+                    data: prim(x).into_bytes(),
+                });
+            }
+        }
+        (Value::Array(_) | Value::Object(_), None) => out.push(Part {
+            name: wire.into(),
+            filename: None,
+            content_type: Some("application/json".into()),
+            data: v.to_string().into_bytes(),
+        }),
+        (v, None) => out.push(Part {
+            name: wire.into(),
+            filename: None,
+            content_type: None,
+            data: prim(v).into_bytes(),
+        }),
+    }
+    Ok(())
+}
+
+static BOUNDARY_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn random_boundary() -> String {
+    let state = RandomState::new();
+    let mut h1 = state.build_hasher();
+    h1.write_u64(BOUNDARY_COUNTER.fetch_add(1, Ordering::Relaxed));
+    h1.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    let a = h1.finish();
+    let mut h2 = state.build_hasher();
+    h2.write_u64(a);
+    format!("openapi-mcp-{a:016x}{:016x}", h2.finish())
+}
+
+fn multipart_body(parts: &[Part], boundary: &str) -> Vec<u8> {
+    let mut body = Vec::new();
+    for p in parts {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{}\"",
+                quote_disposition(&p.name)
+            )
+            .as_bytes(),
+        );
+        if let Some(f) = &p.filename {
+            body.extend_from_slice(format!("; filename=\"{}\"", quote_disposition(f)).as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        if let Some(ct) = &p.content_type {
+            body.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
+        }
+        body.extend_from_slice(b"\r\n");
+        body.extend_from_slice(&p.data);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+    body
+}
+
+fn body_arg<'a>(
+    route: &'a Route,
+    args: &'a Map<String, Value>,
+) -> Option<(&'a ArgBinding, &'a Value)> {
+    route
+        .args
+        .iter()
+        .filter(|b| b.location == ArgLocation::Body)
+        .find_map(|b| args.get(&b.arg).map(|v| (b, v)))
+}
+
+fn body_fields<'a>(
+    route: &'a Route,
+    args: &'a Map<String, Value>,
+) -> Vec<(&'a ArgBinding, &'a Value)> {
+    route
+        .args
+        .iter()
+        .filter(|b| b.location == ArgLocation::BodyField)
+        .filter_map(|b| args.get(&b.arg).map(|v| (b, v)))
+        .collect()
+}
+
+fn build_body(
+    route: &Route,
+    args: &Map<String, Value>,
+    boundary: Option<&str>,
+) -> Result<Option<(String, Vec<u8>)>, ArgError> {
+    let Some(binding) = &route.body else {
+        return Ok(None);
+    };
+    let ct = binding.content_type.clone();
+    let fields = body_fields(route, args);
+    let whole = body_arg(route, args);
+    match binding.kind {
+        BodyKind::Json => {
+            if let Some((_, v)) = whole {
+                return Ok(Some((ct, v.to_string().into_bytes())));
+            }
+            if fields.is_empty() && !(binding.required && binding.flattened) {
+                return Ok(None);
+            }
+            let obj: Map<String, Value> = fields
+                .iter()
+                .map(|(b, v)| (b.wire.clone(), (*v).clone()))
+                .collect();
+            Ok(Some((ct, Value::Object(obj).to_string().into_bytes())))
+        }
+        BodyKind::Form => {
+            let mut pairs = Vec::new();
+            match whole {
+                Some((_, Value::String(s))) => return Ok(Some((ct, s.clone().into_bytes()))),
+                Some((_, Value::Object(o))) => {
+                    for (k, v) in o {
+                        form_field(k, v, encoding_of(binding, k), &mut pairs);
+                    }
+                }
+                Some((b, _)) => {
+                    return Err(arg_err(
+                        b,
+                        "a form body must be an object (or an already encoded string)",
+                    ));
+                }
+                None => {
+                    if fields.is_empty() && !binding.required {
+                        return Ok(None);
+                    }
+                    for (b, v) in &fields {
+                        form_field(&b.wire, v, encoding_of(binding, &b.wire), &mut pairs);
+                    }
+                }
+            }
+            Ok(Some((ct, pairs.join("&").into_bytes())))
+        }
+        BodyKind::Multipart => {
+            let mut parts = Vec::new();
+            match whole {
+                Some((b, Value::Object(o))) => {
+                    for (k, v) in o {
+                        multipart_parts(b, k, v, encoding_of(binding, k), &mut parts)?;
+                    }
+                }
+                Some((b, _)) => return Err(arg_err(b, "a multipart body must be an object")),
+                None => {
+                    if fields.is_empty() && !binding.required {
+                        return Ok(None);
+                    }
+                    for (b, v) in &fields {
+                        multipart_parts(b, &b.wire, v, encoding_of(binding, &b.wire), &mut parts)?;
+                    }
+                }
+            }
+            let boundary = match boundary {
+                Some(b) => b.to_string(),
+                None => loop {
+                    let b = random_boundary();
+                    if !parts
+                        .iter()
+                        .any(|p| p.data.windows(b.len()).any(|w| w == b.as_bytes()))
+                    {
+                        break b;
+                    }
+                },
+            };
+            let base_ct = ct
+                .split(';')
+                .next()
+                .unwrap_or("multipart/form-data")
+                .trim()
+                .to_string();
+            Ok(Some((
+                format!("{base_ct}; boundary={boundary}"),
+                multipart_body(&parts, &boundary),
+            )))
+        }
+        BodyKind::Text => match whole {
+            None => Ok(None),
+            Some((_, v)) => {
+                let ct = if ct.contains('*') {
+                    "text/plain; charset=utf-8".to_string()
+                } else {
+                    ct
+                };
+                Ok(Some((
+                    ct,
+                    match v {
+                        Value::String(s) => s.clone().into_bytes(),
+                        v => v.to_string().into_bytes(),
+                    },
+                )))
+            }
+        },
+        BodyKind::Binary => match whole {
+            None => Ok(None),
+            Some((b, Value::String(s))) => {
+                let (data, mime) = decode_base64(s).map_err(|e| arg_err(b, e))?;
+                let ct = if ct.contains('*') {
+                    mime.unwrap_or_else(|| "application/octet-stream".to_string())
+                } else {
+                    ct
+                };
+                Ok(Some((ct, data)))
+            }
+            Some((b, _)) => Err(arg_err(b, "must be a base64 string")),
+        },
+    }
+}
+
+// ---------------------------------------------------------------- request
+
+/// Settings the request builder needs from the forwarder.
+pub(crate) struct BuildContext<'a> {
+    pub base: &'a Url,
+    pub user_agent: &'a str,
+    pub static_headers: &'a [(String, String)],
+}
+
+/// The base URL a route is sent to: `route.server` (absolute, or relative to the base URL) or the
+/// base URL.
+pub(crate) fn effective_base(base: &Url, server: Option<&str>) -> Result<Url, ArgError> {
+    let Some(server) = server else {
+        return Ok(base.clone());
+    };
+    let url = match Url::parse(server) {
+        Ok(u) => u,
+        Err(url::ParseError::RelativeUrlWithoutBase) => {
+            base.join(server).map_err(|e| ArgError {
+                arg: None,
+                message: format!(
+                    "the operation's server URL `{server}` cannot be resolved against {base}: {e}"
+                ),
+            })?
+        }
+        Err(e) => {
+            return Err(ArgError {
+                arg: None,
+                message: format!("the operation's server URL `{server}` is invalid: {e}"),
+            });
+        }
+    };
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(ArgError {
+            arg: None,
+            message: format!("the operation's server URL `{server}` is not an http(s) URL"),
+        });
+    }
+    Ok(url)
+}
+
+pub(crate) fn build(
+    ctx: &BuildContext<'_>,
+    route: &Route,
+    args: &Map<String, Value>,
+    auth: &AuthParts,
+    boundary: Option<&str>,
+) -> Result<BuiltRequest, ArgError> {
+    let base = effective_base(ctx.base, route.server.as_deref())?;
+    let base_path = base.path().trim_end_matches('/').to_string();
+    let path = format!("{base_path}{}", build_path(route, args)?);
+
+    let mut query: Vec<String> = Vec::new();
+    if let Some(q) = base.query().filter(|q| !q.is_empty()) {
+        query.push(q.to_string());
+    }
+    let mut headers: Vec<(String, String)> = Vec::new();
+    let mut cookies: Vec<String> = Vec::new();
+    for b in &route.args {
+        let Some(value) = args.get(&b.arg) else {
+            continue;
+        };
+        let value = effective(b, value);
+        match &b.location {
+            ArgLocation::Query {
+                style,
+                explode,
+                allow_reserved,
+            } => expand_query(
+                &b.wire,
+                &value,
+                *style,
+                *explode,
+                *allow_reserved,
+                &mut query,
+            ),
+            ArgLocation::Header { explode } => {
+                if value.is_null() {
+                    continue;
+                }
+                let s = expand_header(&value, *explode);
+                check_header_value(b, &s)?;
+                if http::HeaderName::from_bytes(b.wire.as_bytes()).is_err() {
+                    return Err(arg_err(b, "is not a valid HTTP header name"));
+                }
+                headers.push((b.wire.clone(), s));
+            }
+            ArgLocation::Cookie { explode } => expand_cookie(b, &value, *explode, &mut cookies)?,
+            ArgLocation::Path { .. } | ArgLocation::Body | ArgLocation::BodyField => {}
+        }
+    }
+    for (k, v) in &auth.query {
+        query.push(format!("{}={}", enc(k), enc(v)));
+    }
+    for (k, v) in &auth.cookies {
+        cookies.push(format!("{k}={}", enc_cookie(v)));
+    }
+
+    if let Some(accept) = &route.accept {
+        headers.push(("Accept".to_string(), accept.clone()));
+    }
+    headers.push(("User-Agent".to_string(), ctx.user_agent.to_string()));
+    // Static headers replace same-named computed headers, but never credentials.
+    for (k, v) in ctx.static_headers {
+        if auth.headers.iter().any(|(a, _)| a.eq_ignore_ascii_case(k)) {
+            continue;
+        }
+        if k.eq_ignore_ascii_case("cookie") {
+            cookies.push(v.clone());
+            continue;
+        }
+        headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+        headers.push((k.clone(), v.clone()));
+    }
+    if !cookies.is_empty() {
+        headers.push(("Cookie".to_string(), cookies.join("; ")));
+    }
+    for (k, v) in &auth.headers {
+        headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+        headers.push((k.clone(), v.clone()));
+    }
+    for (k, v) in &auth.headers {
+        if v.contains(['\r', '\n']) || http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+            return Err(ArgError {
+                arg: None,
+                message: format!("the credential for header `{k}` is not a valid header value"),
+            });
+        }
+    }
+
+    let mut url = base.clone();
+    url.set_fragment(None);
+    url.set_path(&path);
+    let query = query.join("&");
+    url.set_query(if query.is_empty() { None } else { Some(&query) });
+    if url.path() != path {
+        return Err(ArgError {
+            arg: None,
+            message: format!(
+                "the path arguments would be rewritten by URL normalization (`{path}` became `{}`); refused",
+                url.path()
+            ),
+        });
+    }
+    let under = url.scheme() == base.scheme()
+        && url.host_str() == base.host_str()
+        && url.port_or_known_default() == base.port_or_known_default()
+        && (url.path() == base_path || url.path().starts_with(&format!("{base_path}/")));
+    if !under {
+        return Err(ArgError {
+            arg: None,
+            message: format!("the request URL would leave the API base URL {base}; refused"),
+        });
+    }
+
+    let body = build_body(route, args, boundary)?;
+    let method =
+        http::Method::from_bytes(route.method.as_str().as_bytes()).unwrap_or(http::Method::GET);
+    Ok(BuiltRequest {
+        method,
+        url,
+        headers,
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::model::{HttpMethod, OutputShape};
+
+    const UA: &str = "openapi-mcp/test";
+
+    fn base() -> Url {
+        Url::parse("https://api.example.com/v1/").expect("url")
+    }
+
+    fn route(path: &str, args: Vec<ArgBinding>) -> Route {
+        Route {
+            method: HttpMethod::Get,
+            path: path.into(),
+            server: None,
+            args,
+            body: None,
+            accept: None,
+            security: vec![],
+            output: OutputShape::None,
+        }
+    }
+
+    fn arg(name: &str, location: ArgLocation) -> ArgBinding {
+        ArgBinding {
+            arg: name.into(),
+            wire: name.into(),
+            location,
+            required: false,
+            content_type: None,
+        }
+    }
+
+    fn args(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => panic!("not an object"),
+        }
+    }
+
+    fn build_ok(r: &Route, a: Value) -> BuiltRequest {
+        let b = base();
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+        };
+        build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect("build")
+    }
+
+    fn build_err(r: &Route, a: Value) -> ArgError {
+        let b = base();
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+        };
+        build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect_err("should fail")
+    }
+
+    fn path_url(style: PathStyle, explode: bool, v: Value) -> String {
+        let r = route(
+            "/c/{color}",
+            vec![arg("color", ArgLocation::Path { style, explode })],
+        );
+        build_ok(&r, json!({ "color": v }))
+            .url
+            .path()
+            .trim_start_matches("/v1/c/")
+            .to_string()
+    }
+
+    fn blue() -> Value {
+        json!("blue")
+    }
+    fn arr() -> Value {
+        json!(["blue", "black", "brown"])
+    }
+    fn obj() -> Value {
+        json!({"R": 100, "G": 200, "B": 150})
+    }
+
+    #[test]
+    fn path_styles_spec_table() {
+        use PathStyle::*;
+        let cases: Vec<(PathStyle, bool, Value, &str)> = vec![
+            (Simple, false, blue(), "blue"),
+            (Simple, false, arr(), "blue,black,brown"),
+            (Simple, false, obj(), "R,100,G,200,B,150"),
+            (Simple, true, blue(), "blue"),
+            (Simple, true, arr(), "blue,black,brown"),
+            (Simple, true, obj(), "R=100,G=200,B=150"),
+            (Label, false, blue(), ".blue"),
+            (Label, false, arr(), ".blue,black,brown"),
+            (Label, false, obj(), ".R,100,G,200,B,150"),
+            (Label, true, blue(), ".blue"),
+            (Label, true, arr(), ".blue.black.brown"),
+            (Label, true, obj(), ".R=100.G=200.B=150"),
+            (Matrix, false, blue(), ";color=blue"),
+            (Matrix, false, arr(), ";color=blue,black,brown"),
+            (Matrix, false, obj(), ";color=R,100,G,200,B,150"),
+            (Matrix, true, blue(), ";color=blue"),
+            (Matrix, true, arr(), ";color=blue;color=black;color=brown"),
+            (Matrix, true, obj(), ";R=100;G=200;B=150"),
+            (Matrix, false, Value::Null, ";color"),
+            (Label, false, json!("a.b"), ".a.b"),
+            (Simple, false, json!(5), "5"),
+            (Simple, false, json!(2.5), "2.5"),
+            (Simple, false, json!(true), "true"),
+        ];
+        for (style, explode, v, want) in cases {
+            assert_eq!(
+                path_url(style, explode, v.clone()),
+                want,
+                "{style:?} explode={explode} {v}"
+            );
+        }
+        // The brief's id examples.
+        assert_eq!(path_url(Matrix, false, json!(5)), ";color=5");
+        assert_eq!(path_url(Matrix, false, json!([3, 4])), ";color=3,4");
+        assert_eq!(path_url(Matrix, true, json!([3, 4])), ";color=3;color=4");
+        assert_eq!(
+            path_url(Matrix, true, json!({"role": "admin"})),
+            ";role=admin"
+        );
+    }
+
+    #[test]
+    fn path_hostile_values() {
+        let simple = ArgLocation::Path {
+            style: PathStyle::Simple,
+            explode: false,
+        };
+        let r = route("/files/{name}/meta", vec![arg("name", simple.clone())]);
+        let cases = [
+            ("../etc", "/v1/files/..%2Fetc/meta"),
+            ("a/b?c#d", "/v1/files/a%2Fb%3Fc%23d/meta"),
+            ("%2e%2e", "/v1/files/%252e%252e/meta"),
+            ("//evil.com", "/v1/files/%2F%2Fevil.com/meta"),
+            ("a b%", "/v1/files/a%20b%25/meta"),
+            ("...", "/v1/files/.../meta"),
+            ("é", "/v1/files/%C3%A9/meta"),
+        ];
+        for (v, want) in cases {
+            let req = build_ok(&r, json!({ "name": v }));
+            assert_eq!(req.url.path(), want, "{v}");
+            assert_eq!(req.url.as_str(), format!("https://api.example.com{want}"));
+            assert_eq!(req.url.host_str(), Some("api.example.com"));
+        }
+        // `.` and `..` (as whole segments) are resolved by URL parsers even when percent-encoded
+        // (WHATWG treats `%2E%2E` as `..`), so they are refused instead of silently rewritten.
+        assert_eq!(
+            Url::parse("https://h/v1/files/%2E%2E/meta")
+                .expect("url")
+                .path(),
+            "/v1/meta"
+        );
+        for v in ["..", ".", ""] {
+            let e = build_err(&r, json!({ "name": v }));
+            assert_eq!(e.arg.as_deref(), Some("name"), "{v}: {e}");
+        }
+        // Label style: the value `.` would make the segment `..`.
+        let r2 = route(
+            "/x/{n}",
+            vec![arg(
+                "n",
+                ArgLocation::Path {
+                    style: PathStyle::Label,
+                    explode: false,
+                },
+            )],
+        );
+        assert!(
+            build_err(&r2, json!({"n": "."}))
+                .message
+                .contains("dot segment")
+        );
+        assert!(
+            build_err(&r2, json!({"n": null}))
+                .message
+                .contains("dot segment")
+        );
+        // Missing path argument: an error, no panic.
+        let e = build_err(&r, json!({}));
+        assert_eq!(e.arg.as_deref(), Some("name"));
+        // A template variable without a binding.
+        let r3 = route("/x/{nope}", vec![]);
+        assert!(build_err(&r3, json!({})).message.contains("{nope}"));
+        // Dots inside a larger segment are fine.
+        let r4 = route("/files/{name}.json", vec![arg("name", simple)]);
+        assert_eq!(
+            build_ok(&r4, json!({"name": ".."})).url.path(),
+            "/v1/files/...json"
+        );
+    }
+
+    #[test]
+    fn base_url_and_server_override() {
+        let r = route("/pets", vec![]);
+        assert_eq!(
+            build_ok(&r, json!({})).url.as_str(),
+            "https://api.example.com/v1/pets"
+        );
+        let b = Url::parse("http://127.0.0.1:8080").expect("url");
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+        };
+        let req = build(&ctx, &r, &Map::new(), &AuthParts::default(), None).expect("build");
+        assert_eq!(req.url.as_str(), "http://127.0.0.1:8080/pets");
+        // Base query parameters are kept.
+        let b = Url::parse("https://h/api?api-version=2").expect("url");
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+        };
+        let r2 = route(
+            "/x",
+            vec![arg(
+                "q",
+                ArgLocation::Query {
+                    style: QueryStyle::Form,
+                    explode: true,
+                    allow_reserved: false,
+                },
+            )],
+        );
+        let req = build(
+            &ctx,
+            &r2,
+            &args(json!({"q": 1})),
+            &AuthParts::default(),
+            None,
+        )
+        .expect("build");
+        assert_eq!(req.url.as_str(), "https://h/api/x?api-version=2&q=1");
+        // Operation server: absolute, and relative to the base URL.
+        let mut r3 = route("/up", vec![]);
+        r3.server = Some("https://files.example.com/u".into());
+        assert_eq!(
+            build_ok(&r3, json!({})).url.as_str(),
+            "https://files.example.com/u/up"
+        );
+        r3.server = Some("/v2".into());
+        assert_eq!(
+            build_ok(&r3, json!({})).url.as_str(),
+            "https://api.example.com/v2/up"
+        );
+    }
+
+    fn query_of(style: QueryStyle, explode: bool, v: Value) -> String {
+        let r = route(
+            "/q",
+            vec![arg(
+                "color",
+                ArgLocation::Query {
+                    style,
+                    explode,
+                    allow_reserved: false,
+                },
+            )],
+        );
+        build_ok(&r, json!({ "color": v }))
+            .url
+            .query()
+            .unwrap_or("")
+            .to_string()
+    }
+
+    #[test]
+    fn query_styles_spec_table() {
+        use QueryStyle::*;
+        let cases: Vec<(QueryStyle, bool, Value, &str)> = vec![
+            (Form, false, json!(""), "color="),
+            (Form, false, blue(), "color=blue"),
+            (Form, false, arr(), "color=blue,black,brown"),
+            (Form, false, obj(), "color=R,100,G,200,B,150"),
+            (Form, true, blue(), "color=blue"),
+            (Form, true, arr(), "color=blue&color=black&color=brown"),
+            (Form, true, obj(), "R=100&G=200&B=150"),
+            (SpaceDelimited, false, arr(), "color=blue%20black%20brown"),
+            (
+                SpaceDelimited,
+                false,
+                obj(),
+                "color=R%20100%20G%20200%20B%20150",
+            ),
+            (PipeDelimited, false, arr(), "color=blue|black|brown"),
+            (PipeDelimited, false, obj(), "color=R|100|G|200|B|150"),
+            (
+                DeepObject,
+                true,
+                obj(),
+                "color[R]=100&color[G]=200&color[B]=150",
+            ),
+            (
+                DeepObject,
+                true,
+                json!({"a": {"b": "x"}, "c": [1, 2]}),
+                "color[a][b]=x&color[c]=1&color[c]=2",
+            ),
+            (Form, true, json!([3, 4]), "color=3&color=4"),
+            (Form, false, json!([3, 4]), "color=3,4"),
+            (SpaceDelimited, false, json!([3, 4]), "color=3%204"),
+            (PipeDelimited, false, json!([3, 4]), "color=3|4"),
+            (
+                Form,
+                true,
+                json!({"role": "admin", "name": "x"}),
+                "role=admin&name=x",
+            ),
+            (Form, false, json!({"role": "admin"}), "color=role,admin"),
+            (
+                DeepObject,
+                true,
+                json!({"role": "admin"}),
+                "color[role]=admin",
+            ),
+            (Form, true, json!(true), "color=true"),
+            (Form, true, json!(null), ""),
+            (Form, true, json!([]), ""),
+        ];
+        for (style, explode, v, want) in cases {
+            assert_eq!(
+                query_of(style, explode, v.clone()),
+                want,
+                "{style:?} explode={explode} {v}"
+            );
+        }
+    }
+
+    #[test]
+    fn query_encoding() {
+        use QueryStyle::*;
+        assert_eq!(
+            query_of(Form, true, json!("a b&c=d/é+%")),
+            "color=a%20b%26c%3Dd%2F%C3%A9%2B%25"
+        );
+        // Values containing the delimiter are encoded, delimiters are not.
+        assert_eq!(
+            query_of(Form, false, json!(["a,b", "c|d"])),
+            "color=a%2Cb,c%7Cd"
+        );
+        assert_eq!(
+            query_of(PipeDelimited, false, json!(["a|b", "c"])),
+            "color=a%7Cb|c"
+        );
+        // allowReserved: reserved characters pass (except `#`), valid %XX triples pass.
+        let r = route(
+            "/q",
+            vec![arg(
+                "p",
+                ArgLocation::Query {
+                    style: Form,
+                    explode: true,
+                    allow_reserved: true,
+                },
+            )],
+        );
+        let req = build_ok(&r, json!({"p": "a/b?c:d@e!$&()*+,;=[x]#f %41 %zz"}));
+        assert_eq!(
+            req.url.query(),
+            Some("p=a/b?c:d@e!$&()*+,;=[x]%23f%20%41%20%25zz")
+        );
+        // content: application/json on a query parameter.
+        let mut a = arg(
+            "filter",
+            ArgLocation::Query {
+                style: Form,
+                explode: true,
+                allow_reserved: false,
+            },
+        );
+        a.content_type = Some("application/json".into());
+        let r = route("/q", vec![a]);
+        let req = build_ok(&r, json!({"filter": {"a": [1, "x y"]}}));
+        assert_eq!(
+            req.url.query(),
+            Some("filter=%7B%22a%22%3A%5B1%2C%22x%20y%22%5D%7D")
+        );
+        // Parameter names are encoded too.
+        let r = route(
+            "/q",
+            vec![arg(
+                "a b",
+                ArgLocation::Query {
+                    style: Form,
+                    explode: true,
+                    allow_reserved: false,
+                },
+            )],
+        );
+        assert_eq!(build_ok(&r, json!({"a b": 1})).url.query(), Some("a%20b=1"));
+    }
+
+    #[test]
+    fn headers_and_cookies() {
+        let r = route(
+            "/h",
+            vec![
+                arg("X-Color", ArgLocation::Header { explode: false }),
+                arg("X-Arr", ArgLocation::Header { explode: false }),
+                arg("X-Obj", ArgLocation::Header { explode: false }),
+                arg("X-ObjE", ArgLocation::Header { explode: true }),
+                arg("X-Num", ArgLocation::Header { explode: false }),
+                arg("X-Null", ArgLocation::Header { explode: false }),
+            ],
+        );
+        let req = build_ok(
+            &r,
+            json!({"X-Color": "blue", "X-Arr": arr(), "X-Obj": obj(), "X-ObjE": obj(), "X-Num": 1.5, "X-Null": null}),
+        );
+        assert_eq!(
+            req.headers,
+            vec![
+                ("X-Color".to_string(), "blue".to_string()),
+                ("X-Arr".to_string(), "blue,black,brown".to_string()),
+                ("X-Obj".to_string(), "R,100,G,200,B,150".to_string()),
+                ("X-ObjE".to_string(), "R=100,G=200,B=150".to_string()),
+                ("X-Num".to_string(), "1.5".to_string()),
+                ("User-Agent".to_string(), UA.to_string()),
+            ]
+        );
+        for bad in ["a\r\nX-Injected: 1", "a\nb", "a\rb", "a\u{0}b", "a\u{7f}"] {
+            let e = build_err(&r, json!({ "X-Color": bad }));
+            assert_eq!(e.arg.as_deref(), Some("X-Color"));
+            assert!(e.message.contains("X-Color"), "{e}");
+        }
+        assert!(
+            build_err(&r, json!({"X-Arr": ["ok", "b\nad"]}))
+                .message
+                .contains("X-Arr")
+        );
+        // A tab is allowed.
+        assert!(
+            build_ok(&r, json!({"X-Color": "a\tb"}))
+                .headers
+                .contains(&("X-Color".into(), "a\tb".into()))
+        );
+
+        let r = route(
+            "/c",
+            vec![
+                arg("session", ArgLocation::Cookie { explode: true }),
+                arg("ids", ArgLocation::Cookie { explode: false }),
+                arg("many", ArgLocation::Cookie { explode: true }),
+            ],
+        );
+        let req = build_ok(
+            &r,
+            json!({"session": "a b;c,d\"e%", "ids": [3, 4], "many": ["x", "y"]}),
+        );
+        assert_eq!(
+            req.headers.last(),
+            Some(&(
+                "Cookie".to_string(),
+                "session=a%20b%3Bc%2Cd%22e%25; ids=3,4; many=x; many=y".to_string()
+            ))
+        );
+        let e = build_err(&r, json!({"session": "a\r\nSet-Cookie: x"}));
+        assert_eq!(e.arg.as_deref(), Some("session"));
+    }
+
+    #[test]
+    fn accept_user_agent_static_and_auth_headers() {
+        let mut r = route(
+            "/a",
+            vec![arg("X-Trace", ArgLocation::Header { explode: false })],
+        );
+        r.accept = Some("application/json, text/plain".into());
+        let b = base();
+        let statics = vec![
+            ("Authorization".to_string(), "Bearer static".to_string()),
+            ("X-Tenant".to_string(), "t1".to_string()),
+            ("X-Trace".to_string(), "static-trace".to_string()),
+        ];
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &statics,
+        };
+        let auth = AuthParts {
+            headers: vec![("Authorization".into(), "Bearer secret".into())],
+            query: vec![("api key".into(), "k&1".into())],
+            cookies: vec![("sid".into(), "s;1".into())],
+            needs_token: vec![],
+        };
+        let req = build(&ctx, &r, &args(json!({"X-Trace": "arg"})), &auth, None).expect("build");
+        assert_eq!(
+            req.headers,
+            vec![
+                (
+                    "Accept".to_string(),
+                    "application/json, text/plain".to_string()
+                ),
+                ("User-Agent".to_string(), UA.to_string()),
+                ("X-Tenant".to_string(), "t1".to_string()),
+                ("X-Trace".to_string(), "static-trace".to_string()),
+                ("Cookie".to_string(), "sid=s%3B1".to_string()),
+                ("Authorization".to_string(), "Bearer secret".to_string()),
+            ]
+        );
+        assert_eq!(req.url.query(), Some("api%20key=k%261"));
+        // Debug output hides credentials.
+        let dbg = format!("{req:?}");
+        assert!(!dbg.contains("secret") && !dbg.contains("k%261"), "{dbg}");
+    }
+
+    fn body_route(
+        kind: BodyKind,
+        ct: &str,
+        flattened: bool,
+        args: Vec<ArgBinding>,
+        encoding: Vec<PartEncoding>,
+    ) -> Route {
+        let mut r = route("/b", args);
+        r.method = HttpMethod::Post;
+        r.body = Some(BodyBinding {
+            kind,
+            content_type: ct.into(),
+            required: false,
+            flattened,
+            encoding,
+        });
+        r
+    }
+
+    fn body_str(req: &BuiltRequest) -> (String, String) {
+        let (ct, b) = req.body.clone().expect("body");
+        (ct, String::from_utf8(b).expect("utf8"))
+    }
+
+    #[test]
+    fn json_bodies() {
+        let r = body_route(
+            BodyKind::Json,
+            "application/json",
+            true,
+            vec![
+                arg("name", ArgLocation::BodyField),
+                arg("tag", ArgLocation::BodyField),
+                arg("gone", ArgLocation::BodyField),
+            ],
+            vec![],
+        );
+        let req = build_ok(&r, json!({"name": "Rex", "tag": null}));
+        assert_eq!(req.method, http::Method::POST);
+        assert_eq!(
+            body_str(&req),
+            (
+                "application/json".into(),
+                r#"{"name":"Rex","tag":null}"#.into()
+            )
+        );
+        assert!(build_ok(&r, json!({})).body.is_none());
+        let mut rr = r.clone();
+        if let Some(b) = rr.body.as_mut() {
+            b.required = true;
+        }
+        assert_eq!(body_str(&build_ok(&rr, json!({}))).1, "{}");
+        // Wire names differ from argument names.
+        let mut a = arg("body_type", ArgLocation::BodyField);
+        a.wire = "type".into();
+        let r = body_route(BodyKind::Json, "application/json", true, vec![a], vec![]);
+        assert_eq!(
+            body_str(&build_ok(&r, json!({"body_type": 1}))).1,
+            r#"{"type":1}"#
+        );
+        // Whole body.
+        let r = body_route(
+            BodyKind::Json,
+            "application/merge-patch+json",
+            false,
+            vec![arg("body", ArgLocation::Body)],
+            vec![],
+        );
+        assert_eq!(
+            body_str(&build_ok(&r, json!({"body": [1, {"a": "é"}]}))),
+            (
+                "application/merge-patch+json".into(),
+                r#"[1,{"a":"é"}]"#.into()
+            )
+        );
+        assert!(build_ok(&r, json!({})).body.is_none());
+    }
+
+    fn enc_of(
+        name: &str,
+        style: Option<QueryStyle>,
+        explode: Option<bool>,
+        ct: Option<&str>,
+    ) -> PartEncoding {
+        PartEncoding {
+            name: name.into(),
+            content_type: ct.map(str::to_string),
+            style,
+            explode,
+            binary: false,
+        }
+    }
+
+    #[test]
+    fn form_bodies() {
+        let fields = [
+            "s", "n", "tags", "csv", "sp", "pipe", "obj", "objf", "metadata", "js", "nil",
+        ];
+        let r = body_route(
+            BodyKind::Form,
+            "application/x-www-form-urlencoded",
+            true,
+            fields
+                .iter()
+                .map(|f| arg(f, ArgLocation::BodyField))
+                .collect(),
+            vec![
+                enc_of("csv", None, Some(false), None),
+                enc_of("sp", Some(QueryStyle::SpaceDelimited), None, None),
+                enc_of("pipe", Some(QueryStyle::PipeDelimited), None, None),
+                enc_of("objf", Some(QueryStyle::Form), Some(false), None),
+                enc_of("metadata", Some(QueryStyle::DeepObject), None, None),
+                enc_of("js", None, None, Some("application/json")),
+            ],
+        );
+        let req = build_ok(
+            &r,
+            json!({
+                "s": "a b&c=é", "n": 4.5, "tags": ["x", "y"], "csv": ["x", "y,z"], "sp": [1, 2], "pipe": [1, 2],
+                "obj": {"k1": "v1", "k2": 2}, "objf": {"k": "v"},
+                "metadata": {"order_id": "6735", "nested": {"a": 1}, "items": [{"price": "p1"}]},
+                "js": {"a": [1]}, "nil": null
+            }),
+        );
+        assert_eq!(
+            body_str(&req),
+            (
+                "application/x-www-form-urlencoded".into(),
+                "s=a+b%26c%3D%C3%A9&n=4.5&tags=x&tags=y&csv=x,y%2Cz&sp=1%202&pipe=1|2&k1=v1&k2=2&objf=k,v\
+                 &metadata[order_id]=6735&metadata[nested][a]=1&metadata[items][0][price]=p1&js=%7B%22a%22%3A%5B1%5D%7D"
+                    .into()
+            )
+        );
+        assert!(build_ok(&r, json!({})).body.is_none());
+    }
+
+    #[test]
+    fn multipart_bodies() {
+        let mut enc_file = enc_of("file", None, None, Some("image/png, image/jpeg"));
+        enc_file.binary = true;
+        let mut enc_any = enc_of("blob", None, None, None);
+        enc_any.binary = true;
+        let r = body_route(
+            BodyKind::Multipart,
+            "multipart/form-data",
+            true,
+            ["title", "count", "file", "blob", "meta", "tags", "nil"]
+                .iter()
+                .map(|f| arg(f, ArgLocation::BodyField))
+                .collect(),
+            vec![enc_file, enc_any],
+        );
+        let req = build_ok(
+            &r,
+            json!({"title": "Hi \"x\"", "count": 3, "file": "iVBORw0KGgo=", "blob": "AAEC", "meta": {"a": 1}, "tags": ["p", "q"], "nil": null}),
+        );
+        let (ct, body) = req.body.clone().expect("body");
+        assert_eq!(ct, "multipart/form-data; boundary=BOUNDARY");
+        let mut want = Vec::new();
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHi \"x\"\r\n",
+        );
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"count\"\r\n\r\n3\r\n",
+        );
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: image/png\r\n\r\n",
+        );
+        want.extend_from_slice(&[0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n']);
+        want.extend_from_slice(b"\r\n");
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"blob\"; filename=\"blob\"\r\nContent-Type: application/octet-stream\r\n\r\n\x00\x01\x02\r\n",
+        );
+        want.extend_from_slice(b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"meta\"\r\nContent-Type: application/json\r\n\r\n{\"a\":1}\r\n");
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"tags\"\r\n\r\np\r\n",
+        );
+        want.extend_from_slice(
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"tags\"\r\n\r\nq\r\n",
+        );
+        want.extend_from_slice(b"--BOUNDARY--\r\n");
+        assert_eq!(
+            String::from_utf8_lossy(&body),
+            String::from_utf8_lossy(&want)
+        );
+        assert_eq!(body, want);
+
+        // Data URL: its media type is used when the encoding gives none.
+        let req = build_ok(&r, json!({"blob": "data:image/gif;base64,R0lG"}));
+        let body = String::from_utf8_lossy(&req.body.expect("body").1).to_string();
+        assert!(
+            body.contains("Content-Type: image/gif\r\n\r\nGIF\r\n"),
+            "{body}"
+        );
+
+        // Invalid base64 names the field.
+        let e = build_err(&r, json!({"file": "not base64!!"}));
+        assert_eq!(e.arg.as_deref(), Some("file"));
+        assert!(
+            e.message.contains("`file`") && e.message.contains("base64"),
+            "{e}"
+        );
+        let mut r2 = r.clone();
+        if let Some(b) = r2.body.as_mut() {
+            b.encoding[0].binary = true;
+        }
+        let e = build_err(&r2, json!({"file": ["AAEC", "@@"]}));
+        assert!(e.message.contains("file[1]"), "{e}");
+
+        // A random boundary that appears in no part.
+        let b = base();
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+        };
+        let req = build(
+            &ctx,
+            &r,
+            &args(json!({"title": "x"})),
+            &AuthParts::default(),
+            None,
+        )
+        .expect("build");
+        let (ct, body) = req.body.expect("body");
+        let boundary = ct
+            .strip_prefix("multipart/form-data; boundary=")
+            .expect("boundary");
+        assert!(boundary.len() > 20);
+        assert_eq!(
+            String::from_utf8(body).expect("utf8"),
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nx\r\n--{boundary}--\r\n"
+            )
+        );
+    }
+
+    #[test]
+    fn text_and_binary_bodies() {
+        let r = body_route(
+            BodyKind::Text,
+            "text/plain",
+            false,
+            vec![arg("body", ArgLocation::Body)],
+            vec![],
+        );
+        assert_eq!(
+            body_str(&build_ok(&r, json!({"body": "héllo\n"}))),
+            ("text/plain".into(), "héllo\n".into())
+        );
+        assert_eq!(
+            body_str(&build_ok(&r, json!({"body": {"a": 1}}))).1,
+            r#"{"a":1}"#
+        );
+        assert!(build_ok(&r, json!({})).body.is_none());
+
+        let r = body_route(
+            BodyKind::Binary,
+            "application/octet-stream",
+            false,
+            vec![arg("body", ArgLocation::Body)],
+            vec![],
+        );
+        assert_eq!(
+            build_ok(&r, json!({"body": "AAEC/w=="})).body,
+            Some(("application/octet-stream".into(), vec![0, 1, 2, 255]))
+        );
+        assert_eq!(
+            build_ok(&r, json!({"body": "AAEC_w"})).body,
+            Some(("application/octet-stream".into(), vec![0, 1, 2, 255]))
+        );
+        assert_eq!(
+            build_ok(&r, json!({"body": "AAEC\n/w=="}))
+                .body
+                .map(|b| b.1),
+            Some(vec![0, 1, 2, 255])
+        );
+        let e = build_err(&r, json!({"body": "***"}));
+        assert_eq!(e.arg.as_deref(), Some("body"));
+        assert!(e.message.contains("base64"));
+        assert!(build_err(&r, json!({"body": 5})).message.contains("base64"));
+        let r = body_route(
+            BodyKind::Binary,
+            "image/*",
+            false,
+            vec![arg("body", ArgLocation::Body)],
+            vec![],
+        );
+        assert_eq!(
+            build_ok(&r, json!({"body": "data:image/png;base64,AAEC"})).body,
+            Some(("image/png".into(), vec![0, 1, 2]))
+        );
+    }
+}
