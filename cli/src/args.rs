@@ -1,13 +1,16 @@
 //! Command-line arguments.
 
-
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use openapi_mcp_runtime::filter::{Filter, Pattern};
 use openapi_mcp_runtime::model::HttpMethod;
 use openapi_mcp_runtime::{OutputSchemaMode, ToolOptions};
 
 #[derive(Parser, Debug)]
-#[command(name = "openapi-mcp", version, about = "Put any OpenAPI-described REST API in front of LLM agents as MCP tools")]
+#[command(
+    name = "openapi-mcp",
+    version,
+    about = "Put any OpenAPI-described REST API in front of LLM agents as MCP tools"
+)]
 pub struct Cli {
     /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -22,6 +25,8 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Serve the spec's operations as MCP tools (stdio or Streamable HTTP), forwarding calls to the API.
     Proxy(crate::commands::proxy::ProxyArgs),
+    /// Write a standalone Rust MCP server crate for the spec (same tools and behaviour as `proxy`).
+    Generate(crate::commands::generate::GenerateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -92,12 +97,21 @@ pub enum OutputSchemaArg {
 impl SpecArgs {
     pub fn tool_options(&self) -> anyhow::Result<ToolOptions> {
         let pats = |v: &[String]| -> anyhow::Result<Vec<Pattern>> {
-            v.iter().map(|p| Pattern::new(p).map_err(anyhow::Error::msg)).collect()
+            v.iter()
+                .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                .collect()
+        };
+        let path_pats = |v: &[String]| -> anyhow::Result<Vec<Pattern>> {
+            v.iter()
+                .map(|p| Pattern::path(p).map_err(anyhow::Error::msg))
+                .collect()
         };
         let methods = self
             .method
             .iter()
-            .map(|m| HttpMethod::parse(m).ok_or_else(|| anyhow::anyhow!("unknown HTTP method {m:?}")))
+            .map(|m| {
+                HttpMethod::parse(m).ok_or_else(|| anyhow::anyhow!("unknown HTTP method {m:?}"))
+            })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(ToolOptions {
             prefix: self.prefix.clone(),
@@ -114,12 +128,11 @@ impl SpecArgs {
                 exclude_tags: pats(&self.exclude_tag)?,
                 include_operations: pats(&self.include_op)?,
                 exclude_operations: pats(&self.exclude_op)?,
-                include_paths: pats(&self.include_path)?,
-                exclude_paths: pats(&self.exclude_path)?,
+                include_paths: path_pats(&self.include_path)?,
+                exclude_paths: path_pats(&self.exclude_path)?,
                 methods,
                 exclude_deprecated: self.exclude_deprecated,
             },
         })
     }
 }
-

@@ -13,7 +13,10 @@ pub const BAD_INPUT: &str = "bad input";
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     init_logging(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -24,13 +27,19 @@ fn main() -> ExitCode {
         match cli.command {
             args::Command::Tools(a) => commands::tools::run(a).await,
             args::Command::Proxy(a) => commands::proxy::run(a).await,
+            args::Command::Generate(a) => commands::generate::run(a).await,
         }
     });
     match result {
         Ok(code) => code,
         Err(err) => {
             let bad_input = err.chain().any(|c| c.to_string() == BAD_INPUT);
-            let msg = err.chain().filter(|c| c.to_string() != BAD_INPUT).map(|c| c.to_string()).collect::<Vec<_>>().join(": ");
+            let msg = err
+                .chain()
+                .filter(|c| c.to_string() != BAD_INPUT)
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(": ");
             eprintln!("error: {msg}");
             ExitCode::from(if bad_input { 1 } else { 2 })
         }
@@ -44,6 +53,13 @@ fn init_logging(verbose: u8) {
         1 => "debug",
         _ => "trace",
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    // rmcp's own info lines (handshakes, stream ends) are noise for users; keep them at warn.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new(format!("{default},rmcp=warn")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .try_init();
 }

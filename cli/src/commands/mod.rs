@@ -1,3 +1,4 @@
+pub mod generate;
 pub mod proxy;
 pub mod tools;
 
@@ -12,7 +13,9 @@ use crate::args::SpecArgs;
 pub async fn load_and_convert(args: &SpecArgs) -> anyhow::Result<Conversion> {
     let opts = args.tool_options()?;
     let source = SpecSource::parse(&args.spec);
-    let spec = load(&source).await.map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
+    let spec = load(&source)
+        .await
+        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
     let conversion = convert(&spec, &opts);
     let stderr = std::io::stderr();
     let mut err = stderr.lock();

@@ -13,8 +13,19 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
         serde_json::to_writer_pretty(&mut out, &tools).context("writing JSON")?;
         writeln!(out)?;
     } else {
-        let w = conversion.tools.tools.iter().map(|t| t.tool.name.len()).max().unwrap_or(4).max(4);
-        writeln!(out, "{:<w$}  {:<7} {:<40} {:>4}  {}", "NAME", "METHOD", "PATH", "ARGS", "OUTPUT")?;
+        let w = conversion
+            .tools
+            .tools
+            .iter()
+            .map(|t| t.tool.name.len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        writeln!(
+            out,
+            "{:<w$}  {:<7} {:<40} {:>4}  {}",
+            "NAME", "METHOD", "PATH", "ARGS", "OUTPUT"
+        )?;
         for t in &conversion.tools.tools {
             writeln!(
                 out,
@@ -23,7 +34,11 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
                 t.route.method.as_str(),
                 t.route.path,
                 t.route.args.len(),
-                if t.tool.output_schema.is_some() { "yes" } else { "no" }
+                if t.tool.output_schema.is_some() {
+                    "yes"
+                } else {
+                    "no"
+                }
             )?;
         }
         let r = &conversion.report;
