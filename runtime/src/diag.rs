@@ -38,7 +38,11 @@ pub struct Diagnostics {
 
 impl Diagnostics {
     pub fn push(&mut self, severity: Severity, location: String, message: impl Into<String>) {
-        self.items.push(Diagnostic { severity, location, message: message.into() });
+        self.items.push(Diagnostic {
+            severity,
+            location,
+            message: message.into(),
+        });
     }
     pub fn error(&mut self, location: String, message: impl Into<String>) {
         self.push(Severity::Error, location, message)
@@ -56,7 +60,10 @@ impl Diagnostics {
         self.items.len()
     }
     pub fn errors(&self) -> usize {
-        self.items.iter().filter(|d| d.severity == Severity::Error).count()
+        self.items
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
     /// Sorted, deduplicated diagnostics.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {

@@ -12,13 +12,28 @@ use crate::pointer::{DocId, JsonPointer, Loc};
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("{source_name}: cannot read: {message}")]
-    Read { source_name: String, message: String },
+    Read {
+        source_name: String,
+        message: String,
+    },
     #[error("{source_name}: not valid JSON or YAML: {message}")]
-    Parse { source_name: String, message: String },
+    Parse {
+        source_name: String,
+        message: String,
+    },
     #[error("{source_name}#: not an OpenAPI or Swagger document: {message}")]
-    NotOpenApi { source_name: String, message: String },
-    #[error("{source_name}#/{field}: unsupported version {version:?} (supported: swagger 2.0, openapi 3.0.x and 3.1.x)")]
-    UnsupportedVersion { source_name: String, field: &'static str, version: String },
+    NotOpenApi {
+        source_name: String,
+        message: String,
+    },
+    #[error(
+        "{source_name}#/{field}: unsupported version {version:?} (supported: swagger 2.0, openapi 3.0.x and 3.1.x)"
+    )]
+    UnsupportedVersion {
+        source_name: String,
+        field: &'static str,
+        version: String,
+    },
 }
 
 /// Which dialect the root document is written in.
@@ -60,9 +75,17 @@ pub enum RefError {
     #[error("unsupported $ref {0:?}")]
     Malformed(String),
     #[error("$ref {reference:?}: cannot load {url}: {reason}")]
-    Unloadable { reference: String, url: String, reason: String },
+    Unloadable {
+        reference: String,
+        url: String,
+        reason: String,
+    },
     #[error("$ref {reference:?} does not resolve: no node at {pointer} in {doc}")]
-    Dangling { reference: String, doc: String, pointer: JsonPointer },
+    Dangling {
+        reference: String,
+        doc: String,
+        pointer: JsonPointer,
+    },
 }
 
 impl DocumentSet {
@@ -140,7 +163,10 @@ impl DocumentSet {
                 None => return Ok((cur, node)),
             }
         }
-        Err(RefError::Malformed(format!("$ref chain too long or cyclic at {}", self.describe(loc))))
+        Err(RefError::Malformed(format!(
+            "$ref chain too long or cyclic at {}",
+            self.describe(loc)
+        )))
     }
 }
 
@@ -173,10 +199,12 @@ pub async fn load(source: &SpecSource) -> Result<Spec, LoadError> {
         SpecSource::Url(u) => (u.clone(), u.to_string()),
     };
     let client = http_client();
-    let bytes = fetch(&client, &url).await.map_err(|message| LoadError::Read {
-        source_name: name.clone(),
-        message,
-    })?;
+    let bytes = fetch(&client, &url)
+        .await
+        .map_err(|message| LoadError::Read {
+            source_name: name.clone(),
+            message,
+        })?;
     load_bytes_with(&bytes, url, name, Some(&client)).await
 }
 
@@ -200,7 +228,11 @@ pub fn load_single(bytes: &[u8], name: &str) -> Result<Spec, LoadError> {
     Ok(Spec {
         version,
         docs: DocumentSet {
-            docs: vec![Document { url, name: name.to_string(), root }],
+            docs: vec![Document {
+                url,
+                name: name.to_string(),
+                root,
+            }],
             index,
             failed: HashMap::new(),
         },
@@ -218,7 +250,11 @@ async fn load_bytes_with(
         message,
     })?;
     let version = detect_version(&root, &name)?;
-    let mut set = DocumentSet { docs: Vec::new(), index: HashMap::new(), failed: HashMap::new() };
+    let mut set = DocumentSet {
+        docs: Vec::new(),
+        index: HashMap::new(),
+        failed: HashMap::new(),
+    };
     set.index.insert(url.clone(), 0);
     set.docs.push(Document { url, name, root });
 
@@ -228,7 +264,9 @@ async fn load_bytes_with(
         let mut targets = Vec::new();
         collect_external_refs(&set.docs[id].root, &mut targets);
         for r in targets {
-            let Ok(target) = set.docs[id].url.join(&r) else { continue };
+            let Ok(target) = set.docs[id].url.join(&r) else {
+                continue;
+            };
             let target = strip_fragment(target);
             if set.index.contains_key(&target) || set.failed.contains_key(&target) {
                 continue;
@@ -244,7 +282,11 @@ async fn load_bytes_with(
                     let new_id = set.docs.len();
                     let name = display_name(&set.docs[0], &target);
                     set.index.insert(target.clone(), new_id);
-                    set.docs.push(Document { url: target, name, root });
+                    set.docs.push(Document {
+                        url: target,
+                        name,
+                        root,
+                    });
                     queue.push_back(new_id);
                 }
                 Err(reason) => {
@@ -314,7 +356,9 @@ fn http_client() -> reqwest::Client {
 }
 
 fn fetch_file(url: &Url) -> Result<Vec<u8>, String> {
-    let path = url.to_file_path().map_err(|_| format!("{url} is not a local path"))?;
+    let path = url
+        .to_file_path()
+        .map_err(|_| format!("{url} is not a local path"))?;
     std::fs::read(&path).map_err(|e| e.to_string())
 }
 
@@ -322,11 +366,18 @@ async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<u8>, String> {
     if url.scheme() == "file" {
         return fetch_file(url);
     }
-    let resp = client.get(url.clone()).send().await.map_err(|e| e.to_string())?;
+    let resp = client
+        .get(url.clone())
+        .send()
+        .await
+        .map_err(|e| e.to_string())?;
     if !resp.status().is_success() {
         return Err(format!("HTTP status {}", resp.status()));
     }
-    resp.bytes().await.map(|b| b.to_vec()).map_err(|e| e.to_string())
+    resp.bytes()
+        .await
+        .map(|b| b.to_vec())
+        .map_err(|e| e.to_string())
 }
 
 /// Parses JSON or YAML, chosen by content: a document whose first significant character is `{`
@@ -340,7 +391,13 @@ pub fn parse_document(bytes: &[u8]) -> Result<Value, String> {
             Err(json_err) => {
                 // JSON-looking YAML (flow style) is rare but legal; fall through to YAML, and
                 // report the JSON error if YAML fails too.
-                return parse_yaml(bytes).map_err(|_| format!("line {}, column {}: {json_err}", json_err.line(), json_err.column()));
+                return parse_yaml(bytes).map_err(|_| {
+                    format!(
+                        "line {}, column {}: {json_err}",
+                        json_err.line(),
+                        json_err.column()
+                    )
+                });
             }
         }
     }
@@ -393,10 +450,14 @@ impl<'de> serde::de::Visitor<'de> for YamlVisitor {
         Ok(Value::from(v))
     }
     fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
-        Ok(i64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+        Ok(i64::try_from(v)
+            .map(Value::from)
+            .unwrap_or_else(|_| float(v as f64)))
     }
     fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
-        Ok(u64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+        Ok(u64::try_from(v)
+            .map(Value::from)
+            .unwrap_or_else(|_| float(v as f64)))
     }
     fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
         Ok(float(v))
@@ -457,7 +518,9 @@ impl<'de> serde::de::Visitor<'de> for YamlVisitor {
 }
 
 fn float(f: f64) -> Value {
-    serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)
+    serde_json::Number::from_f64(f)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
 }
 
 fn detect_version(root: &Value, name: &str) -> Result<SpecVersion, LoadError> {
@@ -465,7 +528,9 @@ fn detect_version(root: &Value, name: &str) -> Result<SpecVersion, LoadError> {
         source_name: name.to_string(),
         message: message.to_string(),
     };
-    let obj = root.as_object().ok_or_else(|| not("the document root is not an object"))?;
+    let obj = root
+        .as_object()
+        .ok_or_else(|| not("the document root is not an object"))?;
     if let Some(v) = obj.get("openapi") {
         let s = value_as_version(v);
         return if s.starts_with("3.0") {
@@ -473,7 +538,11 @@ fn detect_version(root: &Value, name: &str) -> Result<SpecVersion, LoadError> {
         } else if s.starts_with("3.1") || s.starts_with("3.2") {
             Ok(SpecVersion::OpenApi31)
         } else {
-            Err(LoadError::UnsupportedVersion { source_name: name.to_string(), field: "openapi", version: s })
+            Err(LoadError::UnsupportedVersion {
+                source_name: name.to_string(),
+                field: "openapi",
+                version: s,
+            })
         };
     }
     if let Some(v) = obj.get("swagger") {
@@ -481,7 +550,11 @@ fn detect_version(root: &Value, name: &str) -> Result<SpecVersion, LoadError> {
         return if s == "2.0" || s == "2" {
             Ok(SpecVersion::Swagger2)
         } else {
-            Err(LoadError::UnsupportedVersion { source_name: name.to_string(), field: "swagger", version: s })
+            Err(LoadError::UnsupportedVersion {
+                source_name: name.to_string(),
+                field: "swagger",
+                version: s,
+            })
         };
     }
     Err(not("it has neither an `openapi` nor a `swagger` field"))

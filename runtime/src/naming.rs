@@ -36,7 +36,11 @@ pub fn snake(s: &str) -> String {
     let snake = spaced.to_snake_case();
     let mut out = String::with_capacity(snake.len());
     for c in snake.chars() {
-        let c = if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' };
+        let c = if c.is_ascii_alphanumeric() {
+            c.to_ascii_lowercase()
+        } else {
+            '_'
+        };
         if c == '_' && (out.is_empty() || out.ends_with('_')) {
             continue;
         }
@@ -51,12 +55,39 @@ pub fn snake(s: &str) -> String {
 /// The default tool-name prefix: the first significant word of the API title, kept short.
 pub fn prefix_from_title(title: &str) -> String {
     const STOP: &[&str] = &[
-        "api", "apis", "the", "a", "an", "of", "for", "and", "swagger", "openapi", "rest", "restful",
-        "http", "https", "web", "service", "services", "platform", "public", "spec", "specification",
-        "server", "sample", "example", "official", "v",
+        "api",
+        "apis",
+        "the",
+        "a",
+        "an",
+        "of",
+        "for",
+        "and",
+        "swagger",
+        "openapi",
+        "rest",
+        "restful",
+        "http",
+        "https",
+        "web",
+        "service",
+        "services",
+        "platform",
+        "public",
+        "spec",
+        "specification",
+        "server",
+        "sample",
+        "example",
+        "official",
+        "v",
     ];
     for word in title.split(|c: char| !c.is_alphanumeric()) {
-        let w: String = word.chars().filter(char::is_ascii_alphanumeric).collect::<String>().to_ascii_lowercase();
+        let w: String = word
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect::<String>()
+            .to_ascii_lowercase();
         if w.is_empty() || STOP.contains(&w.as_str()) {
             continue;
         }
@@ -82,7 +113,11 @@ pub struct NameAllocator {
 
 impl NameAllocator {
     pub fn new(prefix: &str, max_len: usize) -> Self {
-        Self { prefix: snake(prefix), max_len: max_len.clamp(16, 128), taken: HashSet::new() }
+        Self {
+            prefix: snake(prefix),
+            max_len: max_len.clamp(16, 128),
+            taken: HashSet::new(),
+        }
     }
 
     /// Reserves a name that must not be given to any tool (e.g. fixed tools of a mode).
@@ -97,7 +132,11 @@ impl NameAllocator {
         if core.is_empty() {
             core = "operation".into();
         }
-        let mut full = if self.prefix.is_empty() { core } else { format!("{}_{}", self.prefix, core) };
+        let mut full = if self.prefix.is_empty() {
+            core
+        } else {
+            format!("{}_{}", self.prefix, core)
+        };
         if full.starts_with(|c: char| c.is_ascii_digit()) {
             full = format!("op_{full}");
         }
@@ -137,7 +176,13 @@ impl NameAllocator {
 pub fn sanitize_arg(name: &str) -> String {
     let mut s: String = name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     // `filter[name]` -> `filter_name`, not `filter_name_`.
     while s.ends_with('_') && s.len() > 1 {

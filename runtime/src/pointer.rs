@@ -3,7 +3,18 @@
 use std::fmt;
 
 /// A JSON pointer (RFC 6901), stored in its escaped form without the leading `#`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
 #[serde(transparent)]
 pub struct JsonPointer(String);
 
@@ -82,10 +93,16 @@ impl Loc {
         Self { doc, ptr }
     }
     pub fn join(&self, token: impl AsRef<str>) -> Self {
-        Self { doc: self.doc, ptr: self.ptr.join(token) }
+        Self {
+            doc: self.doc,
+            ptr: self.ptr.join(token),
+        }
     }
     pub fn index(&self, i: usize) -> Self {
-        Self { doc: self.doc, ptr: self.ptr.index(i) }
+        Self {
+            doc: self.doc,
+            ptr: self.ptr.index(i),
+        }
     }
 }
 
@@ -95,7 +112,10 @@ mod tests {
 
     #[test]
     fn escapes_tokens() {
-        let p = JsonPointer::root().join("paths").join("/pets/{id}").join("get");
+        let p = JsonPointer::root()
+            .join("paths")
+            .join("/pets/{id}")
+            .join("get");
         assert_eq!(p.to_string(), "#/paths/~1pets~1{id}/get");
         let q = JsonPointer::root().join("a~b");
         assert_eq!(q.as_str(), "/a~0b");
