@@ -1,1 +1,215 @@
+//! openapi-mcp codegen: turn a converted [`ToolSet`] into the files of a standalone Rust MCP
+//! server crate.
+//!
+//! [`generate`] is pure: it returns the files and writes nothing (the CLI writes them).
+//!
+//! The generated crate is *the proxy, frozen*: its tool definitions and routes are the tool set
+//! serialized to `src/api.json` and served by the runtime's `ProxyServer`, and every call goes
+//! through the runtime's `Forwarder`, so `tools/list` and the HTTP requests are identical to what
+//! `openapi-mcp proxy` produces for the same spec and options. On top of that it has one typed
+//! argument struct and one handler per operation (`src/tools/<tag>.rs`) that owners can read and
+//! extend.
 
+mod emit;
+mod format;
+mod naming;
+mod plan;
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use openapi_mcp_runtime::model::ToolSet;
+
+/// Name of the marker file written into every generated crate. Its presence means a directory
+/// may be regenerated in place; it lists the files generation owns (one per line after the
+/// header), so stale ones can be removed.
+pub const MARKER_FILE: &str = ".openapi-mcp-generated";
+
+/// Where the generated crate gets `openapi-mcp-runtime` from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RuntimeDep {
+    /// A path dependency (absolute, or relative to the generated crate's directory).
+    Path(PathBuf),
+    /// A crates.io version requirement, e.g. `0.1.0`.
+    Version(String),
+}
+
+impl Default for RuntimeDep {
+    fn default() -> Self {
+        RuntimeDep::Path(default_runtime_path())
+    }
+}
+
+/// Options of [`generate`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodegenOptions {
+    /// Cargo package name of the generated crate (see [`default_crate_name`]).
+    pub crate_name: String,
+    pub runtime_dep: RuntimeDep,
+}
+
+/// The generated files, keyed by their path relative to the crate root (`/`-separated).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GeneratedCrate {
+    pub files: BTreeMap<PathBuf, String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    #[error(
+        "invalid crate name {name:?}: use ASCII letters, digits, `-` and `_`, starting with a letter, and not a Rust keyword"
+    )]
+    InvalidCrateName { name: String },
+    #[error("the tool set has no tools: nothing to generate")]
+    NoTools,
+    #[error("the runtime path {path:?} cannot be written into Cargo.toml")]
+    RuntimePath { path: PathBuf },
+    #[error("serializing the tool definitions failed: {0}")]
+    Serialize(#[from] serde_json::Error),
+    /// A bug in the generator: the tokens it built do not parse. Carries the token text.
+    #[error("internal error: generated `{file}` does not parse ({message}); tokens:\n{tokens}")]
+    Unparsable {
+        file: String,
+        message: String,
+        tokens: String,
+    },
+}
+
+pub type Result<T, E = CodegenError> = std::result::Result<T, E>;
+
+/// The runtime crate of the workspace this generator was built in (an absolute path).
+pub fn default_runtime_path() -> PathBuf {
+    normalize(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("runtime"),
+    )
+}
+
+/// `Petstore API` -> `petstore-mcp`: the title's first significant word (the converter's default
+/// tool-name prefix) plus `-mcp`, which also keeps the name clear of keywords and standard-library
+/// crate names.
+pub fn default_crate_name(title: &str) -> String {
+    let word = openapi_mcp_runtime::naming::prefix_from_title(title).replace('_', "-");
+    let word = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
+    if word.is_empty() {
+        "api-mcp".to_string()
+    } else {
+        format!("{word}-mcp")
+    }
+}
+
+/// Generates the crate's files for `set`.
+pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> {
+    naming::check_crate_name(&opts.crate_name)?;
+    if set.tools.is_empty() {
+        return Err(CodegenError::NoTools);
+    }
+    let plan = plan::plan(set, &opts.crate_name);
+    let mut files = BTreeMap::new();
+    files.insert(
+        PathBuf::from("Cargo.toml"),
+        emit::manifest::cargo_toml(&plan, &opts.runtime_dep)?,
+    );
+    files.insert(
+        PathBuf::from("README.md"),
+        emit::manifest::readme(&plan, set),
+    );
+    files.insert(PathBuf::from(".gitignore"), "/target\n".to_string());
+    files.insert(
+        PathBuf::from("src/api.json"),
+        emit::api_json::api_json(set)?,
+    );
+    files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
+    files.insert(
+        PathBuf::from("src/main.rs"),
+        emit::main_rs::main_rs(&plan, set)?,
+    );
+    files.insert(
+        PathBuf::from("src/tools/mod.rs"),
+        emit::tools::tools_mod(&plan)?,
+    );
+    for module in &plan.modules {
+        files.insert(
+            PathBuf::from(format!("src/tools/{}.rs", module.ident)),
+            emit::tools::tool_module(module)?,
+        );
+    }
+    let mut marker = String::from(
+        "# Generated by `openapi-mcp generate`. Regenerating this directory overwrites the files below\n\
+         # (and removes those a new generation no longer produces); other files are kept.\n",
+    );
+    for path in files.keys() {
+        marker.push_str(&path_string(path));
+        marker.push('\n');
+    }
+    files.insert(PathBuf::from(MARKER_FILE), marker);
+    Ok(GeneratedCrate { files })
+}
+
+/// The files a marker lists (what a previous generation wrote).
+pub fn marker_files(marker: &str) -> Vec<PathBuf> {
+    marker
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(PathBuf::from)
+        // Only plain relative paths: a tampered marker must not point outside the directory.
+        .filter(|p| p.components().all(|c| matches!(c, Component::Normal(_))))
+        .collect()
+}
+
+/// `/`-separated (Cargo accepts `/` on every platform; the marker and snapshots stay portable).
+fn path_string(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// Lexically removes `.` and `..` components.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crate_names() {
+        assert_eq!(default_crate_name("Petstore"), "petstore-mcp");
+        assert_eq!(default_crate_name("GitHub v3 REST API"), "github-mcp");
+        assert_eq!(default_crate_name("Stripe API"), "stripe-mcp");
+        assert_eq!(default_crate_name("123 ✨"), "api-mcp");
+        assert!(naming::check_crate_name("petstore-mcp").is_ok());
+        assert!(naming::check_crate_name("self").is_err());
+        assert!(naming::check_crate_name("9lives").is_err());
+        assert!(naming::check_crate_name("a b").is_err());
+    }
+
+    #[test]
+    fn runtime_path_is_normalized() {
+        let p = default_runtime_path();
+        assert!(p.is_absolute() && p.ends_with("runtime"), "{p:?}");
+        assert!(!p.components().any(|c| c == Component::ParentDir));
+    }
+
+    #[test]
+    fn marker_paths_stay_inside() {
+        let files = marker_files("# header\nsrc/lib.rs\n../evil\n/abs\n\nCargo.toml\n");
+        assert_eq!(
+            files,
+            vec![PathBuf::from("src/lib.rs"), PathBuf::from("Cargo.toml")]
+        );
+    }
+}

@@ -1,0 +1,303 @@
+//! Codegen tests: snapshots of the generated petstore crate, byte-determinism, parity of the
+//! embedded tool definitions, and a real `cargo build` of generated crates.
+//!
+//! `UPDATE_SNAPSHOTS=1 cargo test -p openapi-mcp-codegen` rewrites `tests/output/`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use openapi_mcp_codegen::{
+    CodegenOptions, GeneratedCrate, MARKER_FILE, RuntimeDep, default_crate_name, generate,
+};
+use openapi_mcp_runtime::model::ToolSet;
+use openapi_mcp_runtime::rmcp::model::Tool;
+use openapi_mcp_runtime::{ToolOptions, convert, load::load_single};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("codegen/ has a parent")
+        .to_path_buf()
+}
+
+/// Converts `specs/<name>` with the CLI's default options.
+fn tool_set(name: &str) -> ToolSet {
+    let rel = format!("specs/{name}");
+    let bytes =
+        std::fs::read(workspace().join(&rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"));
+    let spec = load_single(&bytes, &rel).unwrap_or_else(|e| panic!("loading {rel}: {e}"));
+    convert(&spec, &ToolOptions::default()).tools
+}
+
+fn generate_for(set: &ToolSet, runtime_dep: RuntimeDep) -> GeneratedCrate {
+    let opts = CodegenOptions {
+        crate_name: default_crate_name(&set.title),
+        runtime_dep,
+    };
+    generate(set, &opts).unwrap_or_else(|e| panic!("generating for {}: {e}", set.title))
+}
+
+fn write_crate(dir: &Path, krate: &GeneratedCrate) {
+    let _ = std::fs::remove_dir_all(dir);
+    for (path, text) in &krate.files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().expect("file has a parent")).expect("create dir");
+        std::fs::write(&p, text).expect("write file");
+    }
+}
+
+fn read_tree(dir: &Path) -> BTreeMap<PathBuf, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).expect("under root").to_path_buf();
+                out.insert(rel, std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+/// Fixture specs that load without external files.
+const FIXTURES: &[&str] = &[
+    "petstore.yaml",
+    "param-styles.yaml",
+    "collisions.yaml",
+    "recursive.yaml",
+    "allof-oneof.yaml",
+    "forms.yaml",
+    "swagger2.yaml",
+    "openapi31.yaml",
+    "security.yaml",
+    "broken-ops.yaml",
+];
+
+#[test]
+fn petstore_snapshot() {
+    let set = tool_set("petstore.yaml");
+    // Relative to tests/output/petstore/, so the snapshot is the same on every machine and builds in place.
+    let krate = generate_for(&set, RuntimeDep::Path(PathBuf::from("../../../../runtime")));
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/output/petstore");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        write_crate(&dir, &krate);
+        return;
+    }
+    let on_disk = read_tree(&dir);
+    let mut problems = Vec::new();
+    for (path, text) in &krate.files {
+        match on_disk.get(path) {
+            None => problems.push(format!("{} is missing from the snapshot", path.display())),
+            Some(old) if old != text => {
+                problems.push(format!("{} differs from the snapshot", path.display()))
+            }
+            Some(_) => {}
+        }
+    }
+    for path in on_disk.keys().filter(|p| {
+        !krate.files.contains_key(*p) && !p.starts_with("target") && *p != Path::new("Cargo.lock")
+    }) {
+        problems.push(format!(
+            "{} is in the snapshot but no longer generated",
+            path.display()
+        ));
+    }
+    assert!(
+        problems.is_empty(),
+        "{}\n(rerun with UPDATE_SNAPSHOTS=1 to accept)",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn output_is_deterministic_and_tools_round_trip() {
+    for name in FIXTURES {
+        let set = tool_set(name);
+        if set.tools.is_empty() {
+            continue;
+        }
+        let a = generate_for(&set, RuntimeDep::Version("0.1.0".into()));
+        let b = generate_for(&tool_set(name), RuntimeDep::Version("0.1.0".into()));
+        assert_eq!(a, b, "{name}: two generations differ");
+
+        // Parity by construction: api.json holds every tool exactly as tools/list serves it.
+        let api: serde_json::Value =
+            serde_json::from_str(&a.files[Path::new("src/api.json")]).expect("api.json parses");
+        let tools = api["tools"].as_array().expect("tools array");
+        assert_eq!(tools.len(), set.tools.len(), "{name}");
+        for (entry, def) in tools.iter().zip(&set.tools) {
+            let served = serde_json::to_string(&def.tool).expect("serialize tool");
+            let back: Tool =
+                serde_json::from_value(entry["tool"].clone()).expect("tool deserializes");
+            assert_eq!(
+                serde_json::to_string(&back).expect("serialize"),
+                served,
+                "{name}: {}",
+                def.tool.name
+            );
+            let route: openapi_mcp_runtime::model::Route =
+                serde_json::from_value(entry["route"].clone()).expect("route deserializes");
+            assert_eq!(route, def.route, "{name}: {}", def.tool.name);
+        }
+
+        // The marker lists every other file.
+        let marker = openapi_mcp_codegen::marker_files(&a.files[Path::new(MARKER_FILE)]);
+        let others: Vec<PathBuf> = a
+            .files
+            .keys()
+            .filter(|p| *p != Path::new(MARKER_FILE))
+            .cloned()
+            .collect();
+        assert_eq!(marker, others, "{name}");
+    }
+}
+
+#[test]
+fn bad_crate_names_are_rejected() {
+    let set = tool_set("petstore.yaml");
+    for bad in ["", "self", "1abc", "has space", "std"] {
+        let opts = CodegenOptions {
+            crate_name: bad.into(),
+            runtime_dep: RuntimeDep::Version("0.1.0".into()),
+        };
+        assert!(generate(&set, &opts).is_err(), "{bad:?} accepted");
+    }
+}
+
+/// Generates crates into `target/` and builds them with the workspace's target dir (so the
+/// dependencies are shared) and the workspace's Cargo.lock (so the versions are). The generated
+/// `src/main.rs` and `src/lib.rs` carry `#![deny(warnings)]`; `cargo test` also runs the
+/// generated crate's own test (every tool has a handler).
+#[test]
+fn generated_crates_build_and_serve_the_same_tools() {
+    let root = workspace();
+    let target = root.join("target");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    for name in ["petstore.yaml", "collisions.yaml"] {
+        let set = tool_set(name);
+        let krate = generate_for(&set, RuntimeDep::Path(root.join("runtime")));
+        let manifest = &krate.files[Path::new("Cargo.toml")];
+        let runtime_path = root.join("runtime").to_string_lossy().replace('\\', "/");
+        assert!(
+            manifest.contains(&format!("path = \"{runtime_path}\"")),
+            "{manifest}"
+        );
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("generated")
+            .join(name.trim_end_matches(".yaml"));
+        write_crate(&dir, &krate);
+        std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).expect("copy Cargo.lock");
+        let started = Instant::now();
+        for cmd in ["build", "test"] {
+            let out = Command::new(&cargo)
+                .args([cmd, "--quiet", "--manifest-path"])
+                .arg(dir.join("Cargo.toml"))
+                .env("CARGO_TARGET_DIR", &target)
+                .env_remove("RUSTFLAGS")
+                .output()
+                .expect("run cargo");
+            assert!(
+                out.status.success(),
+                "{name}: cargo {cmd} failed\n--- stdout\n{}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        eprintln!(
+            "{name}: cargo build + test of the generated crate took {:.1}s",
+            started.elapsed().as_secs_f64()
+        );
+
+        let bin = target.join("debug").join(format!(
+            "{}{}",
+            default_crate_name(&set.title),
+            std::env::consts::EXE_SUFFIX
+        ));
+        let replies = stdio_session(
+            &bin,
+            &[
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"codegen-test","version":"0"}}}"#,
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+                r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}"#,
+            ],
+            3,
+        );
+        let expected: Vec<serde_json::Value> = set
+            .tools
+            .iter()
+            .map(|t| serde_json::to_value(&t.tool).expect("tool"))
+            .collect();
+        assert_eq!(
+            replies[&2]["result"]["tools"],
+            serde_json::Value::Array(expected),
+            "{name}: tools/list differs"
+        );
+        assert_eq!(
+            replies[&3]["error"]["code"], -32602,
+            "{name}: {}",
+            replies[&3]
+        );
+        assert_eq!(
+            replies[&1]["result"]["serverInfo"]["version"],
+            set.version.as_str(),
+            "{name}"
+        );
+    }
+}
+
+/// Sends JSON-RPC lines to `bin` over stdio and collects the replies with ids up to `last_id`.
+fn stdio_session(bin: &Path, lines: &[&str], last_id: u64) -> BTreeMap<u64, serde_json::Value> {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(bin)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    // A server that never answers must fail the test, not hang it.
+    let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+    let watchdog = {
+        let child = std::sync::Arc::clone(&child);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(60));
+            let _ = child.lock().map(|mut c| c.kill());
+        })
+    };
+    for line in lines {
+        writeln!(stdin, "{line}").expect("write request");
+    }
+    let mut replies = BTreeMap::new();
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let v: serde_json::Value = serde_json::from_str(&line).expect("reply is JSON");
+        if let Some(id) = v["id"].as_u64() {
+            replies.insert(id, v);
+        }
+        if (1..=last_id).all(|i| replies.contains_key(&i)) {
+            break;
+        }
+    }
+    drop(stdin);
+    if let Ok(mut c) = child.lock() {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    drop(watchdog);
+    assert!(
+        (1..=last_id).all(|i| replies.contains_key(&i)),
+        "missing replies: {replies:?}"
+    );
+    replies
+}
