@@ -1,1 +1,8 @@
+//! End-to-end tests: a real upstream HTTP server, the proxy, and real MCP clients.
 
+mod e2e {
+    pub mod corpus;
+    pub mod proxy_http;
+    pub mod proxy_inprocess;
+    pub mod proxy_stdio;
+}

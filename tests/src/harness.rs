@@ -1,0 +1,106 @@
+//! Starting the proxy: in-process over a duplex pipe, as the built binary over stdio, or over
+//! Streamable HTTP; each with a real rmcp client.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
+use openapi_mcp_runtime::rmcp::service::RunningService;
+use openapi_mcp_runtime::rmcp::{RoleClient, ServiceExt};
+use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
+use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
+use serde_json::Value;
+
+pub type Client = RunningService<RoleClient, ()>;
+
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// A fixture spec under `specs/`.
+pub fn spec(name: &str) -> PathBuf {
+    workspace_root().join("specs").join(name)
+}
+
+/// The shared real-world specs, if present.
+pub fn shared_specs() -> Option<PathBuf> {
+    let p = workspace_root().join("..").join("shared").join("specs");
+    p.is_dir().then_some(p)
+}
+
+/// The `openapi-mcp` binary built by `cargo test --workspace`.
+pub fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let bin = dir.join(format!("openapi-mcp{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.exists(),
+        "{} not built: run `cargo build -p openapi-mcp-cli` (cargo test --workspace does)",
+        bin.display()
+    );
+    bin
+}
+
+/// Builds a proxy server for `spec_path` pointed at `base_url`.
+pub async fn proxy_server(
+    spec_path: &Path,
+    base_url: &str,
+    opts: ToolOptions,
+    creds: &[(&str, &str)],
+) -> ProxyServer {
+    let spec = load(&SpecSource::Path(spec_path.to_path_buf()))
+        .await
+        .expect("spec loads");
+    let set = convert(&spec, &opts).tools;
+    let mut credentials = Credentials::from_env(&set.security_schemes, |_| None);
+    for (scheme, value) in creds {
+        credentials.set(scheme, value.to_string());
+    }
+    let fwd = Forwarder::new(
+        {
+            let mut o = ForwardOptions::new(url::Url::parse(base_url).expect("base url"));
+            o.timeout = Duration::from_secs(5);
+            o
+        },
+        set.security_schemes.clone(),
+        credentials,
+    )
+    .expect("forwarder");
+    ProxyServer::new(set, fwd, ServerOptions::default())
+}
+
+/// An rmcp client connected in-process to `server`.
+pub async fn connect_in_process(server: ProxyServer) -> Client {
+    let (client_io, server_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(client_io).await.expect("client connects")
+}
+
+/// Calls a tool with JSON arguments.
+pub async fn call(client: &Client, name: &str, args: Value) -> CallToolResult {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    client
+        .call_tool(CallToolRequestParams::new(name.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("call {name} failed at the protocol level: {e}"))
+}
+
+/// The text of the first content block.
+pub fn text(r: &CallToolResult) -> String {
+    r.content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .unwrap_or_default()
+}
