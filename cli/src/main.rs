@@ -48,14 +48,14 @@ fn main() -> ExitCode {
 
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
+    // rmcp's own lines (handshakes, stream ends, a warning for every error answered to a client,
+    // such as an unknown tool) are noise for users at the default level; -v shows them.
     let default = match verbose {
-        0 => "info",
-        1 => "debug",
+        0 => "info,rmcp=error",
+        1 => "debug,rmcp=info",
         _ => "trace",
     };
-    // rmcp's own info lines (handshakes, stream ends) are noise for users; keep them at warn.
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new(format!("{default},rmcp=warn")));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -119,7 +119,9 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
             Arc::new(LocalSessionManager::default()),
             config,
         );
-    let mut app = axum::Router::new().nest_service("/mcp", service);
+    let mut app = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn(session_delete_status));
     if let Some(token) = opts.auth_token.clone() {
         let token = Arc::new(token);
         app = app.layer(axum::middleware::from_fn(
@@ -144,6 +146,17 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
         shutdown,
         task,
     })
+}
+
+/// rmcp answers a session-terminating `DELETE` with 202 Accepted; clients (the Python SDK among
+/// them) expect 200 or 204 and log a failure otherwise. The session is gone either way: say 204.
+async fn session_delete_status(req: Request, next: Next) -> Response {
+    let is_delete = req.method() == axum::http::Method::DELETE;
+    let mut resp = next.run(req).await;
+    if is_delete && resp.status() == StatusCode::ACCEPTED {
+        *resp.status_mut() = StatusCode::NO_CONTENT;
+    }
+    resp
 }
 
 async fn require_bearer(token: &str, req: Request, next: Next) -> Response {
