@@ -53,6 +53,17 @@ pub async fn proxy_server(
     opts: ToolOptions,
     creds: &[(&str, &str)],
 ) -> ProxyServer {
+    proxy_server_with(spec_path, base_url, opts, creds, ServerOptions::default()).await
+}
+
+/// [`proxy_server`] with explicit server options (page size, concurrency).
+pub async fn proxy_server_with(
+    spec_path: &Path,
+    base_url: &str,
+    opts: ToolOptions,
+    creds: &[(&str, &str)],
+    server_opts: ServerOptions,
+) -> ProxyServer {
     let spec = load(&SpecSource::Path(spec_path.to_path_buf()))
         .await
         .expect("spec loads");
@@ -71,7 +82,7 @@ pub async fn proxy_server(
         credentials,
     )
     .expect("forwarder");
-    ProxyServer::new(set, fwd, ServerOptions::default())
+    ProxyServer::new(set, fwd, server_opts)
 }
 
 /// An rmcp client connected in-process to `server`.
