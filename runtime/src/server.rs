@@ -15,7 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::forward::Forwarder;
+use crate::forward::{CallScope, Forwarder};
 use crate::model::ToolSet;
 use crate::validate::{self, LazyValidator};
 
@@ -45,6 +45,9 @@ pub struct ServerOptions {
     /// Upstream calls in flight at once (unlimited when `None`).
     pub max_concurrency: Option<usize>,
     pub dispatcher: Option<Dispatcher>,
+    /// Headers of the client's HTTP request (Streamable HTTP) passed on upstream, by name
+    /// (`--forward-header`). Nothing of the client's request is forwarded otherwise.
+    pub forward_headers: Vec<String>,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -53,6 +56,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("page_size", &self.page_size)
             .field("max_concurrency", &self.max_concurrency)
             .field("dispatcher", &self.dispatcher.is_some())
+            .field("forward_headers", &self.forward_headers)
             .finish()
     }
 }
@@ -123,6 +127,24 @@ impl ProxyServer {
     }
 
     /// Compiles every argument validator in the background, so the first calls do not pay for it.
+    /// The `--forward-header` headers of the client's HTTP request, when it came over HTTP.
+    fn forwarded_headers(&self, context: &RequestContext<RoleServer>) -> Vec<(String, String)> {
+        let names = &self.inner.opts.forward_headers;
+        if names.is_empty() {
+            return Vec::new();
+        }
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return Vec::new();
+        };
+        names
+            .iter()
+            .filter_map(|n| {
+                let v = parts.headers.get(n.as_str())?.to_str().ok()?;
+                Some((n.clone(), v.to_string()))
+            })
+            .collect()
+    }
+
     pub fn warm_up(&self) {
         let state = self.state();
         tokio::task::spawn_blocking(move || {
@@ -300,8 +322,10 @@ impl ServerHandler for ProxyServer {
                 None => fwd.call(route, &args).await,
             }
         };
-        let result = tokio::select! {
-            r = call => r,
+        let forwarded = self.forwarded_headers(&context);
+        let scoped = CallScope::new(forwarded).run(call);
+        let (result, status) = tokio::select! {
+            r = scoped => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.tool.name, method = route.method.as_str(), path = %route.path, "cancelled by the client");
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
@@ -311,6 +335,7 @@ impl ServerHandler for ProxyServer {
             tool = %def.tool.name,
             method = route.method.as_str(),
             path = %route.path,
+            status = status.map(i64::from).unwrap_or(-1),
             ok = !result.is_error.unwrap_or(false),
             ms = started.elapsed().as_millis() as u64,
             "call"

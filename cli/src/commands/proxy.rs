@@ -37,6 +37,11 @@ pub struct ProxyArgs {
     /// HTTP: also accept requests from this browser Origin (e.g. https://app.example.com).
     #[arg(long)]
     pub allowed_origin: Vec<String>,
+    /// HTTP: pass this header of the MCP client's request on to the API (e.g. Authorization, for
+    /// per-user tokens); it replaces a credential in the same header. Repeatable. Nothing of the
+    /// client's request is forwarded otherwise.
+    #[arg(long, value_name = "NAME", value_parser = parse_header_name)]
+    pub forward_header: Vec<String>,
     /// HTTP: largest accepted MCP request body, in bytes.
     #[arg(long, default_value_t = 4 * 1024 * 1024)]
     pub max_request_bytes: usize,
@@ -137,6 +142,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             page_size: args.page_size,
             max_concurrency: args.max_concurrency,
             dispatcher: None,
+            forward_headers: args.forward_header.clone(),
         },
     );
     for m in &missing {
@@ -149,6 +155,11 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     }
     match args.transport {
         Transport::Stdio => {
+            if !args.forward_header.is_empty() {
+                tracing::warn!(
+                    "--forward-header has no effect over stdio (there is no client HTTP request)"
+                );
+            }
             eprintln!(
                 "openapi-mcp: serving {} ({tool_count} tools) over stdio; API at {base_url}",
                 args.spec.spec
@@ -217,4 +228,10 @@ fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
 
 fn modified(path: &PathBuf) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn parse_header_name(s: &str) -> Result<String, String> {
+    http::HeaderName::from_bytes(s.trim().as_bytes())
+        .map(|h| h.as_str().to_string())
+        .map_err(|_| format!("`{s}` is not a valid HTTP header name"))
 }

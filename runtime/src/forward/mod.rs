@@ -28,6 +28,39 @@ pub use response::{Truncation, to_result};
 use crate::model::{Route, SecurityScheme};
 use auth::{Cred, TokenCache};
 
+tokio::task_local! {
+    static CALL_SCOPE: CallScope;
+}
+
+/// Per-call context of the MCP request being served, visible to [`Forwarder::call`] however the
+/// call reaches it (the proxy, or a generated crate's typed handler): headers of the client's
+/// HTTP request to pass on (`--forward-header`) and, afterwards, the upstream status for the log.
+#[derive(Debug, Default)]
+pub struct CallScope {
+    pub forwarded_headers: Vec<(String, String)>,
+    status: std::cell::Cell<Option<u16>>,
+}
+
+impl CallScope {
+    pub fn new(forwarded_headers: Vec<(String, String)>) -> Self {
+        Self {
+            forwarded_headers,
+            status: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Runs `fut` in this scope; returns its output and the last upstream status it got.
+    pub async fn run<F: std::future::Future>(self, fut: F) -> (F::Output, Option<u16>) {
+        CALL_SCOPE
+            .scope(self, async move {
+                let out = fut.await;
+                let status = CALL_SCOPE.with(|s| s.status.get());
+                (out, status)
+            })
+            .await
+    }
+}
+
 /// `openapi-mcp/<version>`.
 pub fn default_user_agent() -> String {
     format!("openapi-mcp/{}", env!("CARGO_PKG_VERSION"))
@@ -312,10 +345,14 @@ impl Forwarder {
         let parts = auth::select(&route.security, &inner.schemes, &inner.creds)
             .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, |n| inner.tokens.get(n)))
             .unwrap_or_default();
+        let forwarded = CALL_SCOPE
+            .try_with(|s| s.forwarded_headers.clone())
+            .unwrap_or_default();
         let ctx = request::BuildContext {
             base: &inner.opts.base_url,
             user_agent: &inner.opts.user_agent,
             static_headers: &inner.opts.static_headers,
+            forwarded_headers: &forwarded,
         };
         request::build(&ctx, route, args, &parts, boundary)
     }
@@ -325,6 +362,7 @@ impl Forwarder {
     pub async fn call(&self, route: &Route, args: &Map<String, Value>) -> CallToolResult {
         let started = Instant::now();
         let (result, status) = self.call_inner(route, args).await;
+        let _ = CALL_SCOPE.try_with(|s| s.status.set(status));
         tracing::debug!(
             method = route.method.as_str(),
             path = %route.path,

@@ -873,6 +873,9 @@ pub(crate) struct BuildContext<'a> {
     pub base: &'a Url,
     pub user_agent: &'a str,
     pub static_headers: &'a [(String, String)],
+    /// Headers of the MCP client's own HTTP request that `--forward-header` passes on: they
+    /// replace same-named headers, credentials included (the operator asked for exactly that).
+    pub forwarded_headers: &'a [(String, String)],
 }
 
 /// The base URL a route is sent to: `route.server` (absolute, or relative to the base URL) or the
@@ -987,6 +990,13 @@ pub(crate) fn build(
         headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
         headers.push((k.clone(), v.clone()));
     }
+    for (k, v) in ctx.forwarded_headers {
+        if v.contains(['\r', '\n']) || http::HeaderName::from_bytes(k.as_bytes()).is_err() {
+            continue;
+        }
+        headers.retain(|(h, _)| !h.eq_ignore_ascii_case(k));
+        headers.push((k.clone(), v.clone()));
+    }
     for (k, v) in &auth.headers {
         if v.contains(['\r', '\n']) || http::HeaderName::from_bytes(k.as_bytes()).is_err() {
             return Err(ArgError {
@@ -1081,6 +1091,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &[],
+            forwarded_headers: &[],
         };
         build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect("build")
     }
@@ -1091,6 +1102,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &[],
+            forwarded_headers: &[],
         };
         build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect_err("should fail")
     }
@@ -1243,6 +1255,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &[],
+            forwarded_headers: &[],
         };
         let req = build(&ctx, &r, &Map::new(), &AuthParts::default(), None).expect("build");
         assert_eq!(req.url.as_str(), "http://127.0.0.1:8080/pets");
@@ -1252,6 +1265,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &[],
+            forwarded_headers: &[],
         };
         let r2 = route(
             "/x",
@@ -1517,6 +1531,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &statics,
+            forwarded_headers: &[],
         };
         let auth = AuthParts {
             headers: vec![("Authorization".into(), "Bearer secret".into())],
@@ -1760,6 +1775,7 @@ mod tests {
             base: &b,
             user_agent: UA,
             static_headers: &[],
+            forwarded_headers: &[],
         };
         let req = build(
             &ctx,

@@ -127,3 +127,69 @@ async fn endpoint_checks_origin_host_and_bearer_token() {
 fn reqwest_client() -> reqwest::Client {
     reqwest::Client::new()
 }
+
+/// `--forward-header`: named headers of the MCP client's HTTP request go upstream (replacing the
+/// configured credential in the same header); nothing else of the client's request does.
+#[tokio::test]
+async fn forward_header_passes_named_client_headers_only() {
+    use openapi_mcp_runtime::rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use openapi_mcp_runtime::server::ServerOptions;
+    use openapi_mcp_tests::harness::proxy_server_with;
+
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"id": 1, "name": "x"})));
+    for forward in [false, true] {
+        let mut server_opts = ServerOptions::default();
+        if forward {
+            server_opts.forward_headers = vec!["x-tenant".into(), "x-api-key".into()];
+        }
+        let server = proxy_server_with(
+            &spec("petstore.yaml"),
+            &up.url("/api"),
+            ToolOptions::default(),
+            &[("api_key", "configured-key")],
+            server_opts,
+        )
+        .await;
+        let addr = start_http(server, HttpOptions::new("127.0.0.1:0".parse().unwrap()))
+            .await
+            .expect("http server")
+            .addr;
+        let mut headers = std::collections::HashMap::new();
+        for (k, v) in [
+            ("x-tenant", "acme"),
+            ("x-api-key", "the-users-own-key"),
+            ("x-other", "not-forwarded"),
+        ] {
+            headers.insert(
+                http::HeaderName::from_static(k),
+                http::HeaderValue::from_static(v),
+            );
+        }
+        let config = StreamableHttpClientTransportConfig::with_uri(format!("http://{addr}/mcp"))
+            .auth_header("mcp-client-token")
+            .custom_headers(headers);
+        let client =
+            ().serve(StreamableHttpClientTransport::from_config(config))
+                .await
+                .expect("connect");
+        up.clear();
+        let r = call(&client, "petstore_show_pet_by_id", json!({"petId": 1})).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let got = up.last();
+        assert_eq!(
+            got.header("authorization"),
+            None,
+            "the MCP client's own token never goes upstream"
+        );
+        assert_eq!(got.header("x-other"), None);
+        if forward {
+            assert_eq!(got.header("x-tenant"), Some("acme"));
+            assert_eq!(got.header("x-api-key"), Some("the-users-own-key"));
+        } else {
+            assert_eq!(got.header("x-tenant"), None);
+            assert_eq!(got.header("x-api-key"), Some("configured-key"));
+        }
+        client.cancel().await.unwrap();
+    }
+}
