@@ -4,5 +4,7 @@ mod e2e {
     pub mod corpus;
     pub mod proxy_http;
     pub mod proxy_inprocess;
+    pub mod proxy_lifecycle;
     pub mod proxy_stdio;
+    pub mod proxy_wire;
 }

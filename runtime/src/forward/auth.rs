@@ -205,27 +205,48 @@ impl Credentials {
     }
 
     /// Every secret string (and derived form) that must be scrubbed from text shown to clients.
+    /// Besides the raw value: its base64 (basic auth) and the percent-encoded forms it takes in a
+    /// query string, a cookie or a form body (APIs echo those back in error bodies).
     pub(crate) fn secret_strings(&self) -> Vec<String> {
         let mut out = Vec::new();
         for s in self.map.values() {
             match s {
                 Secret::Raw(v) => {
-                    out.push(v.clone());
+                    push_with_encodings(&mut out, v);
                     out.push(base64::engine::general_purpose::STANDARD.encode(v));
                     if let Some((_, pass)) = v.split_once(':') {
-                        out.push(pass.to_string());
+                        push_with_encodings(&mut out, pass);
                     }
                 }
                 Secret::UserPass { user, pass } => {
-                    out.push(pass.clone());
+                    push_with_encodings(&mut out, pass);
                     out.push(
                         base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}")),
                     );
                 }
-                Secret::Client { secret, .. } => out.push(secret.clone()),
+                Secret::Client { secret, .. } => push_with_encodings(&mut out, secret),
             }
         }
         out
+    }
+}
+
+/// `v` and the distinct forms it takes on the wire — query (RFC 3986), form body
+/// (`application/x-www-form-urlencoded`) and cookie encoding — or in a JSON error body that
+/// echoes it (string escaping).
+fn push_with_encodings(out: &mut Vec<String>, v: &str) {
+    use super::request::{enc, enc_cookie, enc_form};
+    out.push(v.to_string());
+    let json = serde_json::to_string(v).unwrap_or_default();
+    let json = json
+        .strip_prefix('"')
+        .and_then(|j| j.strip_suffix('"'))
+        .unwrap_or(v)
+        .to_string();
+    for e in [enc(v), enc_form(v), enc_cookie(v), json] {
+        if !out.contains(&e) {
+            out.push(e);
+        }
     }
 }
 
@@ -331,11 +352,14 @@ impl TokenCache {
             _ => Some(tok.clone()),
         }
     }
-    /// Caches `token` until `expires_in` minus [`EXPIRY_MARGIN`] (forever when the server gave no
-    /// lifetime: a 401 refreshes it).
+    /// Caches `token` until `expires_in` minus [`EXPIRY_MARGIN`] — or minus half the lifetime for
+    /// tokens that live less than twice the margin — (forever when the server gave no lifetime: a
+    /// 401 refreshes it).
     pub fn put(&self, scheme: &str, token: String, expires_in: Option<u64>) {
-        let until = expires_in
-            .map(|s| Instant::now() + Duration::from_secs(s).saturating_sub(EXPIRY_MARGIN));
+        let until = expires_in.map(|s| {
+            let life = Duration::from_secs(s);
+            Instant::now() + life - EXPIRY_MARGIN.min(life / 2)
+        });
         self.map
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -619,11 +643,36 @@ mod tests {
     }
 
     #[test]
+    fn secret_strings_include_wire_encodings() {
+        let mut c = Credentials::new();
+        c.set("qkey", "q v&x;\"".into());
+        c.set_client_credentials("cc", "id".into(), "s/+ t".into());
+        c.set("hkey", "a\\b\"c".into());
+        let s = c.secret_strings();
+        for form in [
+            "q v&x;\"",
+            "q%20v%26x%3B%22", // query
+            "q+v%26x%3B%22",   // form body
+            "q%20v&x%3B%22",   // cookie
+            "s/+ t",
+            "s%2F%2B%20t",
+            "s%2F%2B+t",
+            "s/+%20t",
+            "q v&x;\\\"",  // JSON-escaped
+            "a\\\\b\\\"c", // JSON-escaped
+        ] {
+            assert!(s.contains(&form.to_string()), "{form}: {s:?}");
+        }
+    }
+
+    #[test]
     fn token_cache_and_parsing() {
         let cache = TokenCache::default();
         cache.put("a", "t1".into(), Some(3600));
         assert_eq!(cache.get("a").as_deref(), Some("t1"));
-        cache.put("b", "t2".into(), Some(20)); // 20 s minus the 30 s margin: already stale
+        cache.put("b", "t2".into(), Some(20)); // short-lived: cached for half its 20 s
+        assert_eq!(cache.get("b").as_deref(), Some("t2"));
+        cache.put("b", "t0".into(), Some(0)); // already expired
         assert_eq!(cache.get("b"), None);
         cache.put("c", "t3".into(), None);
         assert_eq!(cache.get("c").as_deref(), Some("t3"));

@@ -332,18 +332,28 @@ impl Forwarder {
         route: &Route,
         args: &Map<String, Value>,
     ) -> Result<BuiltRequest, ArgError> {
-        self.build(route, args, None)
+        self.build(route, args, None, &[])
     }
 
+    /// `fresh`: OAuth2 tokens (scheme, token) obtained for this very request; they are used even
+    /// if the cache already considers them stale (short-lived tokens).
     fn build(
         &self,
         route: &Route,
         args: &Map<String, Value>,
         boundary: Option<&str>,
+        fresh: &[(String, String)],
     ) -> Result<BuiltRequest, ArgError> {
         let inner = &self.inner;
+        let token = |n: &str| {
+            fresh
+                .iter()
+                .find(|(s, _)| s == n)
+                .map(|(_, t)| t.clone())
+                .or_else(|| inner.tokens.get(n))
+        };
         let parts = auth::select(&route.security, &inner.schemes, &inner.creds)
-            .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, |n| inner.tokens.get(n)))
+            .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, token))
             .unwrap_or_default();
         let forwarded = CALL_SCOPE
             .try_with(|s| s.forwarded_headers.clone())
@@ -401,12 +411,14 @@ impl Forwarder {
         let mut attempt = 0u32;
         let mut refreshed = false;
         loop {
+            let mut fresh = Vec::with_capacity(cc.len());
             for name in &cc {
-                if let Err(msg) = self.ensure_token(name, false).await {
-                    return (error_result(msg), None);
+                match self.ensure_token(name).await {
+                    Ok(token) => fresh.push((name.clone(), token)),
+                    Err(msg) => return (error_result(msg), None),
                 }
             }
-            let built = match self.build(route, args, None) {
+            let built = match self.build(route, args, None, &fresh) {
                 Ok(b) => b,
                 Err(e) => return (error_result(format!("invalid arguments: {e}")), None),
             };
@@ -496,15 +508,16 @@ impl Forwarder {
         rb.send().await
     }
 
-    /// Makes sure a client-credentials token for `scheme` is cached (fetching one if needed).
-    async fn ensure_token(&self, scheme: &str, force: bool) -> Result<(), String> {
+    /// A client-credentials token for `scheme`: the cached one, or a freshly fetched one (then
+    /// cached).
+    async fn ensure_token(&self, scheme: &str) -> Result<String, String> {
         let inner = &self.inner;
-        if !force && inner.tokens.get(scheme).is_some() {
-            return Ok(());
+        if let Some(token) = inner.tokens.get(scheme) {
+            return Ok(token);
         }
         let _guard = inner.tokens.fetch_lock.lock().await;
-        if !force && inner.tokens.get(scheme).is_some() {
-            return Ok(());
+        if let Some(token) = inner.tokens.get(scheme) {
+            return Ok(token);
         }
         let Some((_, s)) = inner.schemes.iter().find(|(n, _)| n == scheme) else {
             return Err(format!("unknown security scheme `{scheme}`"));
@@ -580,8 +593,8 @@ impl Forwarder {
         }
         let (token, expires_in) =
             auth::parse_token_response(&bytes).map_err(|e| format!("{what} from {shown}: {e}"))?;
-        inner.tokens.put(scheme, token, expires_in);
-        Ok(())
+        inner.tokens.put(scheme, token.clone(), expires_in);
+        Ok(token)
     }
 
     /// Replaces any secret found in an error result's text with `[redacted]`.

@@ -69,7 +69,7 @@ const TEMPLATE_LITERAL: &AsciiSet = &CONTROLS
     .add(b'{')
     .add(b'}');
 
-fn enc(s: &str) -> String {
+pub(crate) fn enc(s: &str) -> String {
     utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
@@ -101,11 +101,11 @@ fn enc_reserved(s: &str) -> String {
     out
 }
 
-fn enc_form(s: &str) -> String {
+pub(crate) fn enc_form(s: &str) -> String {
     url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-fn enc_cookie(s: &str) -> String {
+pub(crate) fn enc_cookie(s: &str) -> String {
     utf8_percent_encode(s, COOKIE).to_string()
 }
 
