@@ -119,9 +119,13 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
             Arc::new(LocalSessionManager::default()),
             config,
         );
+    let max_body = opts.max_body_bytes;
     let mut app = axum::Router::new()
         .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(session_delete_status));
+        .layer(axum::middleware::from_fn(session_delete_status))
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
+        ));
     if let Some(token) = opts.auth_token.clone() {
         let token = Arc::new(token);
         app = app.layer(axum::middleware::from_fn(
@@ -157,6 +161,120 @@ async fn session_delete_status(req: Request, next: Next) -> Response {
         *resp.status_mut() = StatusCode::NO_CONTENT;
     }
     resp
+}
+
+fn is_json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/json")
+        })
+}
+
+fn payload_too_large(max: usize) -> Response {
+    (
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("Payload Too Large: request body exceeds {max} bytes"),
+    )
+        .into_response()
+}
+
+/// A JSON-RPC error answer without a result (HTTP 400).
+fn json_rpc_error(id: serde_json::Value, code: i32, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    });
+    let mut resp = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// rmcp answers a JSON POST body it cannot deserialize with `415 Unsupported Media Type` and a
+/// plain-text line. JSON-RPC has codes for exactly these cases: invalid JSON is `-32700 Parse
+/// error`, JSON that is not a request/notification/response is `-32600 Invalid Request` (with
+/// the request's `id` when it has a usable one). Both become HTTP 400 with a JSON-RPC error body.
+/// The body is read here, within `max` bytes (413 beyond, announced or not), and handed on.
+async fn json_rpc_body_errors(max: usize, req: Request, next: Next) -> Response {
+    use futures::StreamExt as _;
+
+    if req.method() != axum::http::Method::POST || !is_json_content_type(req.headers()) {
+        return next.run(req).await;
+    }
+    let announced = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if announced.is_some_and(|n| n > max as u64) {
+        return payload_too_large(max);
+    }
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut buf = bytes::BytesMut::new();
+    while let Some(chunk) = stream.next().await {
+        match chunk {
+            Ok(c) => {
+                if c.len() > max.saturating_sub(buf.len()) {
+                    return payload_too_large(max);
+                }
+                buf.extend_from_slice(&c);
+            }
+            Err(_) => {
+                return (StatusCode::BAD_REQUEST, "could not read the request body\n")
+                    .into_response();
+            }
+        }
+    }
+    let bytes = buf.freeze();
+    let resp = next
+        .run(Request::from_parts(
+            parts,
+            axum::body::Body::from(bytes.clone()),
+        ))
+        .await;
+    if resp.status() != StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return resp;
+    }
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Err(e) => json_rpc_error(
+            serde_json::Value::Null,
+            -32700,
+            format!("Parse error: the request body is not valid JSON ({e})"),
+        ),
+        Ok(v) => {
+            let id = v
+                .get("id")
+                .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+                .cloned()
+                .unwrap_or(serde_json::Value::Null);
+            let detail = axum::body::to_bytes(resp.into_body(), 4096)
+                .await
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            let detail = detail
+                .trim()
+                .trim_start_matches("fail to deserialize request body")
+                .trim()
+                .to_string();
+            let mut message =
+                "Invalid Request: the body is not a JSON-RPC request, notification or response"
+                    .to_string();
+            if !detail.is_empty() {
+                message.push_str(&format!(" ({detail})"));
+            }
+            json_rpc_error(id, -32600, message)
+        }
+    }
 }
 
 async fn require_bearer(token: &str, req: Request, next: Next) -> Response {

@@ -21,12 +21,157 @@ impl LazyValidator {
     }
 }
 
-/// Validates `args`; returns one line per problem, each naming the argument path.
+/// Arguments nested deeper than this are refused before anything else looks at them: JSON-RPC
+/// parsers stop at 128 levels too, and recursive code (schema validation, serializers, `Drop`)
+/// must never meet an unbounded depth.
+pub const MAX_DEPTH: usize = 128;
+
+/// Longest rendering of an argument value inside a problem line (characters).
+const VALUE_PREVIEW_CHARS: usize = 80;
+/// Longest problem line (characters).
+const PROBLEM_MAX_CHARS: usize = 400;
+
+/// How deeply `v` nests (a scalar is 0, `[1]` is 1), computed without recursion; stops counting
+/// once `limit` is exceeded.
+pub fn depth_exceeds(v: &Value, limit: usize) -> bool {
+    let mut stack: Vec<(&Value, usize)> = vec![(v, 0)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        if d + 1 > limit {
+            return true;
+        }
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    false
+}
+
+/// A short rendering of a value for messages: JSON text cut at [`VALUE_PREVIEW_CHARS`], with
+/// the full size when it was cut. Never serializes more than it shows.
+pub fn preview(v: &Value) -> String {
+    struct Capped(Vec<u8>, usize);
+    impl std::io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.1.saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::Error::other("preview full"));
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    if depth_exceeds(v, MAX_DEPTH) {
+        return format!("a value nested more than {MAX_DEPTH} levels deep");
+    }
+    // 4 bytes per character at most, plus one to notice that it was cut.
+    let mut w = Capped(Vec::new(), VALUE_PREVIEW_CHARS * 4 + 1);
+    let complete = serde_json::to_writer(&mut w, v).is_ok();
+    let text = String::from_utf8_lossy(&w.0).into_owned();
+    let shown: String = text.chars().take(VALUE_PREVIEW_CHARS).collect();
+    if complete && shown.len() == text.len() {
+        return text;
+    }
+    match v {
+        Value::String(s) => format!("{shown}…\" ({} characters)", s.chars().count()),
+        Value::Array(a) => format!("{shown}… (an array of {} items)", a.len()),
+        Value::Object(o) => format!("{shown}… (an object with {} members)", o.len()),
+        _ => format!("{shown}…"),
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((i, _)) => format!("{}…", &s[..i]),
+    }
+}
+
+/// `i64::MIN` and `u64::MAX + 1` (2^63 and 2^64 are exact as `f64`).
+const I64_MIN_F: f64 = -9_223_372_036_854_775_808.0;
+const U64_END_F: f64 = 18_446_744_073_709_551_616.0;
+
+/// Integer-typed values JSON parsers could not keep exactly: floats beyond the 64-bit integer
+/// range (`1e308`, `18446744073709551616`). Sending them would send a different number (or an
+/// exponent where the API expects digits). Follows `properties` and `items` of `schema`.
+fn inexact_integers(schema: &Value, v: &Value, path: &mut String, out: &mut Vec<String>) {
+    let Some(schema) = schema.as_object() else {
+        return;
+    };
+    let integer = match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "integer") && !ts.iter().any(|t| t == "number")
+        }
+        _ => false,
+    };
+    match v {
+        Value::Number(n)
+            if integer
+                && !n.is_i64()
+                && !n.is_u64()
+                && n.as_f64()
+                    .is_some_and(|f| !(I64_MIN_F..U64_END_F).contains(&f)) =>
+        {
+            out.push(format!(
+                "`{}`: {n} is outside the 64-bit integer range; JSON parsing already rounded it, so it cannot be sent exactly",
+                display_path(path)
+            ));
+        }
+        Value::Object(o) => {
+            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+                for (k, x) in o {
+                    if let Some(ps) = props.get(k) {
+                        let len = path.len();
+                        path.push('/');
+                        path.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                        inexact_integers(ps, x, path, out);
+                        path.truncate(len);
+                    }
+                }
+            }
+        }
+        Value::Array(a) => {
+            if let Some(items) = schema.get("items") {
+                for (i, x) in a.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("/{i}"));
+                    inexact_integers(items, x, path, out);
+                    path.truncate(len);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Validates `args`; returns one line per problem, each naming the argument path. Values are
+/// shown cut short (a 1 MB string is not echoed back), and arguments nested more than
+/// [`MAX_DEPTH`] levels are refused before the schema validator sees them.
 pub fn check(
     validator: &LazyValidator,
     schema: &Map<String, Value>,
     args: &Map<String, Value>,
 ) -> Result<(), Vec<String>> {
+    let too_deep: Vec<String> = args
+        .iter()
+        .filter(|(_, v)| depth_exceeds(v, MAX_DEPTH))
+        .map(|(k, _)| {
+            format!(
+                "`{}`: the value is nested more than {MAX_DEPTH} levels deep; refused",
+                cut(k, 64)
+            )
+        })
+        .collect();
+    if !too_deep.is_empty() {
+        return Err(too_deep);
+    }
     let v = match validator.get(schema) {
         Ok(v) => v,
         // A schema the validator cannot compile (e.g. an exotic regex): let the API judge.
@@ -51,21 +196,32 @@ pub fn check(
                         None if valid.is_empty() => "this tool takes no arguments.".to_string(),
                         None => format!("valid arguments: {}.", valid.join(", ")),
                     };
-                    problems.push(format!("unknown argument `{name}`: {hint}"));
+                    problems.push(format!("unknown argument `{}`: {hint}", cut(name, 64)));
                 }
             }
             _ => {
                 let what = if path.is_empty() {
                     "arguments".to_string()
                 } else {
-                    format!("`{path}`")
+                    format!("`{}`", cut(&path, 100))
                 };
-                problems.push(format!("{what}: {err}"));
+                let msg = err.masked_with(preview(err.instance())).to_string();
+                problems.push(cut(&format!("{what}: {msg}"), PROBLEM_MAX_CHARS));
             }
         }
         if problems.len() >= 20 {
             problems.push("(more problems not shown)".to_string());
             break;
+        }
+    }
+    if problems.is_empty()
+        && let Some(props) = schema.get("properties").and_then(Value::as_object)
+    {
+        for (k, x) in args {
+            if let Some(ps) = props.get(k) {
+                let mut path = format!("/{}", k.replace('~', "~0").replace('/', "~1"));
+                inexact_integers(ps, x, &mut path, &mut problems);
+            }
         }
     }
     if problems.is_empty() {
@@ -94,6 +250,9 @@ fn display_path(pointer: &str) -> String {
 
 /// The valid name closest to `name` (case-insensitive edit distance), if close enough.
 fn closest<'a>(name: &str, valid: &[&'a str]) -> Option<&'a str> {
+    if name.len() > 256 {
+        return None;
+    }
     let lower = name.to_ascii_lowercase();
     valid
         .iter()
@@ -139,7 +298,7 @@ mod tests {
             Value::Object(m) => m,
             _ => unreachable!(),
         };
-        let problems = check(&v, &schema(), &args).unwrap_err();
+        let problems = check(&v, &schema(), &args).expect_err("problems");
         let text = problems.join("\n");
         assert!(
             text.contains("unknown argument `petid`: did you mean `petId`?"),
@@ -152,6 +311,86 @@ mod tests {
             _ => unreachable!(),
         };
         assert!(check(&v, &schema(), &ok).is_ok());
+    }
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn huge_deep_and_inexact_values() {
+        let schema = obj(json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "r": {"type": "number"},
+            "ids": {"type": "array", "items": {"type": ["integer", "null"]}},
+            "any": {}
+        }, "additionalProperties": false}));
+        let v = LazyValidator::default();
+        // A megabyte is shown cut short.
+        let big = "x".repeat(1 << 20);
+        let p = check(&v, &schema, &obj(json!({ "n": big }))).expect_err("problems");
+        assert_eq!(
+            p,
+            vec![format!(
+                "`n`: \"{}…\" (1048576 characters) is not of type \"integer\"",
+                "x".repeat(79)
+            )]
+        );
+        let p = check(&v, &schema, &obj(json!({ big.clone(): 1 }))).expect_err("problems");
+        assert_eq!(
+            p,
+            vec![format!(
+                "unknown argument `{}…`: valid arguments: n, r, ids, any.",
+                "x".repeat(64)
+            )]
+        );
+        // Too deep: refused before validation.
+        let mut deep = json!(1);
+        for _ in 0..=MAX_DEPTH {
+            deep = Value::Array(vec![deep]);
+        }
+        assert!(depth_exceeds(&deep, MAX_DEPTH));
+        let p = check(&v, &schema, &obj(json!({ "any": deep }))).expect_err("problems");
+        assert_eq!(
+            p,
+            vec!["`any`: the value is nested more than 128 levels deep; refused".to_string()]
+        );
+        let mut ok = json!(1);
+        for _ in 0..MAX_DEPTH {
+            ok = Value::Array(vec![ok]);
+        }
+        assert!(!depth_exceeds(&ok, MAX_DEPTH));
+        assert!(check(&v, &schema, &obj(json!({ "any": ok }))).is_ok());
+        // Integers beyond 64 bits: refused; the 64-bit extremes and numbers are fine.
+        let p =
+            check(&v, &schema, &obj(json!({"n": 1e308, "ids": [1, -1e20]}))).expect_err("problems");
+        assert_eq!(
+            p,
+            vec![
+                "`n`: 1e+308 is outside the 64-bit integer range; JSON parsing already rounded it, so it cannot be sent exactly".to_string(),
+                "`ids[1]`: -1e+20 is outside the 64-bit integer range; JSON parsing already rounded it, so it cannot be sent exactly".to_string(),
+            ]
+        );
+        assert!(check(&v, &schema, &obj(json!({"n": u64::MAX, "r": 1e308}))).is_ok());
+        assert!(
+            check(
+                &v,
+                &schema,
+                &obj(json!({"n": i64::MIN, "ids": [null, 5.0]}))
+            )
+            .is_ok()
+        );
+        assert_eq!(preview(&json!("seven")), "\"seven\"");
+        assert_eq!(
+            preview(&json!((0..100).collect::<Vec<i32>>())),
+            format!(
+                "{}… (an array of 100 items)",
+                &serde_json::to_string(&(0..100).collect::<Vec<i32>>()).expect("json")[..80]
+            )
+        );
     }
 
     #[test]

@@ -27,27 +27,24 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'.')
     .remove(b'_')
     .remove(b'~');
-/// `allowReserved`: reserved characters pass, except `#` (it would end the query and turn the
-/// rest of the URL into a fragment that is never sent) and `%` (handled separately: only valid
-/// `%XX` triples pass).
+/// `allowReserved`: reserved characters pass, except the ones OAS 3.0.4 / 3.1.1 still make the
+/// application encode: `#`, `[`, `]` (not allowed in a query: `#` would end it and turn the rest
+/// into a fragment that is never sent) and `&`, `=`, `+` (form-urlencoded delimiters: a raw `&`
+/// would let a value add query parameters of its own). `%` is handled separately: only valid
+/// `%XX` triples pass.
 const RESERVED_OK: &AsciiSet = &UNRESERVED
     .remove(b':')
     .remove(b'/')
     .remove(b'?')
-    .remove(b'[')
-    .remove(b']')
     .remove(b'@')
     .remove(b'!')
     .remove(b'$')
-    .remove(b'&')
     .remove(b'\'')
     .remove(b'(')
     .remove(b')')
     .remove(b'*')
-    .remove(b'+')
     .remove(b',')
-    .remove(b';')
-    .remove(b'=');
+    .remove(b';');
 /// Cookie values: controls, space, `"`, `,`, `;`, `\`, `%` and non-ASCII.
 const COOKIE: &AsciiSet = &CONTROLS
     .add(b' ')
@@ -68,6 +65,9 @@ const TEMPLATE_LITERAL: &AsciiSet = &CONTROLS
     .add(b'`')
     .add(b'{')
     .add(b'}');
+
+/// The longest URL the HTTP stack accepts (`http::Uri`: `u16::MAX - 1`).
+pub(crate) const MAX_URL_BYTES: usize = 65_534;
 
 pub(crate) fn enc(s: &str) -> String {
     utf8_percent_encode(s, UNRESERVED).to_string()
@@ -110,13 +110,25 @@ pub(crate) fn enc_cookie(s: &str) -> String {
 }
 
 /// A primitive as text: strings raw, numbers as JSON number text, booleans, null → empty.
-/// Arrays and objects (nested inside a parameter) become compact JSON.
+/// Arrays and objects (nested inside a parameter) become compact JSON. Integral floats that are
+/// exact (`5.0`, which JSON Schema's `integer` accepts) are written as integers (`5`): an
+/// integer parameter must not reach the API as `5.0`.
 fn prim(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f)
+                if !n.is_i64()
+                    && !n.is_u64()
+                    && f.fract() == 0.0
+                    && f.abs() < 9_007_199_254_740_992.0 =>
+            {
+                format!("{}", f as i64)
+            }
+            _ => n.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -917,6 +929,21 @@ pub(crate) fn build(
     auth: &AuthParts,
     boundary: Option<&str>,
 ) -> Result<BuiltRequest, ArgError> {
+    // Serializers and `Drop` recurse: never hand them an unbounded depth (validation refuses
+    // such arguments first; this guards direct `build_request` callers).
+    for b in &route.args {
+        if let Some(v) = args.get(&b.arg)
+            && crate::validate::depth_exceeds(v, crate::validate::MAX_DEPTH)
+        {
+            return Err(arg_err(
+                b,
+                format!(
+                    "is nested more than {} levels deep; refused",
+                    crate::validate::MAX_DEPTH
+                ),
+            ));
+        }
+    }
     let base = effective_base(ctx.base, route.server.as_deref())?;
     let base_path = base.path().trim_end_matches('/').to_string();
     let path = format!("{base_path}{}", build_path(route, args)?);
@@ -1018,6 +1045,33 @@ pub(crate) fn build(
                 "the path arguments would be rewritten by URL normalization (`{path}` became `{}`); refused",
                 url.path()
             ),
+        });
+    }
+    let len = url.as_str().len();
+    if len > MAX_URL_BYTES {
+        let culprit = route
+            .args
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b.location,
+                    ArgLocation::Path { .. } | ArgLocation::Query { .. }
+                )
+            })
+            .filter_map(|b| {
+                let v = args.get(&b.arg)?;
+                Some((b, v.as_str().map_or_else(|| v.to_string().len(), str::len)))
+            })
+            .max_by_key(|(_, n)| *n);
+        let what = format!(
+            "makes the request URL {len} bytes long, more than the {MAX_URL_BYTES} bytes an HTTP request target can hold; refused"
+        );
+        return Err(match culprit {
+            Some((b, _)) => arg_err(b, what),
+            None => ArgError {
+                arg: None,
+                message: format!("the arguments {what}"),
+            },
         });
     }
     let under = url.scheme() == base.scheme()
@@ -1244,6 +1298,57 @@ mod tests {
     }
 
     #[test]
+    fn oversized_urls_and_deep_values_are_refused_naming_the_argument() {
+        let simple = ArgLocation::Path {
+            style: PathStyle::Simple,
+            explode: false,
+        };
+        let q = ArgLocation::Query {
+            style: QueryStyle::Form,
+            explode: true,
+            allow_reserved: false,
+        };
+        let r = route(
+            "/files/{name}",
+            vec![
+                arg("name", simple),
+                arg("q", q),
+                arg("body", ArgLocation::Body),
+            ],
+        );
+        // Up to http::Uri's limit: sent.
+        let fits = MAX_URL_BYTES - "https://api.example.com/v1/files/".len();
+        let req = build_ok(&r, json!({ "name": "a".repeat(fits) }));
+        assert_eq!(req.url.as_str().len(), MAX_URL_BYTES);
+        let e = build_err(&r, json!({ "name": "a".repeat(fits + 1) }));
+        assert_eq!(e.arg.as_deref(), Some("name"));
+        assert_eq!(
+            e.message,
+            "argument `name` (path `name`): makes the request URL 65535 bytes long, more than the 65534 bytes an HTTP request target can hold; refused"
+        );
+        // Integral floats are written as integers in the URL.
+        let req = build_ok(&r, json!({"name": 5.0, "q": -0.0}));
+        assert_eq!(req.url.as_str(), "https://api.example.com/v1/files/5?q=0");
+        let req = build_ok(&r, json!({"name": 2.5, "q": 1e300}));
+        assert_eq!(
+            req.url.as_str(),
+            "https://api.example.com/v1/files/2.5?q=1e%2B300"
+        );
+        let e = build_err(&r, json!({"name": "x", "q": "é".repeat(40_000)}));
+        assert_eq!(e.arg.as_deref(), Some("q"), "{e}");
+        // Nested beyond MAX_DEPTH: refused before any serializer recurses.
+        let mut deep = json!(1);
+        for _ in 0..=crate::validate::MAX_DEPTH {
+            deep = Value::Array(vec![deep]);
+        }
+        let e = build_err(&r, json!({"name": "x", "body": deep}));
+        assert_eq!(
+            e.message,
+            "argument `body` (body `body`): is nested more than 128 levels deep; refused"
+        );
+    }
+
+    #[test]
     fn base_url_and_server_override() {
         let r = route("/pets", vec![]);
         assert_eq!(
@@ -1398,7 +1503,8 @@ mod tests {
             query_of(PipeDelimited, false, json!(["a|b", "c"])),
             "color=a%7Cb|c"
         );
-        // allowReserved: reserved characters pass (except `#`), valid %XX triples pass.
+        // allowReserved: reserved characters pass (except `#[]` and the form delimiters `&=+`),
+        // valid %XX triples pass.
         let r = route(
             "/q",
             vec![arg(
@@ -1413,7 +1519,7 @@ mod tests {
         let req = build_ok(&r, json!({"p": "a/b?c:d@e!$&()*+,;=[x]#f %41 %zz"}));
         assert_eq!(
             req.url.query(),
-            Some("p=a/b?c:d@e!$&()*+,;=[x]%23f%20%41%20%25zz")
+            Some("p=a/b?c:d@e!$%26()*%2B,;%3D%5Bx%5D%23f%20%41%20%25zz")
         );
         // content: application/json on a query parameter.
         let mut a = arg(
