@@ -20,6 +20,7 @@ pub struct Cli {
 }
 
 #[derive(Subcommand, Debug)]
+#[allow(clippy::large_enum_variant)] // parsed once per run
 pub enum Command {
     /// List the MCP tools a spec converts to (a table, or `--json` for the exact tools/list array).
     Tools(ToolsArgs),
@@ -39,6 +40,10 @@ pub struct ToolsArgs {
     /// Exit 1 when the conversion produced any diagnostic.
     #[arg(long)]
     pub strict: bool,
+    /// Size of the tools/list payload in bytes and tokens (o200k_base), per tool and per
+    /// `proxy --mode`, with a recommendation for large APIs.
+    #[arg(long, conflicts_with = "json")]
+    pub stats: bool,
 }
 
 /// The spec and the conversion options shared by `tools`, `proxy` and `generate`.

@@ -5,6 +5,7 @@
 
 pub mod convert;
 pub mod diag;
+pub mod dynamic;
 pub mod filter;
 pub mod forward;
 pub mod load;

@@ -15,6 +15,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
 use crate::forward::{CallScope, Forwarder};
 use crate::model::ToolSet;
 use crate::validate::{self, LazyValidator};
@@ -48,6 +49,9 @@ pub struct ServerOptions {
     /// Headers of the client's HTTP request (Streamable HTTP) passed on upstream, by name
     /// (`--forward-header`). Nothing of the client's request is forwarded otherwise.
     pub forward_headers: Vec<String>,
+    /// One tool per operation (default), only the discovery tools (`dynamic`), or pinned
+    /// operations plus the discovery tools (`hybrid`).
+    pub mode: ToolMode,
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -57,36 +61,107 @@ impl std::fmt::Debug for ServerOptions {
             .field("max_concurrency", &self.max_concurrency)
             .field("dispatcher", &self.dispatcher.is_some())
             .field("forward_headers", &self.forward_headers)
+            .field("mode", &self.mode)
             .finish()
     }
 }
 
-/// A tool set ready to serve: tools in list order, a name index, and lazily compiled validators.
+/// The discovery tools of `dynamic`/`hybrid` mode: their search index (built once per tool set)
+/// and validators of their own arguments.
+struct Discovery {
+    index: SearchIndex,
+    validators: [LazyValidator; 3],
+    tools: Vec<Tool>,
+}
+
+/// A tool set ready to serve: the tools listed (in list order), a name index, the search index of
+/// the discovery tools, and lazily compiled validators (one per operation).
 pub struct ToolState {
     pub set: ToolSet,
+    /// What `tools/list` serves.
     tools: Vec<Tool>,
+    /// Operations served as their own tool: name -> operation index.
     index: HashMap<String, usize>,
+    /// Every operation: name -> operation index (for `describe_operation` / `call_operation`).
+    ops: HashMap<String, usize>,
     validators: Vec<LazyValidator>,
+    discovery: Option<Discovery>,
 }
 
 impl ToolState {
+    /// One tool per operation.
     pub fn new(set: ToolSet) -> Self {
-        let tools: Vec<Tool> = set.tools.iter().map(|t| t.tool.clone()).collect();
-        let index = tools
+        Self::with_mode(set, &ToolMode::Tools)
+    }
+
+    /// The tool set exposed as `mode` says; builds the search index for the discovery tools.
+    pub fn with_mode(set: ToolSet, mode: &ToolMode) -> Self {
+        let ops: HashMap<String, usize> = set
+            .tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.name.to_string(), i))
+            .map(|(i, t)| (t.tool.name.to_string(), i))
             .collect();
-        let validators = tools.iter().map(|_| LazyValidator::default()).collect();
+        let validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
+        let direct: Vec<usize> = match mode {
+            ToolMode::Tools => (0..set.tools.len()).collect(),
+            ToolMode::Dynamic => Vec::new(),
+            ToolMode::Hybrid { pins } => (0..set.tools.len())
+                .filter(|&i| dynamic::is_pinned(&set.tools[i], pins))
+                .collect(),
+        };
+        let rest: Vec<usize> = match mode {
+            ToolMode::Tools => Vec::new(),
+            _ => (0..set.tools.len())
+                .filter(|i| !direct.contains(i))
+                .collect(),
+        };
+        let discovery = (!matches!(mode, ToolMode::Tools)
+            && (!rest.is_empty() || direct.is_empty()))
+        .then(|| {
+            let index = SearchIndex::build(&set.tools, rest.iter().copied());
+            Discovery {
+                tools: dynamic::meta_tools(&set.title, index.len()),
+                index,
+                validators: Default::default(),
+            }
+        });
+        let mut tools: Vec<Tool> = Vec::new();
+        let mut index = HashMap::new();
+        for i in direct {
+            let t = &set.tools[i].tool;
+            if discovery.is_some() && Meta::from_name(&t.name).is_some() {
+                tracing::warn!(
+                    "operation tool `{}` has the name of a discovery tool; reach it with {}",
+                    t.name,
+                    dynamic::CALL
+                );
+                continue;
+            }
+            index.insert(t.name.to_string(), i);
+            tools.push(t.clone());
+        }
+        if let Some(d) = &discovery {
+            tools.extend(d.tools.iter().cloned());
+        }
         Self {
             set,
             tools,
             index,
+            ops,
             validators,
+            discovery,
         }
     }
+
+    /// The tools `tools/list` serves.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// Operations reachable through the discovery tools (searchable), if they are served.
+    pub fn search_index(&self) -> Option<&SearchIndex> {
+        self.discovery.as_ref().map(|d| &d.index)
     }
 }
 
@@ -109,7 +184,7 @@ impl ProxyServer {
         let limiter = opts.max_concurrency.map(|n| Semaphore::new(n.max(1)));
         Self {
             inner: Arc::new(Inner {
-                state: RwLock::new(Arc::new(ToolState::new(set))),
+                state: RwLock::new(Arc::new(ToolState::with_mode(set, &opts.mode))),
                 forwarder,
                 opts,
                 limiter,
@@ -148,8 +223,8 @@ impl ProxyServer {
     pub fn warm_up(&self) {
         let state = self.state();
         tokio::task::spawn_blocking(move || {
-            for (tool, v) in state.tools.iter().zip(&state.validators) {
-                let _ = v.get(&tool.input_schema);
+            for (def, v) in state.set.tools.iter().zip(&state.validators) {
+                let _ = v.get(&def.tool.input_schema);
             }
         });
     }
@@ -157,8 +232,16 @@ impl ProxyServer {
     /// Replaces the tool set (`--watch`); connected clients are told when the list changed.
     /// Returns whether it changed.
     pub async fn replace_tools(&self, set: ToolSet) -> bool {
-        let new = ToolState::new(set);
-        let changed = self.state().tools != new.tools;
+        let new = ToolState::with_mode(set, &self.inner.opts.mode);
+        let old = self.state();
+        // In dynamic mode the listed tools barely change; what they reach does.
+        let changed = old.tools != new.tools
+            || (new.discovery.is_some()
+                && !old.set.tools.iter().map(|t| &t.tool).eq(new
+                    .set
+                    .tools
+                    .iter()
+                    .map(|t| &t.tool)));
         if let Ok(mut s) = self.inner.state.write() {
             *s = Arc::new(new);
         }
@@ -183,10 +266,26 @@ impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
         let state = self.state();
         let set = &state.set;
-        let mut instructions = format!(
-            "Tools for the {} API (version {}): each tool is one HTTP operation; call it with the arguments its inputSchema describes.",
-            set.title, set.version
-        );
+        let mut instructions = match &state.discovery {
+            None => format!(
+                "Tools for the {} API (version {}): each tool is one HTTP operation; call it with the arguments its inputSchema describes.",
+                set.title, set.version
+            ),
+            Some(d) => format!(
+                "Tools for the {} API (version {}). {} operations are reached through three tools: `{}` to find operations for a task, `{}` for an operation's arguments (inputSchema), then `{}` to run it.{}",
+                set.title,
+                set.version,
+                d.index.len(),
+                dynamic::SEARCH,
+                dynamic::DESCRIBE,
+                dynamic::CALL,
+                if state.index.is_empty() {
+                    ""
+                } else {
+                    " The other tools are operations you can call directly."
+                }
+            ),
+        };
         if let Some(d) = set
             .description
             .as_deref()
@@ -273,7 +372,15 @@ impl ServerHandler for ProxyServer {
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let state = self.state();
-        state.index.get(name).map(|&i| state.tools[i].clone())
+        if let Some(d) = &state.discovery
+            && let Some(meta) = Meta::from_name(name)
+        {
+            return Some(d.tools[meta as usize].clone());
+        }
+        state
+            .index
+            .get(name)
+            .map(|&i| state.set.tools[i].tool.clone())
     }
 
     async fn call_tool(
@@ -282,14 +389,68 @@ impl ServerHandler for ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let state = self.state();
-        let Some(&i) = state.index.get(request.name.as_ref()) else {
+        let name = request.name.as_ref();
+        if let Some(d) = &state.discovery
+            && let Some(meta) = Meta::from_name(name)
+        {
+            let args = request.arguments.unwrap_or_default();
+            let tool = &d.tools[meta as usize];
+            if let Err(problems) =
+                validate::check(&d.validators[meta as usize], &tool.input_schema, &args)
+            {
+                let text = format!(
+                    "Invalid arguments for `{name}`. Fix these and call again:\n- {}",
+                    problems.join("\n- ")
+                );
+                return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+            }
+            return Ok(match meta {
+                Meta::Search => search_result(&state, d, &args),
+                Meta::Describe => describe_result(&state, d, &args),
+                Meta::Call => {
+                    let op_name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+                    let Some(&i) = state.ops.get(op_name) else {
+                        return Ok(unknown_operation(&state, d, op_name).into());
+                    };
+                    let op_args = match args.get("arguments") {
+                        None | Some(Value::Null) => serde_json::Map::new(),
+                        Some(Value::Object(m)) => m.clone(),
+                        Some(other) => {
+                            let text = format!(
+                                "`arguments` must be an object of the operation's arguments (got {}); nothing was sent to the API.",
+                                json_type(other)
+                            );
+                            return Ok(
+                                CallToolResult::error(vec![ContentBlock::text(text)]).into()
+                            );
+                        }
+                    };
+                    self.invoke(&state, i, op_args, &context).await?
+                }
+            }
+            .into());
+        }
+        let Some(&i) = state.index.get(name) else {
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
-        let def = &state.set.tools[i];
         let args = request.arguments.unwrap_or_default();
+        Ok(self.invoke(&state, i, args, &context).await?.into())
+    }
+}
+
+impl ProxyServer {
+    /// Validates and forwards a call of operation `i` (a tool call, or `call_operation`).
+    async fn invoke(
+        &self,
+        state: &ToolState,
+        i: usize,
+        args: serde_json::Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let def = &state.set.tools[i];
         if let Err(problems) = validate::check(&state.validators[i], &def.tool.input_schema, &args)
         {
             let text = format!(
@@ -297,7 +458,7 @@ impl ServerHandler for ProxyServer {
                 def.tool.name,
                 problems.join("\n- ")
             );
-            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
         }
         let _permit = match &self.inner.limiter {
             Some(s) => Some(
@@ -322,13 +483,13 @@ impl ServerHandler for ProxyServer {
                 None => fwd.call(route, &args).await,
             }
         };
-        let forwarded = self.forwarded_headers(&context);
+        let forwarded = self.forwarded_headers(context);
         let scoped = CallScope::new(forwarded).run(call);
         let (result, status) = tokio::select! {
             r = scoped => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.tool.name, method = route.method.as_str(), path = %route.path, "cancelled by the client");
-                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
+                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
             }
         };
         tracing::info!(
@@ -340,8 +501,119 @@ impl ServerHandler for ProxyServer {
             ms = started.elapsed().as_millis() as u64,
             "call"
         );
-        Ok(result.into())
+        Ok(result)
     }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// `search_operations`: ranked operations as text and structured content.
+fn search_result(
+    state: &ToolState,
+    d: &Discovery,
+    args: &serde_json::Map<String, Value>,
+) -> CallToolResult {
+    let query = args
+        .get("query")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let limit = args
+        .get("limit")
+        .and_then(Value::as_u64)
+        .map_or(dynamic::DEFAULT_LIMIT, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX)
+        })
+        .clamp(1, dynamic::MAX_LIMIT);
+    let hits = d.index.search(query, limit);
+    let mut results = Vec::with_capacity(hits.len());
+    let mut text = String::new();
+    for (rank, hit) in hits.iter().enumerate() {
+        let def = &state.set.tools[hit.op];
+        let summary = dynamic::summary(def);
+        text.push_str(&format!(
+            "{}. {} — {} {} — {}\n",
+            rank + 1,
+            def.tool.name,
+            def.route.method.as_str(),
+            def.route.path,
+            summary
+        ));
+        results.push(serde_json::json!({
+            "name": def.tool.name,
+            "method": def.route.method.as_str(),
+            "path": def.route.path,
+            "summary": summary,
+            "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+        }));
+    }
+    if hits.is_empty() {
+        text = format!(
+            "No operation matches {query:?} (searched {} operations). Try other words: the resource's name (e.g. \"user\", \"invoice\"), an action (list, create, update, delete) or a path segment.",
+            d.index.len()
+        );
+    } else {
+        text.push_str(&format!(
+            "\nNext: `{}` with a name for its arguments, then `{}`.",
+            dynamic::DESCRIBE,
+            dynamic::CALL
+        ));
+    }
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(serde_json::json!({
+        "query": query,
+        "results": results,
+        "total_operations": d.index.len(),
+    }));
+    r
+}
+
+/// `describe_operation`: the operation's full tool definition.
+fn describe_result(
+    state: &ToolState,
+    d: &Discovery,
+    args: &serde_json::Map<String, Value>,
+) -> CallToolResult {
+    let name = args.get("name").and_then(Value::as_str).unwrap_or_default();
+    let Some(&i) = state.ops.get(name) else {
+        return unknown_operation(state, d, name);
+    };
+    let def = &state.set.tools[i];
+    let v = dynamic::describe(def);
+    let text = format!(
+        "Call it with `{}` {{\"name\": \"{}\", \"arguments\": {{...}}}} where arguments match inputSchema.\n{}",
+        dynamic::CALL,
+        def.tool.name,
+        serde_json::to_string_pretty(&v).unwrap_or_default()
+    );
+    let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+    r.structured_content = Some(v);
+    r
+}
+
+fn unknown_operation(state: &ToolState, d: &Discovery, name: &str) -> CallToolResult {
+    let close = dynamic::closest_names(&state.set.tools, Some(&d.index), name, 5);
+    let text = if close.is_empty() {
+        format!(
+            "Unknown operation `{name}`; nothing was sent to the API. Find one with `{}`.",
+            dynamic::SEARCH
+        )
+    } else {
+        format!(
+            "Unknown operation `{name}`; nothing was sent to the API. Closest names: {}. Or find one with `{}`.",
+            close.join(", "),
+            dynamic::SEARCH
+        )
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// Reads `Value` arguments without cloning when they are already an object.

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
+use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::filter::Pattern;
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_runtime::transport::{self, HttpOptions};
@@ -73,6 +75,52 @@ pub struct ProxyArgs {
     /// Reload the spec when the file changes and tell clients the tool list changed.
     #[arg(long)]
     pub watch: bool,
+    /// How operations are exposed: one tool each (tools), only three discovery tools
+    /// search_operations / describe_operation / call_operation (dynamic, for large APIs; see
+    /// `openapi-mcp tools --stats`), or pinned operations as tools plus the discovery tools for
+    /// the rest (hybrid, with --pin).
+    #[arg(long, value_enum, default_value_t = Mode::Tools)]
+    pub mode: Mode,
+    /// With --mode hybrid: serve operations whose tool name, operationId or tag matches this glob
+    /// as normal tools (repeatable, comma-separated).
+    #[arg(long, value_name = "GLOB", value_delimiter = ',')]
+    pub pin: Vec<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Tools,
+    Dynamic,
+    Hybrid,
+}
+
+impl ProxyArgs {
+    fn tool_mode(&self) -> anyhow::Result<ToolMode> {
+        if self.mode != Mode::Hybrid && !self.pin.is_empty() {
+            return Err(
+                anyhow::anyhow!("--pin only applies to --mode hybrid").context(crate::BAD_INPUT)
+            );
+        }
+        Ok(match self.mode {
+            Mode::Tools => ToolMode::Tools,
+            Mode::Dynamic => ToolMode::Dynamic,
+            Mode::Hybrid => {
+                if self.pin.is_empty() {
+                    return Err(anyhow::anyhow!(
+                        "--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)"
+                    )
+                    .context(crate::BAD_INPUT));
+                }
+                let pins = self
+                    .pin
+                    .iter()
+                    .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                    .collect::<anyhow::Result<Vec<_>>>()
+                    .context(crate::BAD_INPUT)?;
+                ToolMode::Hybrid { pins }
+            }
+        })
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +130,7 @@ pub enum Transport {
 }
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
+    let mode = args.tool_mode()?;
     let conversion = super::load_and_convert(&args.spec).await?;
     let set = conversion.tools;
     let base = match args.base_url.clone().or_else(|| set.base_url.clone()) {
@@ -143,8 +192,21 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             max_concurrency: args.max_concurrency,
             dispatcher: None,
             forward_headers: args.forward_header.clone(),
+            mode,
         },
     );
+    let served = server.state().tools().len();
+    let tools_desc = if served == tool_count {
+        format!("{tool_count} tools")
+    } else {
+        format!(
+            "{tool_count} operations as {served} tools, --mode {}",
+            args.mode
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default()
+        )
+    };
     for m in &missing {
         tracing::warn!(
             "no credentials for security scheme {m} (operations needing it will get 401/403 from the API)"
@@ -161,7 +223,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
                 );
             }
             eprintln!(
-                "openapi-mcp: serving {} ({tool_count} tools) over stdio; API at {base_url}",
+                "openapi-mcp: serving {} ({tools_desc}) over stdio; API at {base_url}",
                 args.spec.spec
             );
             transport::serve_stdio(server).await?;
@@ -175,7 +237,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             http.max_body_bytes = args.max_request_bytes;
             let handle = transport::start_http(server, http).await?;
             eprintln!(
-                "openapi-mcp: serving {} ({tool_count} tools) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
+                "openapi-mcp: serving {} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
                 args.spec.spec,
                 handle.addr,
                 if args.stateless { " (stateless)" } else { "" }

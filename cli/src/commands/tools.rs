@@ -8,7 +8,9 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
     let conversion = super::load_and_convert(&args.spec).await?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if args.json {
+    if args.stats {
+        print_stats(&mut out, &conversion.tools)?;
+    } else if args.json {
         let tools: Vec<&rmcp_tool::Tool> = conversion.tools.tools.iter().map(|t| &t.tool).collect();
         serde_json::to_writer_pretty(&mut out, &tools).context("writing JSON")?;
         writeln!(out)?;
@@ -23,8 +25,8 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
             .max(4);
         writeln!(
             out,
-            "{:<w$}  {:<7} {:<40} {:>4}  {}",
-            "NAME", "METHOD", "PATH", "ARGS", "OUTPUT"
+            "{:<w$}  {:<7} {:<40} {:>4}  OUTPUT",
+            "NAME", "METHOD", "PATH", "ARGS"
         )?;
         for t in &conversion.tools.tools {
             writeln!(
@@ -56,6 +58,93 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
         return Ok(std::process::ExitCode::from(1));
     }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// The tokenizer `--stats` counts with (embedded in tiktoken-rs: no network at run time).
+const TOKENIZER: &str = "o200k_base";
+/// Above these, `--stats` recommends `--mode dynamic`.
+const DYNAMIC_TOKENS: usize = 50_000;
+const DYNAMIC_TOOLS: usize = 100;
+
+fn count_tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len()
+}
+
+/// Bytes and tokens of the `tools/list` result serving `tools`.
+fn payload(tools: &[rmcp_tool::Tool]) -> anyhow::Result<(usize, usize)> {
+    let json = serde_json::to_string(&serde_json::json!({ "tools": tools }))?;
+    Ok((json.len(), count_tokens(&json)))
+}
+
+fn print_stats(
+    out: &mut impl Write,
+    set: &openapi_mcp_runtime::model::ToolSet,
+) -> anyhow::Result<()> {
+    use openapi_mcp_runtime::dynamic::ToolMode;
+    use openapi_mcp_runtime::server::ToolState;
+
+    let mut sizes = Vec::with_capacity(set.tools.len());
+    for t in &set.tools {
+        let json = serde_json::to_string(&t.tool)?;
+        sizes.push((t.tool.name.to_string(), json.len(), count_tokens(&json)));
+    }
+    let w = sizes.iter().map(|s| s.0.len()).max().unwrap_or(4).max(4);
+    writeln!(out, "{:<w$}  {:>9}  {:>8}", "NAME", "BYTES", "TOKENS")?;
+    for (name, bytes, tokens) in &sizes {
+        writeln!(out, "{name:<w$}  {bytes:>9}  {tokens:>8}")?;
+    }
+    let mut heaviest: Vec<&(String, usize, usize)> = sizes.iter().collect();
+    heaviest.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    writeln!(out, "\nHeaviest tools:")?;
+    for (name, bytes, tokens) in heaviest.iter().take(10) {
+        writeln!(out, "  {name:<w$}  {bytes:>9}  {tokens:>8}")?;
+    }
+
+    let all: Vec<rmcp_tool::Tool> = set.tools.iter().map(|t| t.tool.clone()).collect();
+    let (tools_bytes, tools_tokens) = payload(&all)?;
+    let dynamic = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
+    let (dyn_bytes, dyn_tokens) = payload(dynamic.tools())?;
+    let n = sizes.len();
+    let mut per_tool: Vec<usize> = sizes.iter().map(|s| s.2).collect();
+    per_tool.sort_unstable();
+    let avg = per_tool.iter().sum::<usize>().checked_div(n).unwrap_or(0);
+    let median = per_tool.get(n / 2).copied().unwrap_or(0);
+    let max = per_tool.last().copied().unwrap_or(0);
+    writeln!(
+        out,
+        "\ntools/list payload (tokens counted with {TOKENIZER}, tiktoken-rs):"
+    )?;
+    writeln!(
+        out,
+        "  --mode tools    {n:>5} tools  {tools_bytes:>10} bytes  {tools_tokens:>9} tokens"
+    )?;
+    writeln!(
+        out,
+        "  --mode dynamic  {:>5} tools  {dyn_bytes:>10} bytes  {dyn_tokens:>9} tokens  (+ one describe_operation per operation used: ~{avg} tokens on average)",
+        dynamic.tools().len()
+    )?;
+    writeln!(
+        out,
+        "  per tool: average {avg} tokens, median {median}, largest {max}"
+    )?;
+    let recommendation = if tools_tokens > DYNAMIC_TOKENS || n > DYNAMIC_TOOLS {
+        format!(
+            "use `proxy --mode dynamic` ({n} tools / {tools_tokens} tokens exceed {DYNAMIC_TOOLS} tools or {DYNAMIC_TOKENS} tokens; dynamic saves {:.2}% of the tools/list tokens), or `--mode hybrid --pin GLOB` to keep the operations used most as direct tools",
+            if tools_tokens == 0 {
+                0
+            } else {
+                100 - dyn_tokens * 100 / tools_tokens.max(1)
+            }
+        )
+    } else if tools_tokens > DYNAMIC_TOKENS / 2 || n > DYNAMIC_TOOLS / 2 {
+        "`--mode tools` works; consider filters (--include-tag, --include-op) or `--mode hybrid` if the model picks the wrong tools".to_string()
+    } else {
+        "`--mode tools` (the default): the tool list is small enough to serve whole".to_string()
+    };
+    writeln!(out, "\nRecommendation: {recommendation}.")?;
+    Ok(())
 }
 
 mod rmcp_tool {

@@ -1,0 +1,117 @@
+//! `--mode dynamic` measurements on the large real-world specs in `../shared/specs`: the size of
+//! the `tools/list` payload in tools mode vs dynamic mode (bytes, and tokens with tiktoken's
+//! o200k_base), the time to build the search index and to answer a query, and the top-3 hit rate
+//! of the natural-language task sets in `dynamic_tasks.rs`.
+//!
+//! Run: `cargo bench -p openapi-mcp-runtime --bench dynamic`
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::rmcp::model::Tool;
+use openapi_mcp_runtime::server::ToolState;
+use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
+
+include!("dynamic_tasks.rs");
+
+fn specs_dir() -> PathBuf {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/specs")).to_path_buf()
+}
+
+fn tokens(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len()
+}
+
+/// Bytes and tokens of a `tools/list` result serving `tools`.
+fn payload(tools: &[Tool]) -> (usize, usize) {
+    let json = serde_json::to_string(&serde_json::json!({ "tools": tools })).unwrap_or_default();
+    (json.len(), tokens(&json))
+}
+
+fn main() {
+    let verbose = std::env::args().any(|a| a == "--verbose" || a == "-v");
+    let dir = specs_dir();
+    let cases: [(&str, &[(&str, &str)]); 2] = [
+        ("github-octokit-2026-3.0.json", GITHUB_TASKS),
+        ("cloudflare-api-3.0.json", CLOUDFLARE_TASKS),
+    ];
+    println!(
+        "{:<30} {:>6} {:>12} {:>10} {:>9} {:>8} {:>9} {:>9} {:>8}",
+        "spec",
+        "tools",
+        "tools bytes",
+        "tokens",
+        "dyn bytes",
+        "dyn tok",
+        "index ms",
+        "query µs",
+        "top-3"
+    );
+    for (file, tasks) in cases {
+        let path = dir.join(file);
+        if !path.exists() {
+            println!("{file:<30} SKIPPED (not found)");
+            continue;
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+        let spec = match rt.block_on(load(&SpecSource::Path(path))) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{file:<30} FAILED to load: {e}");
+                continue;
+            }
+        };
+        let set = convert(&spec, &ToolOptions::default()).tools;
+        let all: Vec<Tool> = set.tools.iter().map(|t| t.tool.clone()).collect();
+        let (tb, tt) = payload(&all);
+        let started = Instant::now();
+        let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
+        let index_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let (db, dt) = payload(state.tools());
+        let index = state.search_index().expect("dynamic mode has an index");
+
+        let mut hits = 0;
+        let started = Instant::now();
+        let mut misses = Vec::new();
+        for (task, op_id) in tasks {
+            let expected = set
+                .tools
+                .iter()
+                .position(|t| t.operation_id.as_deref() == Some(op_id));
+            let found = index.search(task, 10);
+            let rank = found.iter().position(|h| Some(h.op) == expected);
+            if rank.is_some_and(|r| r < 3) {
+                hits += 1;
+            } else {
+                let names: Vec<&str> = found
+                    .iter()
+                    .take(3)
+                    .map(|h| set.tools[h.op].tool.name.as_ref())
+                    .collect();
+                misses.push(format!(
+                    "  miss: {task:?} -> {op_id} (rank {}), got {names:?}",
+                    rank.map_or("-".to_string(), |r| (r + 1).to_string())
+                ));
+            }
+        }
+        let query_us = started.elapsed().as_secs_f64() * 1e6 / tasks.len().max(1) as f64;
+        println!(
+            "{file:<30} {:>6} {tb:>12} {tt:>10} {db:>9} {dt:>8} {index_ms:>9.1} {query_us:>9.0} {:>3}/{:<2} {:.0}%",
+            all.len(),
+            hits,
+            tasks.len(),
+            hits as f64 * 100.0 / tasks.len().max(1) as f64
+        );
+        if verbose {
+            for m in misses {
+                println!("{m}");
+            }
+        }
+    }
+}
