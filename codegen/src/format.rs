@@ -18,7 +18,7 @@ pub fn rust_file(file: &str, tokens: TokenStream) -> Result<String, CodegenError
 }
 
 /// `#[doc = " line"]` attributes, one per line, with characters a comment cannot hold removed
-/// (bare CR is an error in doc comments). Blank leading/trailing lines are dropped.
+/// (bare CR is an error in doc comments, bidirectional overrides are denied by default). Blank leading/trailing lines are dropped.
 pub fn doc_attrs(text: &str) -> TokenStream {
     let mut out = TokenStream::new();
     for line in doc_lines(text) {
@@ -41,7 +41,12 @@ fn doc_lines(text: &str) -> Vec<String> {
         .lines()
         .map(|l| {
             l.chars()
-                .filter(|c| !c.is_control() || *c == '\t')
+                // Bidirectional overrides in comments are a hard error
+                // (`text_direction_codepoint_in_comment`).
+                .filter(|c| {
+                    (!c.is_control() || *c == '\t')
+                        && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+                })
                 .collect::<String>()
                 .trim_end()
                 .to_string()
@@ -65,4 +70,27 @@ fn doc_lines(text: &str) -> Vec<String> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docs_and_literals_survive_odd_characters() {
+        let text = "a\u{202E}b\rc\td\n\n  \n";
+        let tokens = quote::quote! {
+            pub enum E {
+                #[serde(rename = "\u{202E}x\"\n")]
+                A,
+            }
+        };
+        let mut all = doc_attrs(text);
+        all.extend(tokens);
+        let file = rust_file("t.rs", quote::quote! { #all }).expect("parses");
+        assert!(file.contains("/// abc\td\n"), "{file}");
+        assert!(!file.contains('\u{202E}'), "{file}");
+        // Literals keep every character, escaped.
+        assert!(file.contains(r#"rename = "\u{202E}x\"\n""#), "{file}");
+    }
 }

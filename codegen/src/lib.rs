@@ -14,6 +14,7 @@ mod emit;
 mod format;
 mod naming;
 mod plan;
+mod types;
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};

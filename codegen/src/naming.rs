@@ -69,6 +69,28 @@ impl Scope {
         }
     }
 
+    /// Whether `name` is still free.
+    pub fn is_free(&self, name: &str) -> bool {
+        !self.taken.contains(name)
+    }
+
+    /// Like [`Scope::claim`] for `UpperCamelCase` names: `Name2`, `Name3`... (`Name_2` would trip
+    /// `non_camel_case_types`), or `T1_2` after a digit.
+    pub fn claim_camel(&mut self, base: String) -> String {
+        if self.taken.insert(base.clone()) {
+            return base;
+        }
+        let sep = if base.ends_with(|c: char| c.is_ascii_digit()) {
+            "_"
+        } else {
+            ""
+        };
+        (2..)
+            .map(|n| format!("{base}{sep}{n}"))
+            .find(|c| self.taken.insert(c.clone()))
+            .unwrap_or(base)
+    }
+
     pub fn claim(&mut self, base: String) -> String {
         if self.taken.insert(base.clone()) {
             return base;
@@ -128,5 +150,10 @@ mod tests {
         assert_eq!(s.claim("type_".into()), "type_");
         assert_eq!(s.claim("type_".into()), "type_2");
         assert_eq!(s.claim("dispatch".into()), "dispatch_2");
+        assert_eq!(s.claim_camel("Pet".into()), "Pet");
+        assert_eq!(s.claim_camel("Pet".into()), "Pet2");
+        assert_eq!(s.claim_camel("Pet2".into()), "Pet2_2");
+        assert_eq!(s.claim_camel("T1".into()), "T1");
+        assert_eq!(s.claim_camel("T1".into()), "T1_2");
     }
 }

@@ -2,12 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use openapi_mcp_runtime::model::{ToolDef, ToolSet};
-use proc_macro2::TokenStream;
-use quote::quote;
-use serde_json::{Map, Value};
+use openapi_mcp_runtime::model::{ArgLocation, ToolDef, ToolSet};
 
-use crate::naming::{Scope, camel_ident, snake_ident};
+use crate::naming::{Scope, snake_ident};
+pub use crate::types::{FieldPlan, TypeDef};
+use crate::types::{ModuleTypes, type_part};
 
 pub struct Plan {
     pub crate_name: String,
@@ -77,16 +76,8 @@ pub struct ToolPlan {
     pub title: Option<String>,
     pub description: Option<String>,
     pub fields: Vec<FieldPlan>,
-}
-
-pub struct FieldPlan {
-    pub ident: String,
-    /// The argument name, when it differs from `ident`.
-    pub rename: Option<String>,
-    pub ty: TokenStream,
-    pub description: Option<String>,
-    /// `query parameter `limit``, `body property `name``, ...
-    pub binding: Option<String>,
+    /// The named types the argument struct introduces (emitted after it).
+    pub types: Vec<TypeDef>,
 }
 
 pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
@@ -105,19 +96,33 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
             };
             let ident = module_scope.claim(base);
             let mut fns = Scope::default();
-            let mut structs = Scope::default();
+            // Argument structs first, so they keep their names whatever the other types are called.
+            let bases: Vec<String> = defs
+                .iter()
+                .map(|def| type_part(&def.tool.name, "Tool"))
+                .collect();
+            let args: Vec<String> = bases.iter().map(|b| format!("{b}Args")).collect();
+            let (mut types, struct_idents) = ModuleTypes::new(&args);
+            for def in &defs {
+                types.note_defs(&def.tool.input_schema);
+            }
             let tools = defs
                 .into_iter()
-                .map(|def| {
+                .zip(bases)
+                .zip(struct_idents)
+                .map(|((def, base), struct_ident)| {
                     let name = def.tool.name.to_string();
+                    let (fields, new_types) =
+                        types.args_fields(&def.tool.input_schema, &base, |arg| binding(def, arg));
                     ToolPlan {
                         fn_ident: fns.claim(snake_ident(&name, "tool")),
-                        struct_ident: structs.claim(format!("{}Args", camel_ident(&name, "Tool"))),
+                        struct_ident,
                         method: def.route.method.as_str(),
                         path: def.route.path.clone(),
                         title: def.tool.title.clone(),
                         description: def.tool.description.as_deref().map(str::to_string),
-                        fields: fields(def),
+                        fields,
+                        types: new_types,
                         name,
                     }
                 })
@@ -136,126 +141,23 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
     }
 }
 
-/// One field per inputSchema property, in schema order.
-fn fields(def: &ToolDef) -> Vec<FieldPlan> {
-    let schema = &def.tool.input_schema;
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut scope = Scope::default();
-    props
-        .iter()
-        .map(|(arg, prop)| {
-            let ident = scope.claim(snake_ident(arg, "arg"));
-            let (ty, nullable) = rust_type(prop);
-            let ty = if required.contains(&arg.as_str()) && !nullable {
-                ty
-            } else {
-                quote! { Option<#ty> }
-            };
-            let binding = def.route.arg(arg).map(|b| match b.location.label() {
-                "body" if b.location == openapi_mcp_runtime::model::ArgLocation::Body => {
-                    "The request body.".to_string()
-                }
-                "body" => format!("Request body property `{}`.", b.wire),
-                label => format!(
-                    "{}{} parameter `{}`.",
-                    label[..1].to_ascii_uppercase(),
-                    &label[1..],
-                    b.wire
-                ),
-            });
-            FieldPlan {
-                rename: (ident != *arg).then(|| arg.clone()),
-                ident,
-                ty,
-                description: prop
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                binding,
-            }
-        })
-        .collect()
-}
-
-/// The Rust type of a JSON schema (names as imported/preluded in the tool modules, where no
-/// generated item can shadow them: generated types all end in `Args`), and whether the schema also admits `null`. Only plain types
-/// map to Rust types; everything else (refs, compositions, objects, enums of mixed types) stays
-/// `serde_json::Value`, so deserializing never rejects what the schema accepts for lack of a type.
-fn rust_type(schema: &Value) -> (TokenStream, bool) {
-    let value = quote! { Value };
-    let Some(obj) = schema.as_object() else {
-        return (value, false);
-    };
-    // Keywords that constrain beyond `type` are left to the schema validator; but a composition
-    // next to `type` may widen it, so fall back to Value then.
-    if ["anyOf", "oneOf", "allOf", "$ref", "not", "if"]
-        .iter()
-        .any(|k| obj.contains_key(*k))
-    {
-        return (value, false);
-    }
-    match obj.get("type") {
-        Some(Value::String(t)) => (base_type(t, obj), false),
-        Some(Value::Array(ts)) => {
-            let non_null: Vec<&str> = ts
-                .iter()
-                .filter_map(Value::as_str)
-                .filter(|t| *t != "null")
-                .collect();
-            let nullable = ts.iter().any(|t| t == "null");
-            match non_null.as_slice() {
-                [t] => (base_type(t, obj), nullable),
-                _ => (value, false),
-            }
-        }
-        _ => (value, false),
-    }
-}
-
-fn base_type(t: &str, obj: &Map<String, Value>) -> TokenStream {
-    match t {
-        "string" => quote! { String },
-        "integer" => quote! { i64 },
-        "number" => quote! { f64 },
-        "boolean" => quote! { bool },
-        "array" => {
-            let item = match obj.get("items") {
-                Some(items) => {
-                    let (ty, nullable) = rust_type(items);
-                    if nullable {
-                        quote! { Option<#ty> }
-                    } else {
-                        ty
-                    }
-                }
-                None => quote! { Value },
-            };
-            quote! { Vec<#item> }
-        }
-        _ => quote! { Value },
-    }
+/// What the argument `arg` of `def` becomes on the wire, for its field's doc comment.
+fn binding(def: &ToolDef, arg: &str) -> Option<String> {
+    def.route.arg(arg).map(|b| match b.location.label() {
+        "body" if b.location == ArgLocation::Body => "The request body.".to_string(),
+        "body" => format!("Request body property `{}`.", b.wire),
+        label => format!(
+            "{}{} parameter `{}`.",
+            label[..1].to_ascii_uppercase(),
+            &label[1..],
+            b.wire
+        ),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn ty(v: Value) -> String {
-        let (t, n) = rust_type(&v);
-        format!(
-            "{}{}",
-            t.to_string().replace(' ', ""),
-            if n { "?" } else { "" }
-        )
-    }
 
     #[test]
     fn version_segments() {
@@ -264,26 +166,5 @@ mod tests {
         );
         assert!(is_version_segment("2024-01-01"));
         assert!(!is_version_segment("videos") && !is_version_segment("customers"));
-    }
-
-    #[test]
-    fn types() {
-        assert_eq!(ty(json!({"type": "string", "enum": ["a"]})), "String");
-        assert_eq!(ty(json!({"type": "integer", "format": "int32"})), "i64");
-        assert_eq!(ty(json!({"type": ["number", "null"]})), "f64?");
-        assert_eq!(
-            ty(json!({"type": "array", "items": {"type": "boolean"}})),
-            "Vec<bool>"
-        );
-        assert_eq!(
-            ty(json!({"type": "array", "items": {"type": ["string", "null"]}})),
-            "Vec<Option<String>>"
-        );
-        assert_eq!(ty(json!({"type": "array"})), "Vec<Value>");
-        assert_eq!(ty(json!({"type": "object"})), "Value");
-        assert_eq!(ty(json!({"type": ["string", "integer"]})), "Value");
-        assert_eq!(ty(json!({"$ref": "#/$defs/Pet"})), "Value");
-        assert_eq!(ty(json!({"type": "string", "anyOf": [{}]})), "Value");
-        assert_eq!(ty(json!(true)), "Value");
     }
 }

@@ -3,6 +3,7 @@
 mod e2e {
     pub mod corpus;
     pub mod dynamic;
+    pub mod generate_parity;
     pub mod hostile;
     pub mod proxy_http;
     pub mod proxy_inprocess;

@@ -20,6 +20,13 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
         "MCP server for the {title} API (stdio or Streamable HTTP), forwarding tool calls to the API"
     );
     let lib = Ident::new(&plan.lib_name, Span::call_site());
+    // The crate name inside the format strings (a literal argument would trip
+    // `clippy::print_literal`); crate names have no braces.
+    let serving_stdio =
+        format!("{name}: serving {{tool_count}} tools over stdio; API at {{base_url}}");
+    let serving_http = format!(
+        "{name}: serving {{tool_count}} tools over Streamable HTTP at http://{{}}/mcp{{}}; API at {{base_url}}"
+    );
     let tokens = quote! {
         #![deny(warnings)]
         #docs
@@ -169,18 +176,20 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
             let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds).context("setting up the HTTP client")?;
 
             let tool_count = set.tools.len();
-            let mut server_opts = ServerOptions::default();
-            server_opts.page_size = cli.page_size;
-            server_opts.max_concurrency = cli.max_concurrency;
-            // The typed handlers in src/tools/ take each call (edit them to customise a tool).
-            server_opts.dispatcher = Some(::std::sync::Arc::new(#lib::tools::dispatch));
+            let server_opts = ServerOptions {
+                page_size: cli.page_size,
+                max_concurrency: cli.max_concurrency,
+                // The typed handlers in src/tools/ take each call (edit them to customise a tool).
+                dispatcher: Some(::std::sync::Arc::new(#lib::tools::dispatch)),
+                ..ServerOptions::default()
+            };
             let server = ProxyServer::new(set, forwarder, server_opts);
             for m in &missing {
                 tracing::warn!("no credentials for security scheme {m} (operations needing it will get 401/403 from the API)");
             }
             match cli.transport {
                 Transport::Stdio => {
-                    eprintln!("{}: serving {tool_count} tools over stdio; API at {base_url}", #name);
+                    eprintln!(#serving_stdio);
                     transport::serve_stdio(server).await?;
                 }
                 Transport::Http => {
@@ -192,8 +201,7 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
                     http.max_body_bytes = cli.max_request_bytes;
                     let handle = transport::start_http(server, http).await?;
                     eprintln!(
-                        "{}: serving {tool_count} tools over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
-                        #name,
+                        #serving_http,
                         handle.addr,
                         if cli.stateless { " (stateless)" } else { "" }
                     );

@@ -1,16 +1,17 @@
-//! `src/tools/mod.rs` (dispatch) and `src/tools/<tag>.rs` (argument structs and handlers).
+//! `src/tools/mod.rs` (dispatch) and `src/tools/<tag>.rs` (argument structs, the structs and enums
+//! they use, and handlers).
 //!
 //! The modules import a few CamelCase names (`Forwarder`, `Route`, `CallToolResult`, `Map`,
-//! `Value`) with `::`-anchored paths and use the prelude's `String`, `Vec` and `Option`. No
-//! generated item can shadow them: the only generated types are `*Args` structs, and functions
-//! and modules are snake_case.
+//! `Value`) with `::`-anchored paths and use the prelude's `String`, `Vec`, `Option` and `Box`.
+//! No generated item can shadow them: generated type names avoid them (see
+//! `types::RESERVED_TYPE_NAMES`), and functions and modules are snake_case.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use crate::CodegenError;
 use crate::format::{doc_attrs, inner_doc_attrs, rust_file};
-use crate::plan::{ModulePlan, Plan, ToolPlan};
+use crate::plan::{FieldPlan, ModulePlan, Plan, ToolPlan, TypeDef};
 
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
@@ -65,12 +66,51 @@ pub fn tools_mod(plan: &Plan) -> Result<String, CodegenError> {
 
         /// Reads a tool's arguments as its typed struct; on failure, the tool error to return (the
         /// message names the argument).
-        pub fn parse<'de, T: ::serde::Deserialize<'de>>(tool: &str, args: &'de Map<String, Value>) -> Result<T, CallToolResult> {
-            ::serde_path_to_error::deserialize(args).map_err(|err| {
-                CallToolResult::error(vec![ContentBlock::text(format!(
+        ///
+        /// The arguments have passed the tool's input schema already, and the types accept what
+        /// the schema accepts; one exception needs help: JSON Schema's `integer` includes
+        /// integral floats such as `2.0`, which `i64` rejects, so those are read as integers.
+        pub fn parse<T: ::serde::de::DeserializeOwned>(tool: &str, args: &Map<String, Value>) -> Result<T, Box<CallToolResult>> {
+            let parsed = if args.values().any(has_integral_float) {
+                let mut args = Value::Object(args.clone());
+                integral_floats_to_integers(&mut args);
+                ::serde_path_to_error::deserialize(args)
+            } else {
+                ::serde_path_to_error::deserialize(args)
+            };
+            parsed.map_err(|err| {
+                Box::new(CallToolResult::error(vec![ContentBlock::text(format!(
                     "Invalid arguments for `{tool}`; nothing was sent to the API: {err}"
-                ))])
+                ))]))
             })
+        }
+
+        /// `2.0` -> `2`, within the range of `i64`.
+        fn as_integer(n: &::serde_json::Number) -> Option<i64> {
+            let f = n.as_f64().filter(|_| n.is_f64())?;
+            (f.trunc() == f && (-9.2e18..9.2e18).contains(&f)).then_some(f as i64)
+        }
+
+        fn has_integral_float(v: &Value) -> bool {
+            match v {
+                Value::Number(n) => as_integer(n).is_some(),
+                Value::Array(items) => items.iter().any(has_integral_float),
+                Value::Object(map) => map.values().any(has_integral_float),
+                _ => false,
+            }
+        }
+
+        fn integral_floats_to_integers(v: &mut Value) {
+            match v {
+                Value::Number(n) => {
+                    if let Some(i) = as_integer(n) {
+                        *v = Value::from(i);
+                    }
+                }
+                Value::Array(items) => items.iter_mut().for_each(integral_floats_to_integers),
+                Value::Object(map) => map.values_mut().for_each(integral_floats_to_integers),
+                _ => {}
+            }
         }
     };
     rust_file("src/tools/mod.rs", tokens)
@@ -85,6 +125,16 @@ pub fn tool_module(module: &ModulePlan) -> Result<String, CodegenError> {
     let items = module.tools.iter().map(tool_items);
     let tokens = quote! {
         #docs
+        // The doc comments are the spec's descriptions, Markdown as the spec authors wrote it.
+        #![allow(
+            unknown_lints,
+            clippy::doc_lazy_continuation,
+            clippy::doc_overindented_list_items,
+            clippy::doc_nested_refdefs,
+            clippy::tabs_in_doc_comments,
+            clippy::needless_doctest_main,
+            clippy::test_attr_in_doctest
+        )]
 
         use ::openapi_mcp_runtime::forward::Forwarder;
         use ::openapi_mcp_runtime::model::Route;
@@ -121,20 +171,8 @@ fn tool_items(t: &ToolPlan) -> TokenStream {
     ));
     let struct_doc = doc_attrs(&struct_doc);
     let struct_id = ident(&t.struct_ident);
-    let fields = t.fields.iter().map(|f| {
-        let mut text = f.description.clone().unwrap_or_default();
-        if let Some(b) = &f.binding {
-            if !text.trim().is_empty() {
-                text.push_str("\n\n");
-            }
-            text.push_str(b);
-        }
-        let doc = doc_attrs(&text);
-        let rename = f.rename.as_ref().map(|r| quote! { #[serde(rename = #r)] });
-        let id = ident(&f.ident);
-        let ty = &f.ty;
-        quote! { #doc #rename pub #id: #ty, }
-    });
+    let fields = t.fields.iter().map(field);
+    let types = t.types.iter().map(type_def);
     let fn_doc = doc_attrs(&format!(
         "The tool `{}` ({operation}): reads the arguments as [`{}`], then forwards them with the runtime's\n\
          `Forwarder`, which builds the request exactly as `openapi-mcp proxy` does.",
@@ -144,18 +182,78 @@ fn tool_items(t: &ToolPlan) -> TokenStream {
     let name = &t.name;
     quote! {
         #struct_doc
-        #[derive(Debug, ::serde::Deserialize)]
+        #[derive(Debug, Clone, ::serde::Deserialize)]
         pub struct #struct_id {
             #(#fields)*
         }
+
+        #(#types)*
 
         #fn_doc
         pub async fn #f(fwd: &Forwarder, route: &Route, args: Map<String, Value>) -> CallToolResult {
             let _typed: #struct_id = match super::parse(#name, &args) {
                 Ok(typed) => typed,
-                Err(invalid) => return invalid,
+                Err(invalid) => return *invalid,
             };
             fwd.call(route, &args).await
+        }
+    }
+}
+
+fn field(f: &FieldPlan) -> TokenStream {
+    let mut text = f.description.clone().unwrap_or_default();
+    if let Some(b) = &f.binding {
+        if !text.trim().is_empty() {
+            text.push_str("\n\n");
+        }
+        text.push_str(b);
+    }
+    let doc = doc_attrs(&text);
+    let rename = f.rename.as_ref().map(|r| quote! { #[serde(rename = #r)] });
+    let id = ident(&f.ident);
+    let ty = &f.ty;
+    quote! { #doc #rename pub #id: #ty, }
+}
+
+/// A struct or enum that an argument struct uses.
+fn type_def(t: &TypeDef) -> TokenStream {
+    match t {
+        TypeDef::Struct {
+            ident: id,
+            doc,
+            fields,
+        } => {
+            let doc = doc_attrs(doc);
+            let id = ident(id);
+            let fields = fields.iter().map(field);
+            quote! {
+                #doc
+                #[derive(Debug, Clone, ::serde::Deserialize)]
+                pub struct #id {
+                    #(#fields)*
+                }
+            }
+        }
+        TypeDef::Enum {
+            ident: id,
+            doc,
+            variants,
+        } => {
+            let doc = doc_attrs(doc);
+            let id = ident(id);
+            let variants = variants.iter().map(|(v, value)| {
+                let rename = (v != value).then(|| quote! { #[serde(rename = #value)] });
+                let v = ident(v);
+                quote! { #rename #v, }
+            });
+            quote! {
+                #doc
+                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Deserialize)]
+                #[allow(clippy::enum_variant_names)]
+                pub enum #id {
+                    #(#variants)*
+                }
+            }
         }
     }
 }

@@ -167,10 +167,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds)
         .context("setting up the HTTP client")?;
     let tool_count = set.tools.len();
-    let mut server_opts = ServerOptions::default();
-    server_opts.page_size = cli.page_size;
-    server_opts.max_concurrency = cli.max_concurrency;
-    server_opts.dispatcher = Some(::std::sync::Arc::new(petstore_mcp::tools::dispatch));
+    let server_opts = ServerOptions {
+        page_size: cli.page_size,
+        max_concurrency: cli.max_concurrency,
+        dispatcher: Some(::std::sync::Arc::new(petstore_mcp::tools::dispatch)),
+        ..ServerOptions::default()
+    };
     let server = ProxyServer::new(set, forwarder, server_opts);
     for m in &missing {
         tracing::warn!(
@@ -180,8 +182,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.transport {
         Transport::Stdio => {
             eprintln!(
-                "{}: serving {tool_count} tools over stdio; API at {base_url}",
-                "petstore-mcp"
+                "petstore-mcp: serving {tool_count} tools over stdio; API at {base_url}"
             );
             transport::serve_stdio(server).await?;
         }
@@ -194,9 +195,8 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             http.max_body_bytes = cli.max_request_bytes;
             let handle = transport::start_http(server, http).await?;
             eprintln!(
-                "{}: serving {tool_count} tools over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
-                "petstore-mcp", handle.addr, if cli.stateless { " (stateless)" } else {
-                "" }
+                "petstore-mcp: serving {tool_count} tools over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
+                handle.addr, if cli.stateless { " (stateless)" } else { "" }
             );
             let shutdown = handle.shutdown.clone();
             tokio::spawn(async move {

@@ -1,4 +1,13 @@
 //! Operations tagged `pets`: per operation, an argument struct and a handler.
+#![allow(
+    unknown_lints,
+    clippy::doc_lazy_continuation,
+    clippy::doc_overindented_list_items,
+    clippy::doc_nested_refdefs,
+    clippy::tabs_in_doc_comments,
+    clippy::needless_doctest_main,
+    clippy::test_attr_in_doctest
+)]
 use ::openapi_mcp_runtime::forward::Forwarder;
 use ::openapi_mcp_runtime::model::Route;
 use ::openapi_mcp_runtime::rmcp::model::CallToolResult;
@@ -6,7 +15,7 @@ use ::serde_json::{Map, Value};
 /// List all pets
 ///
 /// Arguments of the tool `petstore_list_pets` (`GET /pets`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreListPetsArgs {
     /// How many items to return at one time (max 100)
     ///
@@ -26,21 +35,31 @@ pub async fn petstore_list_pets(
 ) -> CallToolResult {
     let _typed: PetstoreListPetsArgs = match super::parse("petstore_list_pets", &args) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
 /// Create a pet
 ///
 /// Arguments of the tool `petstore_create_pet` (`POST /pets`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreCreatePetArgs {
     /// Request body property `name`.
     pub name: String,
     /// Request body property `tag`.
     pub tag: Option<String>,
     /// Request body property `status`.
-    pub status: Option<String>,
+    pub status: Option<Status>,
+}
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Deserialize)]
+#[allow(clippy::enum_variant_names)]
+pub enum Status {
+    #[serde(rename = "available")]
+    Available,
+    #[serde(rename = "pending")]
+    Pending,
+    #[serde(rename = "sold")]
+    Sold,
 }
 /// The tool `petstore_create_pet` (`POST /pets`): reads the arguments as [`PetstoreCreatePetArgs`], then forwards them with the runtime's
 /// `Forwarder`, which builds the request exactly as `openapi-mcp proxy` does.
@@ -54,7 +73,7 @@ pub async fn petstore_create_pet(
         &args,
     ) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
@@ -63,7 +82,7 @@ pub async fn petstore_create_pet(
 /// Superseded by listPets with the tags filter.
 ///
 /// Arguments of the tool `petstore_search_pets_legacy` (`GET /pets/search`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreSearchPetsLegacyArgs {
     /// Query parameter `q`.
     pub q: String,
@@ -80,14 +99,14 @@ pub async fn petstore_search_pets_legacy(
         &args,
     ) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
 /// Info for a specific pet
 ///
 /// Arguments of the tool `petstore_show_pet_by_id` (`GET /pets/{petId}`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreShowPetByIdArgs {
     /// The id of the pet
     ///
@@ -107,14 +126,14 @@ pub async fn petstore_show_pet_by_id(
         &args,
     ) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
 /// Replace a pet
 ///
 /// Arguments of the tool `petstore_update_pet` (`PUT /pets/{petId}`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreUpdatePetArgs {
     /// The id of the pet
     ///
@@ -126,7 +145,7 @@ pub struct PetstoreUpdatePetArgs {
     /// Request body property `tag`.
     pub tag: Option<String>,
     /// Request body property `status`.
-    pub status: Option<String>,
+    pub status: Option<Status>,
 }
 /// The tool `petstore_update_pet` (`PUT /pets/{petId}`): reads the arguments as [`PetstoreUpdatePetArgs`], then forwards them with the runtime's
 /// `Forwarder`, which builds the request exactly as `openapi-mcp proxy` does.
@@ -140,14 +159,14 @@ pub async fn petstore_update_pet(
         &args,
     ) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
 /// Delete a pet
 ///
 /// Arguments of the tool `petstore_delete_pet` (`DELETE /pets/{petId}`).
-#[derive(Debug, ::serde::Deserialize)]
+#[derive(Debug, Clone, ::serde::Deserialize)]
 pub struct PetstoreDeletePetArgs {
     /// The id of the pet
     ///
@@ -167,7 +186,7 @@ pub async fn petstore_delete_pet(
         &args,
     ) {
         Ok(typed) => typed,
-        Err(invalid) => return invalid,
+        Err(invalid) => return *invalid,
     };
     fwd.call(route, &args).await
 }
