@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use openapi_mcp_runtime::filter::{Filter, Pattern};
 use openapi_mcp_runtime::model::HttpMethod;
+use openapi_mcp_runtime::profile::{Client, ClientProfile};
 use openapi_mcp_runtime::{OutputSchemaMode, ToolOptions};
 
 #[derive(Parser, Debug)]
@@ -28,6 +29,9 @@ pub enum Command {
     Proxy(crate::commands::proxy::ProxyArgs),
     /// Write a standalone Rust MCP server crate for the spec (same tools and behaviour as `proxy`).
     Generate(crate::commands::generate::GenerateArgs),
+    /// Report what an MCP client would reject or degrade in the spec's tool list (exit 1 on
+    /// anything it rejects; with --strict also on warnings).
+    Lint(crate::commands::lint::LintArgs),
 }
 
 #[derive(Args, Debug)]
@@ -90,6 +94,40 @@ pub struct SpecArgs {
     /// Leave out deprecated operations.
     #[arg(long)]
     pub exclude_deprecated: bool,
+    /// Shape the tool list for this MCP client (name limits, schema keywords it rejects);
+    /// generic leaves it as is.
+    #[arg(long, value_enum, default_value_t = ClientArg::Generic)]
+    pub client: ClientArg,
+    /// The name the client registers this server under (Claude Code and Cursor count it
+    /// against their tool-name limits; default: the first word of the API title).
+    #[arg(long, value_name = "NAME")]
+    pub server_name: Option<String>,
+    /// Per-tool renames, titles, descriptions, hidden and pinned arguments (YAML or JSON).
+    #[arg(long, value_name = "FILE")]
+    pub overrides: Option<std::path::PathBuf>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientArg {
+    Generic,
+    Claude,
+    Openai,
+    Gemini,
+    Cursor,
+    Vscode,
+}
+
+impl ClientArg {
+    pub fn client(self) -> Client {
+        match self {
+            ClientArg::Generic => Client::Generic,
+            ClientArg::Claude => Client::Claude,
+            ClientArg::Openai => Client::Openai,
+            ClientArg::Gemini => Client::Gemini,
+            ClientArg::Cursor => Client::Cursor,
+            ClientArg::Vscode => Client::Vscode,
+        }
+    }
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug)]
@@ -137,6 +175,10 @@ impl SpecArgs {
                 exclude_paths: path_pats(&self.exclude_path)?,
                 methods,
                 exclude_deprecated: self.exclude_deprecated,
+            },
+            client: ClientProfile {
+                client: self.client.client(),
+                server_name: self.server_name.clone(),
             },
         })
     }

@@ -28,6 +28,7 @@ fn main() -> ExitCode {
             args::Command::Tools(a) => commands::tools::run(a).await,
             args::Command::Proxy(a) => commands::proxy::run(a).await,
             args::Command::Generate(a) => commands::generate::run(a).await,
+            args::Command::Lint(a) => commands::lint::run(a).await,
         }
     });
     match result {

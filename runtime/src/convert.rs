@@ -39,6 +39,8 @@ pub struct ToolOptions {
     /// elided to `{"title": name}` (they accept anything), which bounds the size of tools/list.
     pub output_ref_depth: usize,
     pub filter: Filter,
+    /// The MCP client the tool list is shaped for (`generic`: unchanged).
+    pub client: crate::profile::ClientProfile,
 }
 
 impl Default for ToolOptions {
@@ -50,6 +52,7 @@ impl Default for ToolOptions {
             output_schema: OutputSchemaMode::Lenient,
             output_ref_depth: 1,
             filter: Filter::default(),
+            client: Default::default(),
         }
     }
 }
@@ -169,12 +172,16 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                     global_security,
                     opts,
                 };
-                if !ctx.passes_filter() {
+                if crate::extensions::excluded(root, item, op) || !ctx.passes_filter() {
                     report.filtered += 1;
                     continue;
                 }
                 match ctx.build(&mut store, &mut names, &mut diags) {
-                    Ok(def) => tools.push(Arc::new(def)),
+                    Ok(mut def) => {
+                        let max = opts.max_description_len;
+                        crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
+                        tools.push(Arc::new(def))
+                    }
                     Err(OpError(msg)) => {
                         report.failed += 1;
                         diags.error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
@@ -190,15 +197,17 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     }
     diags.extend(std::mem::take(&mut store.diags));
     report.tools = tools.len();
+    let mut tools = ToolSet {
+        title,
+        version,
+        description,
+        base_url,
+        security_schemes,
+        tools,
+    };
+    crate::profile::apply(&mut tools, &opts.client);
     Conversion {
-        tools: ToolSet {
-            title,
-            version,
-            description,
-            base_url,
-            security_schemes,
-            tools,
-        },
+        tools,
         diagnostics: diags,
         report,
     }
@@ -278,6 +287,11 @@ impl<'a> OpContext<'a> {
     }
 
     fn base_name(&self) -> String {
+        if let Some(n) = crate::extensions::name(self.op).map(snake)
+            && !n.is_empty()
+        {
+            return n;
+        }
         match self.operation_id() {
             Some(id) if !snake(id).is_empty() => snake(id),
             _ => snake(&format!("{} {}", self.method.key(), self.path)),
@@ -471,6 +485,7 @@ impl<'a> OpContext<'a> {
             } else {
                 output
             },
+            pinned: Map::new(),
         };
         Ok(ToolDef {
             tool,

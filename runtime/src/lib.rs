@@ -6,12 +6,15 @@
 pub mod convert;
 pub mod diag;
 pub mod dynamic;
+pub mod extensions;
 pub mod filter;
 pub mod forward;
 pub mod load;
 pub mod model;
 pub mod naming;
+pub mod overrides;
 pub mod pointer;
+pub mod profile;
 pub mod schema;
 pub mod server;
 pub mod transport;

@@ -222,6 +222,10 @@ pub struct Route {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub security: Vec<SecurityRequirement>,
     pub output: OutputShape,
+    /// Arguments pinned by an overrides file: not in the inputSchema, always sent with these
+    /// values (the forwarder adds them to every call).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub pinned: serde_json::Map<String, serde_json::Value>,
 }
 
 impl Route {

@@ -6,6 +6,7 @@
 
 mod converter {
     pub mod corpus;
+    pub mod extensions;
     pub mod fixtures;
     pub mod snapshots;
     pub mod support;

@@ -274,7 +274,11 @@ fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
             };
             match load(&SpecSource::Path(path.clone())).await {
                 Ok(loaded) => {
-                    let c = convert(&loaded, &opts);
+                    let mut c = convert(&loaded, &opts);
+                    if let Err(e) = super::apply_overrides(&spec, &opts, &mut c) {
+                        tracing::warn!("spec changed but the overrides no longer apply, keeping the previous tools: {e:#}");
+                        continue;
+                    }
                     let n = c.tools.tools.len();
                     if server.replace_tools(c.tools).await {
                         tracing::info!("spec reloaded: {n} tools; clients notified");

@@ -344,6 +344,16 @@ impl Forwarder {
         boundary: Option<&str>,
         fresh: &[(String, String)],
     ) -> Result<BuiltRequest, ArgError> {
+        // Arguments pinned by an overrides file are not in the inputSchema: add them here.
+        let with_pinned;
+        let args = if route.pinned.is_empty() {
+            args
+        } else {
+            let mut all = args.clone();
+            all.extend(route.pinned.iter().map(|(k, v)| (k.clone(), v.clone())));
+            with_pinned = all;
+            &with_pinned
+        };
         let inner = &self.inner;
         let token = |n: &str| {
             fresh
@@ -728,6 +738,7 @@ mod tests {
             accept: Some("application/json".into()),
             security: vec![vec!["key".into()]],
             output: OutputShape::Object,
+            pinned: Default::default(),
         }
     }
 
@@ -829,6 +840,7 @@ mod tests {
             accept: None,
             security: vec![vec!["key".into()]],
             output: OutputShape::None,
+            pinned: Default::default(),
         };
         let r = f.call(&route, &args(json!({"name": "Rex"}))).await;
         assert_eq!(r.is_error, Some(true));

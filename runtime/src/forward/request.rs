@@ -1119,6 +1119,7 @@ mod tests {
             accept: None,
             security: vec![],
             output: OutputShape::None,
+            pinned: Default::default(),
         }
     }
 

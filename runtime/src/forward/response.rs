@@ -418,6 +418,7 @@ mod tests {
             accept: None,
             security: vec![],
             output,
+            pinned: Default::default(),
         }
     }
 

@@ -1,0 +1,70 @@
+//! `openapi-mcp lint --client X SPEC`: what that client would reject or degrade in the tool list.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+use openapi_mcp_runtime::profile::{self, ClientProfile, Level};
+use openapi_mcp_runtime::{SpecSource, convert, load};
+
+use crate::args::SpecArgs;
+
+#[derive(Args, Debug)]
+pub struct LintArgs {
+    /// The spec and conversion options; `--client` names the client to lint for.
+    #[command(flatten)]
+    pub spec: SpecArgs,
+    /// Exit 1 on warnings (degraded tools) too, not only on what the client rejects.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print the findings as a JSON array.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
+    let target = ClientProfile {
+        client: args.spec.client.client(),
+        server_name: args.spec.server_name.clone(),
+    };
+    // Lint the tool list as served without a profile (with the overrides, if any).
+    let mut opts = args.spec.tool_options()?;
+    opts.client = ClientProfile::default();
+    let spec = load(&SpecSource::parse(&args.spec.spec))
+        .await
+        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
+    let mut conversion = convert(&spec, &opts);
+    super::apply_overrides(&args.spec, &opts, &mut conversion)?;
+    let issues = profile::check(&conversion.tools, &target);
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &issues).context("writing JSON")?;
+        writeln!(out)?;
+    } else {
+        for i in &issues {
+            writeln!(out, "{i}")?;
+        }
+    }
+    let rejects = issues.iter().filter(|i| i.level == Level::Reject).count();
+    let warnings = issues.len() - rejects;
+    let mut tools: Vec<&str> = issues.iter().map(|i| i.tool.as_str()).collect();
+    tools.sort_unstable();
+    tools.dedup();
+    let fixable = issues.iter().filter(|i| i.fixed).count();
+    eprintln!(
+        "openapi-mcp lint --client {}: {} tools, {} with findings; {rejects} errors (rejected), {warnings} warnings (degraded); `--client {}` fixes {fixable} of them",
+        target.client.as_str(),
+        conversion.tools.tools.len(),
+        tools.len(),
+        target.client.as_str(),
+    );
+    let fail = rejects > 0 || (args.strict && warnings > 0);
+    Ok(if fail {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

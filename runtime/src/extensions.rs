@@ -1,0 +1,217 @@
+//! Vendor MCP extensions read from the spec.
+//!
+//! - `x-mcp` on an operation, or on a path item / the document root as defaults for the
+//!   operations below: `include` / `exclude` (bool), and on operations `name`, `title`,
+//!   `description`, `annotations`.
+//! - `x-speakeasy-mcp` (Speakeasy's, documented on operations: `disabled`, `name`, `title`,
+//!   `scopes`, `description`): honoured the same way; `annotations` (MCP hint names) is accepted
+//!   too. `scopes` select tools at server start in Speakeasy's generated servers; here they are
+//!   read but not used (filter with `--include-tag`/`--include-op` instead).
+//! - `x-mcp-annotations`: `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`,
+//!   `title` overriding the hints derived from the HTTP method.
+//!
+//! On one level `x-mcp` wins over `x-speakeasy-mcp`, and `x-mcp-annotations` over both; the
+//! operation wins over its path item, which wins over the root. Names still go through the
+//! converter's snake_case sanitizing, prefix, length limit and collision handling.
+
+use serde_json::Value;
+
+use crate::diag::Diagnostics;
+use crate::model::ToolDef;
+
+const X_MCP: &str = "x-mcp";
+const X_SPEAKEASY: &str = "x-speakeasy-mcp";
+const X_ANNOTATIONS: &str = "x-mcp-annotations";
+
+/// Whether the extensions leave this operation out (operation, then path item, then root).
+pub fn excluded(root: &Value, item: &Value, op: &Value) -> bool {
+    for level in [op, item, root] {
+        if let Some(include) = include_at(level) {
+            return !include;
+        }
+    }
+    false
+}
+
+/// `Some(true)` include, `Some(false)` exclude, `None` no opinion at this level.
+fn include_at(node: &Value) -> Option<bool> {
+    if let Some(x) = node.get(X_MCP) {
+        if let Some(b) = x.get("exclude").and_then(Value::as_bool) {
+            return Some(!b);
+        }
+        if let Some(b) = x.get("include").and_then(Value::as_bool) {
+            return Some(b);
+        }
+    }
+    node.get(X_SPEAKEASY)
+        .and_then(|x| x.get("disabled"))
+        .and_then(Value::as_bool)
+        .map(|d| !d)
+}
+
+/// The tool name an operation asks for (before sanitizing and allocation).
+pub fn name(op: &Value) -> Option<&str> {
+    [X_MCP, X_SPEAKEASY]
+        .into_iter()
+        .filter_map(|k| op.get(k)?.get("name")?.as_str())
+        .find(|s| !s.trim().is_empty())
+}
+
+fn op_string<'v>(op: &'v Value, key: &str) -> Option<&'v str> {
+    [X_MCP, X_SPEAKEASY]
+        .into_iter()
+        .filter_map(|k| op.get(k)?.get(key)?.as_str())
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+}
+
+const HINTS: [&str; 4] = [
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+];
+
+/// Applies title, description and annotation overrides to a converted tool; problems with the
+/// extension values become warnings at `location#.../x-...`.
+pub fn apply(
+    def: &mut ToolDef,
+    root: &Value,
+    item: &Value,
+    op: &Value,
+    max_description_len: usize,
+    diags: &mut Diagnostics,
+) {
+    // Type problems in the extension objects.
+    {
+        for key in [X_MCP, X_SPEAKEASY, X_ANNOTATIONS] {
+            let Some(x) = op.get(key) else { continue };
+            if !x.is_object() {
+                diags.warning(
+                    format!("{}/{key}", def.location),
+                    format!("`{key}` must be an object; ignored"),
+                );
+                continue;
+            }
+            for (field, want_bool) in [
+                ("include", true),
+                ("exclude", true),
+                ("disabled", true),
+                ("name", false),
+                ("title", false),
+                ("description", false),
+            ] {
+                if let Some(v) = x.get(field) {
+                    let ok = if want_bool {
+                        v.is_boolean()
+                    } else {
+                        v.is_string()
+                    };
+                    if !ok {
+                        diags.warning(
+                            format!("{}/{key}/{field}", def.location),
+                            format!(
+                                "`{field}` must be a {}; ignored",
+                                if want_bool { "boolean" } else { "string" }
+                            ),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    if let Some(title) = op_string(op, "title") {
+        def.tool.title = Some(title.to_string());
+        if let Some(a) = &mut def.tool.annotations {
+            a.title = Some(title.to_string());
+        }
+    }
+    if let Some(d) = op_string(op, "description") {
+        let d: String = d.chars().take(max_description_len).collect();
+        def.tool.description = Some(d.into());
+    }
+
+    // Annotations: root, then path item, then operation; on each level x-mcp.annotations and
+    // x-speakeasy-mcp.annotations, then x-mcp-annotations.
+    let Some(ann) = &mut def.tool.annotations else {
+        return;
+    };
+    for node in [root, item, op] {
+        let sources = [
+            node.get(X_SPEAKEASY).and_then(|x| x.get("annotations")),
+            node.get(X_MCP).and_then(|x| x.get("annotations")),
+            node.get(X_ANNOTATIONS),
+        ];
+        for src in sources.into_iter().flatten() {
+            let Some(m) = src.as_object() else { continue };
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("readOnlyHint", Value::Bool(b)) => ann.read_only_hint = Some(*b),
+                    ("destructiveHint", Value::Bool(b)) => ann.destructive_hint = Some(*b),
+                    ("idempotentHint", Value::Bool(b)) => ann.idempotent_hint = Some(*b),
+                    ("openWorldHint", Value::Bool(b)) => ann.open_world_hint = Some(*b),
+                    ("title", Value::String(t)) => ann.title = Some(t.clone()),
+                    (k, _) if HINTS.contains(&k) || k == "title" => diags.warning(
+                        def.location.clone(),
+                        format!("annotation `{k}` has the wrong type; ignored"),
+                    ),
+                    (k, _) => diags.warning(
+                        def.location.clone(),
+                        format!(
+                            "unknown annotation `{k}` (known: readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title); ignored"
+                        ),
+                    ),
+                }
+            }
+        }
+    }
+    // A read-only tool is neither destructive nor idempotent-relevant: the MCP spec says the
+    // other hints only mean something when readOnlyHint is false; keep what was set.
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn include_exclude_precedence() {
+        let root = json!({"x-mcp": {"exclude": true}});
+        let item = json!({});
+        let op = json!({});
+        assert!(excluded(&root, &item, &op));
+        let op_in = json!({"x-mcp": {"include": true}});
+        assert!(!excluded(&root, &item, &op_in));
+        let item_in = json!({"x-mcp": {"include": true}});
+        assert!(!excluded(&root, &item_in, &op));
+        let op_disabled = json!({"x-speakeasy-mcp": {"disabled": true}});
+        assert!(excluded(&json!({}), &item, &op_disabled));
+        assert!(!excluded(
+            &json!({}),
+            &item,
+            &json!({"x-speakeasy-mcp": {"disabled": false}})
+        ));
+        // x-mcp wins over x-speakeasy-mcp on the same level
+        assert!(!excluded(
+            &json!({}),
+            &item,
+            &json!({"x-mcp": {"include": true}, "x-speakeasy-mcp": {"disabled": true}})
+        ));
+        assert!(!excluded(&json!({}), &json!({}), &json!({})));
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(name(&json!({"x-mcp": {"name": "a"}})), Some("a"));
+        assert_eq!(
+            name(&json!({"x-speakeasy-mcp": {"name": "create-product"}})),
+            Some("create-product")
+        );
+        assert_eq!(
+            name(&json!({"x-mcp": {"name": " "}, "x-speakeasy-mcp": {"name": "b"}})),
+            Some("b")
+        );
+        assert_eq!(name(&json!({})), None);
+    }
+}

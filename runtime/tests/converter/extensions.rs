@@ -1,0 +1,277 @@
+//! Vendor MCP extensions (`specs/extensions.yaml`) and client profiles over converted fixtures.
+
+use openapi_mcp_runtime::ToolOptions;
+use openapi_mcp_runtime::profile::{self, Client, ClientProfile, Level};
+use serde_json::{Value, json};
+
+use super::support::*;
+
+fn annotations(t: &openapi_mcp_runtime::model::ToolDef) -> Value {
+    serde_json::to_value(&t.tool.annotations).expect("annotations serialize")
+}
+
+#[test]
+fn x_mcp_include_exclude_name_description() {
+    let conv = convert_fixture("extensions.yaml");
+    // Speakeasy `disabled: true` and a path-item `x-mcp: {exclude: true}` leave operations out;
+    // an operation's own `include: true` wins over its path item.
+    assert!(!has_tool(&conv, "deleteWidget"));
+    assert!(!has_tool(&conv, "reindex"));
+    assert!(has_tool(&conv, "reindexStatus"));
+    assert_eq!(conv.report.filtered, 2);
+    assert_eq!(conv.report.tools, 4);
+
+    // Names go through snake_case, the prefix and collision handling.
+    let list = tool(&conv, "listWidgets");
+    assert_eq!(list.tool.name, "widgets_find_widgets");
+    assert_eq!(
+        list.tool.description.as_deref(),
+        Some("Search the widget catalogue.")
+    );
+    assert_eq!(list.tool.title.as_deref(), Some("List widgets"));
+    let get = tool(&conv, "getWidget");
+    assert_eq!(get.tool.name, "widgets_get_widget");
+    let status = tool(&conv, "reindexStatus");
+    assert!(
+        status.tool.name.starts_with("widgets_get_widget_") && status.tool.name.len() == 25,
+        "{}",
+        status.tool.name
+    );
+}
+
+#[test]
+fn speakeasy_and_annotation_overrides() {
+    let conv = convert_fixture("extensions.yaml");
+    let create = tool(&conv, "createWidget");
+    assert_eq!(create.tool.name, "widgets_create_product");
+    assert_eq!(create.tool.title.as_deref(), Some("Create widget"));
+    assert_eq!(
+        create.tool.description.as_deref(),
+        Some("Creates a widget from the given fields.")
+    );
+    // POST: not idempotent by method; x-mcp-annotations says it is. Root x-mcp sets openWorld.
+    assert_eq!(
+        annotations(create),
+        json!({"title": "Make a widget", "readOnlyHint": false, "destructiveHint": false,
+               "idempotentHint": true, "openWorldHint": false})
+    );
+    // A hint of the wrong type is ignored with a warning at the operation.
+    let get = tool(&conv, "getWidget");
+    assert_eq!(annotations(get)["destructiveHint"], Value::Null);
+    let diags = diagnostics_text(&conv);
+    assert!(
+        diags.iter().any(|d| d.starts_with("warning: specs/extensions.yaml#/paths/~1widgets~1{id}/get: annotation `destructiveHint`")),
+        "{diags:?}"
+    );
+}
+
+#[test]
+fn generic_profile_is_todays_output() {
+    for fixture in [
+        "petstore.yaml",
+        "recursive.yaml",
+        "collisions.yaml",
+        "openapi31.yaml",
+    ] {
+        let plain = convert_fixture(fixture);
+        let generic = convert_fixture_with(
+            fixture,
+            &ToolOptions {
+                client: ClientProfile::new(Client::Generic),
+                ..ToolOptions::default()
+            },
+        );
+        let a: Vec<_> = plain
+            .tools
+            .tools
+            .iter()
+            .map(|t| serde_json::to_string(&t.tool).expect("json"))
+            .collect();
+        let b: Vec<_> = generic
+            .tools
+            .tools
+            .iter()
+            .map(|t| serde_json::to_string(&t.tool).expect("json"))
+            .collect();
+        assert_eq!(a, b, "{fixture}");
+    }
+}
+
+/// What the Gemini function-declaration schema subset accepts (profile module docs).
+fn assert_gemini_clean(v: &Value, at: &str) {
+    const OK: &[&str] = &[
+        "type",
+        "format",
+        "title",
+        "description",
+        "nullable",
+        "enum",
+        "items",
+        "properties",
+        "required",
+        "anyOf",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "example",
+        "default",
+        "minProperties",
+        "maxProperties",
+        "propertyOrdering",
+    ];
+    let Value::Object(m) = v else { return };
+    for (k, x) in m {
+        assert!(OK.contains(&k.as_str()), "{at}/{k}: {v}");
+        match k.as_str() {
+            "properties" => {
+                for (pk, pv) in x.as_object().expect("properties object") {
+                    assert_gemini_clean(pv, &format!("{at}/properties/{pk}"));
+                }
+            }
+            "items" => assert_gemini_clean(x, &format!("{at}/items")),
+            "anyOf" => {
+                for (i, s) in x.as_array().expect("anyOf array").iter().enumerate() {
+                    assert_gemini_clean(s, &format!("{at}/anyOf/{i}"));
+                }
+            }
+            "type" => assert!(x.is_string(), "{at}/type: {x}"),
+            "enum" => assert!(
+                x.as_array().expect("enum").iter().all(Value::is_string),
+                "{at}"
+            ),
+            _ => {}
+        }
+    }
+    if m.get("type") == Some(&json!("array")) {
+        assert!(m.contains_key("items"), "{at}: array without items");
+    }
+}
+
+#[test]
+fn gemini_profile_output_is_in_the_subset() {
+    for fixture in [
+        "extensions.yaml",
+        "recursive.yaml",
+        "allof-oneof.yaml",
+        "openapi31.yaml",
+        "collisions.yaml",
+        "param-styles.yaml",
+    ] {
+        let conv = convert_fixture_with(
+            fixture,
+            &ToolOptions {
+                client: ClientProfile::new(Client::Gemini),
+                ..ToolOptions::default()
+            },
+        );
+        for t in &conv.tools.tools {
+            let name = t.tool.name.to_string();
+            assert!(
+                name.len() <= 64 && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'),
+                "{name}"
+            );
+            let input = input(t);
+            assert_gemini_clean(&input, &format!("{fixture} {name}"));
+            for k in input["properties"].as_object().expect("properties").keys() {
+                assert!(
+                    k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                    "{fixture} {name}: {k}"
+                );
+                // Renamed arguments keep their route binding.
+                assert!(
+                    t.route.arg(k).is_some(),
+                    "{fixture} {name}: {k} has no binding"
+                );
+            }
+        }
+        // And linting the profiled list for Gemini finds nothing more to fix.
+        let again = profile::check(&conv.tools, &ClientProfile::new(Client::Gemini));
+        assert!(again.is_empty(), "{fixture}: {again:?}");
+    }
+}
+
+#[test]
+fn lint_findings_point_into_the_unprofiled_tools() {
+    let conv = convert_fixture("extensions.yaml");
+    let issues = profile::check(&conv.tools, &ClientProfile::new(Client::Gemini));
+    let list = tool(&conv, "listWidgets");
+    let doc = serde_json::to_value(&list.tool).expect("json");
+    let mine: Vec<_> = issues.iter().filter(|i| i.tool == list.tool.name).collect();
+    assert!(!mine.is_empty());
+    for i in &mine {
+        assert_eq!(i.level, Level::Reject);
+        assert!(i.fixed);
+        assert!(
+            i.operation
+                .ends_with("extensions.yaml#/paths/~1widgets/get"),
+            "{}",
+            i.operation
+        );
+        // Every pointer resolves in the tool definition as served without a profile.
+        assert!(
+            doc.pointer(&i.pointer).is_some(),
+            "{} not in {doc}",
+            i.pointer
+        );
+    }
+    let ptrs: Vec<&str> = mine.iter().map(|i| i.pointer.as_str()).collect();
+    for want in [
+        "/inputSchema/properties/X-Trace-Id",
+        "/inputSchema/properties/X-Trace-Id/format",
+        "/inputSchema/properties/limit/type",
+        "/inputSchema/properties/limit/exclusiveMinimum",
+        "/inputSchema/additionalProperties",
+    ] {
+        assert!(ptrs.contains(&want), "{want} not in {ptrs:?}");
+    }
+    // OpenAI accepts all of this fixture; Claude too.
+    assert!(profile::check(&conv.tools, &ClientProfile::new(Client::Openai)).is_empty());
+    assert!(profile::check(&conv.tools, &ClientProfile::new(Client::Claude)).is_empty());
+}
+
+#[test]
+fn openai_items_required() {
+    // The converter itself always emits `items` (it adds `items: {}`); a tool list without it
+    // (a hand-written or older one) is what the OpenAI profile repairs.
+    let mut conv = convert_inline(ARRAY_WITHOUT_ITEMS);
+    assert_eq!(
+        input(&conv.tools.tools[0])["properties"]["ids"]["items"],
+        json!({})
+    );
+    let mut def = conv.tools.tools[0].as_ref().clone();
+    let mut schema = (*def.tool.input_schema).clone();
+    if let Some(Value::Object(ids)) = schema.get_mut("properties").and_then(|p| p.get_mut("ids")) {
+        ids.remove("items");
+    }
+    def.tool.input_schema = std::sync::Arc::new(schema);
+    conv.tools.tools[0] = std::sync::Arc::new(def);
+    let openai = ClientProfile::new(Client::Openai);
+    let issues = profile::check(&conv.tools, &openai);
+    assert_eq!(issues.len(), 1, "{issues:?}");
+    assert_eq!(issues[0].pointer, "/inputSchema/properties/ids");
+    assert!(issues[0].message.contains("without `items`"));
+    // Generic does not complain; Claude does not require items.
+    assert!(profile::check(&conv.tools, &ClientProfile::new(Client::Claude)).is_empty());
+    profile::apply(&mut conv.tools, &openai);
+    assert_eq!(
+        input(&conv.tools.tools[0])["properties"]["ids"]["items"],
+        json!({})
+    );
+    assert!(profile::check(&conv.tools, &openai).is_empty());
+}
+
+const ARRAY_WITHOUT_ITEMS: &str = r#"
+openapi: 3.0.3
+info: {title: Arr, version: "1"}
+paths:
+  /x:
+    get:
+      operationId: getX
+      parameters:
+        - {name: ids, in: query, schema: {type: array}}
+      responses: {"200": {description: ok}}
+"#;
