@@ -5,6 +5,7 @@ mod e2e {
     pub mod dynamic;
     pub mod generate_parity;
     pub mod hostile;
+    pub mod overrides;
     pub mod proxy_http;
     pub mod proxy_inprocess;
     pub mod proxy_lifecycle;
