@@ -5,11 +5,15 @@
 
 pub mod convert;
 pub mod diag;
+/// Differences between two converted versions of an API (`openapi-mcp diff`).
+pub mod diff;
 pub mod dynamic;
 pub mod extensions;
 pub mod filter;
 pub mod forward;
 pub mod load;
+/// The names lockfile (`--lock FILE`): published tool names stay stable across spec versions.
+pub mod lock;
 pub mod model;
 pub mod naming;
 pub mod overrides;

@@ -8,6 +8,7 @@ mod converter {
     pub mod corpus;
     pub mod extensions;
     pub mod fixtures;
+    pub mod lock;
     pub mod snapshots;
     pub mod support;
 }
