@@ -367,7 +367,10 @@ fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
             false,
         ));
     }
-    if def.tool.input_schema.get("type").and_then(Value::as_str) != Some("object") {
+    // For the other clients the profile itself reports (and fixes) a non-object root.
+    if client == Client::Generic
+        && def.tool.input_schema.get("type").and_then(Value::as_str) != Some("object")
+    {
         issues.push(issue(
             def,
             &name,
@@ -1389,6 +1392,12 @@ mod tests {
         );
         assert!(
             issues
+                .iter()
+                .any(|i| i.pointer == "/inputSchema/type" && i.fixed)
+        );
+        let generic = check(&s, &ClientProfile::new(Client::Generic));
+        assert!(
+            generic
                 .iter()
                 .any(|i| i.pointer == "/inputSchema/type" && !i.fixed)
         );

@@ -54,12 +54,16 @@ pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     tools.sort_unstable();
     tools.dedup();
     let fixable = issues.iter().filter(|i| i.fixed).count();
+    let client = target.client.as_str();
+    let fixes = if target.client == profile::Client::Generic {
+        String::new()
+    } else {
+        format!("; serving with `--client {client}` fixes {fixable} of them")
+    };
     eprintln!(
-        "openapi-mcp lint --client {}: {} tools, {} with findings; {rejects} errors (rejected), {warnings} warnings (degraded); `--client {}` fixes {fixable} of them",
-        target.client.as_str(),
+        "openapi-mcp lint --client {client}: {} tools, {} with findings; {rejects} errors (rejected), {warnings} warnings (degraded){fixes}",
         conversion.tools.tools.len(),
         tools.len(),
-        target.client.as_str(),
     );
     let fail = rejects > 0 || (args.strict && warnings > 0);
     Ok(if fail {
