@@ -32,6 +32,9 @@ pub enum Command {
     /// Report what an MCP client would reject or degrade in the spec's tool list (exit 1 on
     /// anything it rejects; with --strict also on warnings).
     Lint(crate::commands::lint::LintArgs),
+    /// Compare two versions of a spec: tools added, removed and renamed, and breaking and
+    /// non-breaking inputSchema changes (exit 1 when anything is breaking).
+    Diff(crate::commands::diff::DiffArgs),
 }
 
 #[derive(Args, Debug)]
@@ -48,6 +51,10 @@ pub struct ToolsArgs {
     /// `proxy --mode`, with a recommendation for large APIs.
     #[arg(long, conflicts_with = "json")]
     pub stats: bool,
+    /// Write the --lock file for this spec (new operations added, removed ones marked removed;
+    /// locked names kept). Without it the file is only written when it does not exist yet.
+    #[arg(long, requires = "lock")]
+    pub update_lock: bool,
 }
 
 /// The spec and the conversion options shared by `tools`, `proxy` and `generate`.
@@ -105,6 +112,10 @@ pub struct SpecArgs {
     /// Per-tool renames, titles, descriptions, hidden and pinned arguments (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<std::path::PathBuf>,
+    /// Names lockfile (JSON, or YAML for .yaml/.yml): published tool names stay stable across
+    /// spec versions (`tools --lock FILE --update-lock` writes it; proxy/generate only read it).
+    #[arg(long, value_name = "FILE")]
+    pub lock: Option<std::path::PathBuf>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

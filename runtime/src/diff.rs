@@ -470,10 +470,9 @@ fn compare_schema(ctx: &mut Ctx, old: &Value, new: &Value, at: &str, depth: usiz
     let (old, oref) = resolve(old_r, old, 0);
     let (new, nref) = resolve(new_r, new, 0);
     let key = (oref.unwrap_or_default(), nref.unwrap_or_default());
-    if !key.0.is_empty() || !key.1.is_empty() {
-        if !ctx.visiting.insert(key.clone()) {
-            return; // recursive schema: already being compared
-        }
+    let via_ref = !key.0.is_empty() || !key.1.is_empty();
+    if via_ref && !ctx.visiting.insert(key.clone()) {
+        return; // recursive schema: already being compared
     }
     // Types.
     let (ot, nt) = (type_set(old), type_set(new));
@@ -536,7 +535,7 @@ fn compare_schema(ctx: &mut Ctx, old: &Value, new: &Value, at: &str, depth: usiz
     if let (Some(oi), Some(ni)) = (old.get("items"), new.get("items")) {
         compare_schema(ctx, oi, ni, &format!("{at}[]"), depth + 1);
     }
-    if !key.0.is_empty() || !key.1.is_empty() {
+    if via_ref {
         ctx.visiting.remove(&key);
     }
 }

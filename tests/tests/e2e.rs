@@ -5,6 +5,7 @@ mod e2e {
     pub mod dynamic;
     pub mod generate_parity;
     pub mod hostile;
+    pub mod lock_diff;
     pub mod overrides;
     pub mod proxy_http;
     pub mod proxy_inprocess;

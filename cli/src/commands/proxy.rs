@@ -279,6 +279,12 @@ fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
                         tracing::warn!("spec changed but the overrides no longer apply, keeping the previous tools: {e:#}");
                         continue;
                     }
+                    if let Err(e) = super::apply_lock(&spec, &opts, &mut c, super::LockMode::Read) {
+                        tracing::warn!(
+                            "spec changed but the lock file no longer applies, keeping the previous tools: {e:#}"
+                        );
+                        continue;
+                    }
                     let n = c.tools.tools.len();
                     if server.replace_tools(c.tools).await {
                         tracing::info!("spec reloaded: {n} tools; clients notified");

@@ -5,7 +5,12 @@ use anyhow::Context;
 use crate::args::ToolsArgs;
 
 pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
-    let conversion = super::load_and_convert(&args.spec).await?;
+    let lock_mode = if args.update_lock {
+        super::LockMode::Update
+    } else {
+        super::LockMode::ReadOrCreate
+    };
+    let conversion = super::load_and_convert_locked(&args.spec, lock_mode).await?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.stats {
