@@ -281,6 +281,31 @@ fn apply_one(
                 format!("argument `{name}` is not sent to the API, so it cannot be pinned"),
             ));
         }
+        // The pinned value must be one the argument accepts (its schema, with the tool's $defs).
+        let mut one = Map::new();
+        one.insert("type".into(), Value::String("object".into()));
+        if let Some(p) = schema.get("properties").and_then(|p| p.get(&arg)) {
+            let mut props = Map::new();
+            props.insert(arg.clone(), p.clone());
+            one.insert("properties".into(), Value::Object(props));
+        }
+        for k in ["$defs", "definitions"] {
+            if let Some(d) = schema.get(k) {
+                one.insert(k.into(), d.clone());
+            }
+        }
+        let mut instance = Map::new();
+        instance.insert(arg.clone(), value.clone());
+        let validator = crate::validate::LazyValidator::default();
+        if let Err(problems) = crate::validate::check(&validator, &one, &instance) {
+            return Err(err(
+                format!("{base}.pin.{name}"),
+                format!(
+                    "the pinned value does not fit the argument: {}",
+                    problems.join("; ")
+                ),
+            ));
+        }
         pinned.push((arg, value.clone()));
     }
     let mut hidden = Vec::new();
@@ -485,6 +510,14 @@ mod tests {
             .apply(&mut set(), &ToolOptions::default())
             .expect_err("collision");
         assert_eq!(e.key, "tools.getPet.name");
+
+        let o = Overrides::parse("o.yaml", "tools:\n  getPet:\n    pin: {petId: abc}\n")
+            .expect("parses");
+        let e = o
+            .apply(&mut set(), &ToolOptions::default())
+            .expect_err("wrong type");
+        assert_eq!(e.key, "tools.getPet.pin.petId");
+        assert!(e.message.contains("does not fit"), "{e}");
 
         let o = Overrides::parse("o.yaml", "tools:\n  getPet:\n    name: a.b\n").expect("parses");
         let opts = ToolOptions {
