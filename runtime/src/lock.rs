@@ -429,6 +429,24 @@ impl Lock {
         }
     }
 
+    /// Checks that every name can be written (and read back): a tool renamed by `--overrides`
+    /// or a client profile to a name outside `[a-z0-9_]` cannot be locked.
+    pub fn check_writable(&self, max_len: usize) -> Result<(), LockError> {
+        for (id, e) in &self.entries {
+            if !valid_name(&e.name, max_len) {
+                return Err(LockError {
+                    file: self.file.clone(),
+                    key: format!("operations.{id}.name"),
+                    message: format!(
+                        "the tool name `{}` cannot be locked ([a-z0-9_], 1 to {max_len} characters); rename it with --overrides",
+                        e.name
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The lock file text: YAML when the file name ends in `.yaml`/`.yml`, JSON otherwise;
     /// sorted by identity, so the same lock always gives the same bytes.
     pub fn to_text(&self) -> String {
@@ -610,6 +628,17 @@ mod tests {
         assert!(e.contains("operations.b.name") && e.contains("`a`"), "{e}");
         let e = bad("version: 1\noperations:\n  a: {name: x, method: FETCH, path: /p}\n");
         assert!(e.contains("operations.a.method"), "{e}");
+        let l = Lock::empty("w.json").updated(&set(vec![tool(
+            "pets.list",
+            Some("l"),
+            HttpMethod::Get,
+            "/p",
+        )]));
+        let e = l.check_writable(64).expect_err("dot in name").to_string();
+        assert!(
+            e.contains("w.json") && e.contains("operations.l.name"),
+            "{e}"
+        );
         let e = bad("version: 2\n");
         assert!(e.contains("version"), "{e}");
         let e = bad("version: 1\noperations:\n  a: {name: x, method: GET, path: /p, extra: 1}\n");

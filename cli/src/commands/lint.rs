@@ -36,6 +36,7 @@ pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
         .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
     let mut conversion = convert(&spec, &opts);
     super::apply_overrides(&args.spec, &opts, &mut conversion)?;
+    super::apply_lock(&args.spec, &opts, &mut conversion, super::LockMode::Read)?;
     let issues = profile::check(&conversion.tools, &target);
 
     let stdout = std::io::stdout();

@@ -104,6 +104,8 @@ pub fn apply_lock(
     let write = mode == LockMode::Update || !exists;
     if write {
         let next = lock.updated(&conversion.tools);
+        next.check_writable(max_len)
+            .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
         let text = next.to_text();
         if !exists || text != lock.to_text() {
             std::fs::write(path, &text).with_context(|| format!("writing lock file {file}"))?;
