@@ -180,6 +180,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                     Ok(mut def) => {
                         let max = opts.max_description_len;
                         crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
+                        compact_tool(&mut def.tool);
                         tools.push(Arc::new(def))
                     }
                     Err(OpError(msg)) => {
@@ -210,6 +211,36 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
         tools,
         diagnostics: diags,
         report,
+    }
+}
+
+/// Reallocates the tool's schemas at their final size (same content and order): maps and arrays
+/// built entry by entry keep up to half their capacity unused, and with a thousand tools alive
+/// next to the parsed spec that is what sets the peak memory of a conversion.
+fn compact_tool(tool: &mut rmcp::model::Tool) {
+    compact_map(Arc::make_mut(&mut tool.input_schema));
+    if let Some(out) = &mut tool.output_schema {
+        compact_map(Arc::make_mut(out));
+    }
+}
+
+fn compact_map(m: &mut Map<String, Value>) {
+    let mut exact: Map<String, Value> = Map::with_capacity(m.len());
+    for (k, mut v) in std::mem::take(m) {
+        compact_value(&mut v);
+        exact.insert(k, v);
+    }
+    *m = exact;
+}
+
+fn compact_value(v: &mut Value) {
+    match v {
+        Value::Object(m) => compact_map(m),
+        Value::Array(a) => {
+            a.shrink_to_fit();
+            a.iter_mut().for_each(compact_value);
+        }
+        _ => {}
     }
 }
 
