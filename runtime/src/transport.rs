@@ -79,6 +79,10 @@ pub struct HttpOptions {
     /// When set, every request must carry `Authorization: Bearer <token>`.
     pub auth_token: Option<String>,
     pub max_body_bytes: usize,
+    /// Requests per second per client (`--rate-limit`), a token bucket with a burst of the same
+    /// size; a client is its `Mcp-Session-Id` when it sends one, else its IP address. Over the
+    /// limit: HTTP 429 with `Retry-After` and a JSON-RPC error body. `None`: unlimited.
+    pub rate_limit: Option<u32>,
 }
 
 impl HttpOptions {
@@ -90,6 +94,7 @@ impl HttpOptions {
             allowed_origins: Vec::new(),
             auth_token: None,
             max_body_bytes: 4 * 1024 * 1024,
+            rate_limit: None,
         }
     }
 }
@@ -160,15 +165,27 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
             },
         ));
     }
+    if let Some(limit) = opts.rate_limit.filter(|n| *n > 0) {
+        let limiter = Arc::new(RateLimiter::new(limit));
+        app = app.layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let limiter = Arc::clone(&limiter);
+                async move { rate_limit(&limiter, req, next).await }
+            },
+        ));
+    }
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
     let stop = shutdown.clone();
     let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-            .map_err(ServeError::Http)
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
+        .map_err(ServeError::Http)
     });
     Ok(HttpHandle {
         addr,
@@ -331,4 +348,147 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+// ------------------------------------------------------------------ per-client rate limit
+
+/// Token buckets per client key (`--rate-limit`): `rate` tokens a second, at most `rate` held.
+struct RateLimiter {
+    rate: f64,
+    buckets: std::sync::Mutex<std::collections::HashMap<String, Bucket>>,
+}
+
+struct Bucket {
+    tokens: f64,
+    last: std::time::Instant,
+}
+
+/// Above this many tracked clients, buckets that have refilled completely are forgotten (a
+/// forgotten bucket and a full one behave the same), so keys cannot grow memory without bound.
+const RATE_LIMIT_PRUNE_AT: usize = 4096;
+
+impl RateLimiter {
+    fn new(per_second: u32) -> Self {
+        Self {
+            rate: f64::from(per_second),
+            buckets: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+
+    /// Takes a token for `key`, or says how long until one is available.
+    fn take(&self, key: &str, now: std::time::Instant) -> Result<(), Duration> {
+        let mut buckets = match self.buckets.lock() {
+            Ok(b) => b,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if buckets.len() >= RATE_LIMIT_PRUNE_AT && !buckets.contains_key(key) {
+            let full_after = Duration::from_secs_f64(1.0);
+            buckets.retain(|_, b| now.saturating_duration_since(b.last) < full_after);
+        }
+        let rate = self.rate;
+        let bucket = buckets.entry(key.to_string()).or_insert(Bucket {
+            tokens: rate,
+            last: now,
+        });
+        let elapsed = now.saturating_duration_since(bucket.last).as_secs_f64();
+        bucket.tokens = (bucket.tokens + elapsed * rate).min(rate);
+        bucket.last = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / rate))
+        }
+    }
+}
+
+/// The client a request counts against: its session, else its peer IP address.
+fn rate_limit_key(req: &Request) -> String {
+    if let Some(session) = req
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|s| !s.is_empty())
+    {
+        return format!("session:{session}");
+    }
+    match req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+    {
+        Some(info) => format!("ip:{}", info.0.ip()),
+        None => "ip:unknown".to_string(),
+    }
+}
+
+async fn rate_limit(limiter: &RateLimiter, req: Request, next: Next) -> Response {
+    let key = rate_limit_key(&req);
+    match limiter.take(&key, std::time::Instant::now()) {
+        Ok(()) => next.run(req).await,
+        Err(wait) => {
+            let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
+            let body = serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {
+                    "code": -32000,
+                    "message": format!(
+                        "Too many requests: over the limit of {} requests per second for this client; retry after {secs} s",
+                        limiter.rate
+                    ),
+                },
+            });
+            let mut resp = (StatusCode::TOO_MANY_REQUESTS, body.to_string()).into_response();
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+            resp
+        }
+    }
+}
+
+#[cfg(test)]
+mod rate_limit_tests {
+    use super::*;
+
+    #[test]
+    fn token_bucket_allows_burst_then_refills_per_key() {
+        let rl = RateLimiter::new(4);
+        let t0 = std::time::Instant::now();
+        for _ in 0..4 {
+            assert!(rl.take("a", t0).is_ok());
+        }
+        let wait = rl.take("a", t0).expect_err("burst spent");
+        assert!(
+            wait <= Duration::from_millis(250) && wait > Duration::ZERO,
+            "{wait:?}"
+        );
+        assert!(
+            rl.take("b", t0).is_ok(),
+            "another client has its own bucket"
+        );
+        assert!(rl.take("a", t0 + Duration::from_millis(260)).is_ok());
+        assert!(rl.take("a", t0 + Duration::from_millis(260)).is_err());
+        // Idle for long: refilled to the burst, not beyond.
+        let later = t0 + Duration::from_secs(60);
+        for _ in 0..4 {
+            assert!(rl.take("a", later).is_ok());
+        }
+        assert!(rl.take("a", later).is_err());
+    }
+
+    #[test]
+    fn idle_buckets_are_pruned() {
+        let rl = RateLimiter::new(1);
+        let t0 = std::time::Instant::now();
+        for i in 0..RATE_LIMIT_PRUNE_AT {
+            let _ = rl.take(&format!("k{i}"), t0);
+        }
+        let _ = rl.take("new", t0 + Duration::from_secs(2));
+        let n = rl.buckets.lock().map(|b| b.len()).unwrap_or(usize::MAX);
+        assert_eq!(n, 1);
+    }
 }

@@ -47,6 +47,10 @@ pub struct ProxyArgs {
     /// HTTP: largest accepted MCP request body, in bytes.
     #[arg(long, default_value_t = 4 * 1024 * 1024)]
     pub max_request_bytes: usize,
+    /// HTTP: at most N requests per second per MCP client (its session, else its IP address),
+    /// with bursts of N; beyond that, HTTP 429 with Retry-After. Default: unlimited.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
 
     /// Base URL of the API (default: the spec's first server).
     #[arg(long)]
@@ -235,6 +239,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
             http.allowed_hosts = args.allowed_host.clone();
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;
+            http.rate_limit = args.rate_limit;
             let handle = transport::start_http(server, http).await?;
             eprintln!(
                 "openapi-mcp: serving {} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
@@ -276,7 +281,9 @@ fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
                 Ok(loaded) => {
                     let mut c = convert(&loaded, &opts);
                     if let Err(e) = super::apply_overrides(&spec, &opts, &mut c) {
-                        tracing::warn!("spec changed but the overrides no longer apply, keeping the previous tools: {e:#}");
+                        tracing::warn!(
+                            "spec changed but the overrides no longer apply, keeping the previous tools: {e:#}"
+                        );
                         continue;
                     }
                     if let Err(e) = super::apply_lock(&spec, &opts, &mut c, super::LockMode::Read) {

@@ -1683,3 +1683,117 @@ async fn no_secret_in_any_mcp_message_or_trace_log_line() {
     let _ = std::fs::remove_dir_all(&dir);
     report("secrets", "stdio-trace", n);
 }
+
+// ------------------------------------------------------------------ per-client rate limit
+
+/// `--rate-limit 5`: a client flooding the endpoint gets 429 + Retry-After + a JSON-RPC error
+/// once its burst of 5 is spent, per key (session id, else peer IP); a real rmcp client with its
+/// own session keeps working meanwhile, and the flooder gets through again after Retry-After.
+#[tokio::test]
+async fn rate_limit_answers_429_per_client() {
+    const LIMIT: u32 = 5;
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"id": "k"})));
+    let server = server_with(&spec("hostile.yaml"), &up.url("/api/v1"), |_| {}).await;
+    let mut opts = HttpOptions::new("127.0.0.1:0".parse().expect("addr"));
+    opts.rate_limit = Some(LIMIT);
+    let addr = start_http(server, opts).await.expect("http").addr;
+    let url = format!("http://{addr}/mcp");
+
+    // A real client: initialize (counted against 127.0.0.1), then its own session's bucket.
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(url.clone()))
+            .await
+            .expect("rmcp client connects under the limit");
+
+    // A flooder with a made-up session id: 5 pass to rmcp (which refuses the unknown
+    // session), everything after is 429 from the limiter.
+    let http = reqwest::Client::new();
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"}).to_string();
+    let flood = |session: Option<&'static str>| {
+        let http = http.clone();
+        let url = url.clone();
+        let ping = ping.clone();
+        async move {
+            let mut b = http
+                .post(&url)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .body(ping);
+            if let Some(s) = session {
+                b = b.header("mcp-session-id", s);
+            }
+            b.send().await.expect("request")
+        }
+    };
+    let mut statuses = Vec::new();
+    let mut limited = None;
+    for _ in 0..12 {
+        let resp = flood(Some("flooder")).await;
+        statuses.push(resp.status().as_u16());
+        if resp.status() == 429 && limited.is_none() {
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok())
+                .expect("Retry-After in seconds");
+            let body: Value = resp.json().await.expect("JSON-RPC error body");
+            limited = Some((retry_after, body));
+        }
+    }
+    let passed = statuses.iter().filter(|s| **s != 429).count();
+    assert!(
+        (LIMIT as usize..=LIMIT as usize + 1).contains(&passed),
+        "burst of {LIMIT} (+1 refilled at most): {statuses:?}"
+    );
+    assert_eq!(
+        statuses[..LIMIT as usize]
+            .iter()
+            .filter(|s| **s == 429)
+            .count(),
+        0
+    );
+    let (retry_after, body) = limited.expect("the flooder was limited");
+    assert_eq!(retry_after, 1);
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["error"]["code"], -32000);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Too many requests") && m.contains("retry after 1 s")),
+        "{body}"
+    );
+
+    // The real client is another key: its calls still go through.
+    for i in 0..2 {
+        let r = call(
+            &client,
+            "hostile_get_object",
+            json!({ "key": format!("c{i}") }),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    }
+    // Without a session id the key is the peer IP: 127.0.0.1 spent 1 token on the client's
+    // initialize, so at most 4 (+1 refilled) more pass.
+    let mut ip_statuses = Vec::new();
+    for _ in 0..10 {
+        ip_statuses.push(flood(None).await.status().as_u16());
+    }
+    let ip_passed = ip_statuses.iter().filter(|s| **s != 429).count();
+    assert!(
+        (LIMIT as usize - 1..=LIMIT as usize).contains(&ip_passed),
+        "{ip_statuses:?}"
+    );
+
+    // After Retry-After the flooder is served again.
+    tokio::time::sleep(Duration::from_secs(retry_after)).await;
+    assert_ne!(flood(Some("flooder")).await.status(), 429);
+    let _ = client.cancel().await;
+    report(
+        "clients",
+        "rate-limit",
+        statuses.len() + ip_statuses.len() + 3,
+    );
+}
