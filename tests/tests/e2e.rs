@@ -2,6 +2,7 @@
 
 mod e2e {
     pub mod corpus;
+    pub mod corpus_calls;
     pub mod dynamic;
     pub mod generate_parity;
     pub mod hostile;
