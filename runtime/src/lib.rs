@@ -11,6 +11,8 @@ pub mod dynamic;
 pub mod extensions;
 pub mod filter;
 pub mod forward;
+/// Invariant checks shared by the fuzz targets (`fuzz/`) and their replay tests.
+pub mod fuzz_checks;
 pub mod load;
 /// The names lockfile (`--lock FILE`): published tool names stay stable across spec versions.
 pub mod lock;
