@@ -281,10 +281,10 @@ impl Gen<'_> {
         if let Some(c) = o.get("const") {
             return c.clone();
         }
-        if let Some(e) = o.get("enum").and_then(Value::as_array) {
-            if let Some(v) = e.iter().find(|v| !v.is_null()).or(e.first()) {
-                return v.clone();
-            }
+        if let Some(e) = o.get("enum").and_then(Value::as_array)
+            && let Some(v) = e.iter().find(|v| !v.is_null()).or(e.first())
+        {
+            return v.clone();
         }
         if let Some(d) = o.get("default").filter(|d| !d.is_null()) {
             return d.clone();
@@ -702,7 +702,7 @@ async fn every_tool_of_small_and_medium_specs_is_called() {
         totals.bad += c.bad;
     }
     let mut top: Vec<_> = refusals.into_iter().collect();
-    top.sort_by(|a, b| b.1.0.cmp(&a.1.0));
+    top.sort_by_key(|t| std::cmp::Reverse(t.1.0));
     for (key, (n, example)) in top.iter().take(10) {
         eprintln!("refused x{n}: {key}\n    e.g. {example}");
     }
