@@ -13,10 +13,17 @@ pub const BAD_INPUT: &str = "bad input";
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
     init_logging(cli.verbose);
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // `proxy` over stdio serves one client: a single-threaded runtime keeps each call on one
+    // thread (no hand-offs between workers) and lets the memory freed after loading the spec be
+    // reused by what follows (glibc gives each worker thread its own arena).
+    let stdio_proxy = matches!(&cli.command, args::Command::Proxy(a)
+        if a.transport == commands::proxy::Transport::Stdio);
+    let mut builder = if stdio_proxy {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+    };
+    let runtime = match builder.enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
