@@ -8,7 +8,8 @@
 //! through the runtime's `Forwarder`, so `tools/list` and the HTTP requests are identical to what
 //! `openapi-mcp proxy` produces for the same spec and options. On top of that it has one typed
 //! argument struct and one handler per operation (`src/tools/<tag>.rs`) that owners can read and
-//! extend.
+//! edit: the handler puts each typed field at its wire location with the runtime's
+//! `forward::typed::Call` builder, which serializes it as the route says.
 
 mod emit;
 mod format;

@@ -78,6 +78,38 @@ pub struct ToolPlan {
     pub fields: Vec<FieldPlan>,
     /// The named types the argument struct introduces (emitted after it).
     pub types: Vec<TypeDef>,
+    /// Per field (same order as `fields`): where the handler puts it on the wire.
+    pub setters: Vec<Setter>,
+}
+
+/// The `Call` setter a handler uses for one argument field.
+pub struct Setter {
+    /// `path`, `query`, `header`, `cookie`, `body_field`, `body`, or `arg` (no wire binding
+    /// known: passed by its argument name).
+    pub method: &'static str,
+    /// The wire name (`None` for `body`), or the argument name for `arg`.
+    pub wire: Option<String>,
+}
+
+fn setter(def: &ToolDef, arg: &str) -> Setter {
+    let Some(b) = def.route.arg(arg) else {
+        return Setter {
+            method: "arg",
+            wire: Some(arg.to_string()),
+        };
+    };
+    let method = match b.location {
+        ArgLocation::Path { .. } => "path",
+        ArgLocation::Query { .. } => "query",
+        ArgLocation::Header { .. } => "header",
+        ArgLocation::Cookie { .. } => "cookie",
+        ArgLocation::BodyField => "body_field",
+        ArgLocation::Body => "body",
+    };
+    Setter {
+        method,
+        wire: (method != "body").then(|| b.wire.clone()),
+    }
 }
 
 pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
@@ -114,7 +146,9 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
                     let name = def.tool.name.to_string();
                     let (fields, new_types) =
                         types.args_fields(&def.tool.input_schema, &base, |arg| binding(def, arg));
+                    let setters = fields.iter().map(|f| setter(def, f.property())).collect();
                     ToolPlan {
+                        setters,
                         fn_ident: fns.claim(snake_ident(&name, "tool")),
                         struct_ident,
                         method: def.route.method.as_str(),

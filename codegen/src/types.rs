@@ -34,6 +34,9 @@ pub enum TypeDef {
         ident: String,
         doc: String,
         fields: Vec<FieldPlan>,
+        /// The field that keeps undeclared properties (`#[serde(flatten)]`), unless the schema
+        /// forbids them.
+        extra: Option<String>,
     },
     Enum {
         ident: String,
@@ -51,6 +54,47 @@ pub struct FieldPlan {
     pub description: Option<String>,
     /// `Query parameter `limit`.`, `Request body property `name`.`, ... (argument structs only)
     pub binding: Option<String>,
+    pub presence: Presence,
+}
+
+impl FieldPlan {
+    /// The property name in the schema (and the argument name in the inputSchema).
+    pub fn property(&self) -> &str {
+        self.rename.as_deref().unwrap_or(&self.ident)
+    }
+}
+
+/// Whether a property may be absent and whether it may be `null`: decides the field's type and
+/// how it (de)serializes, so that a value round-trips exactly (absent stays absent, `null` stays
+/// `null`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Presence {
+    /// `T`.
+    Required,
+    /// `Option<T>`; `None` is `null`.
+    RequiredNullable,
+    /// `Option<T>`; `None` is absent.
+    Optional,
+    /// `Option<Option<T>>`: `None` is absent, `Some(None)` is `null`.
+    OptionalNullable,
+    /// `Option<Value>`: `None` is absent, `Some(Value::Null)` is `null`.
+    OptionalValue,
+}
+
+/// The name of the catch-all field of a struct with these fields: `extra`, unless a property
+/// took it.
+fn extra_ident(fields: &[FieldPlan]) -> String {
+    let taken = |c: &str| fields.iter().any(|f| f.ident == c);
+    std::iter::once("extra".to_string())
+        .chain((2..).map(|n| format!("extra_{n}")))
+        .find(|c| !taken(c))
+        .unwrap_or_default()
+}
+
+/// Whether an object schema allows properties it does not declare.
+fn allows_extra(obj: &Map<String, Value>) -> bool {
+    obj.get("additionalProperties") != Some(&Value::Bool(false))
+        && obj.get("unevaluatedProperties") != Some(&Value::Bool(false))
 }
 
 /// Names that generated types must not take in a tool module: what the module imports or uses
@@ -290,10 +334,20 @@ impl Cx<'_> {
                 } else {
                     inner
                 };
-                let tokens = if required.contains(&name.as_str()) && !ty.nullable {
-                    inner
-                } else {
-                    quote! { Option<#inner> }
+                let any = !ty.nullable && inner.to_string() == "Value";
+                let presence = match (required.contains(&name.as_str()), ty.nullable) {
+                    (false, _) if any => Presence::OptionalValue,
+                    (true, false) => Presence::Required,
+                    (true, true) => Presence::RequiredNullable,
+                    (false, false) => Presence::Optional,
+                    (false, true) => Presence::OptionalNullable,
+                };
+                let tokens = match presence {
+                    Presence::Required => inner,
+                    Presence::RequiredNullable | Presence::Optional | Presence::OptionalValue => {
+                        quote! { Option<#inner> }
+                    }
+                    Presence::OptionalNullable => quote! { Option<Option<#inner>> },
                 };
                 FieldPlan {
                     rename: (ident != *name).then(|| name.clone()),
@@ -304,6 +358,7 @@ impl Cx<'_> {
                         .and_then(Value::as_str)
                         .map(str::to_string),
                     binding: binding(name),
+                    presence,
                 }
             })
             .collect()
@@ -437,10 +492,12 @@ impl Cx<'_> {
             self.depth += 1;
             let fields = self.fields(obj, &id, false, &|_| None);
             self.depth -= 1;
+            let extra = allows_extra(obj).then(|| extra_ident(&fields));
             self.out[slot] = Some(TypeDef::Struct {
                 ident: id.clone(),
                 doc: schema_doc(obj),
                 fields,
+                extra,
             });
             return Ty::plain(ident_tokens(&id));
         }
@@ -558,10 +615,12 @@ impl Cx<'_> {
                 doc.push_str("\n\n");
             }
             doc.push_str(&format!("The spec's schema `{name}`."));
+            let extra = allows_extra(body).then(|| extra_ident(&fields));
             self.out[slot] = Some(TypeDef::Struct {
                 ident: id.clone(),
                 doc,
                 fields,
+                extra,
             });
             return Ty {
                 tokens: ident_tokens(&id),

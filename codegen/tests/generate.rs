@@ -80,6 +80,7 @@ const FIXTURES: &[&str] = &[
     "openapi31.yaml",
     "security.yaml",
     "broken-ops.yaml",
+    "typed-values.yaml",
 ];
 
 #[test]

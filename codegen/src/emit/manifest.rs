@@ -130,8 +130,9 @@ pub fn readme(plan: &Plan, set: &ToolSet) -> String {
          - `src/api.json`: tool definitions and routes (data; do not edit by hand, regenerate instead).\n\
          - `src/lib.rs`: `tool_set()` rebuilds the runtime's `ToolSet` from `src/api.json`.\n\
          - `src/main.rs`: command-line options and serving (stdio or Streamable HTTP).\n\
-         - `src/tools/<tag>.rs`: per operation, a typed argument struct and a handler that checks the arguments against it\n  \
-         and forwards the call; `src/tools/mod.rs` has `dispatch`, from tool name to handler.\n\n\
+         - `src/tools/<tag>.rs`: per operation, a typed argument struct and a handler that reads the arguments into it\n  \
+         and puts each field at its place in the HTTP request (`fwd.request(route).path(..).query(..)...send()`);\n  \
+         `src/tools/mod.rs` has `dispatch`, from tool name to handler.\n\n\
          Regenerating overwrites the files listed in `.openapi-mcp-generated` and keeps everything else.\n\n",
     );
     out.push_str("## Tools\n\n| tool | operation | module |\n|---|---|---|\n");

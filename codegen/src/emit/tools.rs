@@ -11,7 +11,8 @@ use quote::quote;
 
 use crate::CodegenError;
 use crate::format::{doc_attrs, inner_doc_attrs, rust_file};
-use crate::plan::{FieldPlan, ModulePlan, Plan, ToolPlan, TypeDef};
+use crate::plan::{FieldPlan, ModulePlan, Plan, Setter, ToolPlan, TypeDef};
+use crate::types::Presence;
 
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
@@ -174,15 +175,27 @@ fn tool_items(t: &ToolPlan) -> TokenStream {
     let fields = t.fields.iter().map(field);
     let types = t.types.iter().map(type_def);
     let fn_doc = doc_attrs(&format!(
-        "The tool `{}` ({operation}): reads the arguments as [`{}`], then forwards them with the runtime's\n\
-         `Forwarder`, which builds the request exactly as `openapi-mcp proxy` does.",
+        "The tool `{}` ({operation}): reads the arguments as [`{}`] and puts each one where the API\n\
+         expects it. The route (from the spec) says how each is serialized; the runtime builds and\n\
+         sends the request exactly as `openapi-mcp proxy` does.",
         t.name, t.struct_ident
     ));
     let f = ident(&t.fn_ident);
     let name = &t.name;
+    let calls = t
+        .fields
+        .iter()
+        .zip(&t.setters)
+        .map(|(f, s)| setter_call(f, s));
+    // A tool without arguments still parses them (an unexpected argument is an error).
+    let binding = if t.fields.is_empty() {
+        ident("_args")
+    } else {
+        ident("args")
+    };
     quote! {
         #struct_doc
-        #[derive(Debug, Clone, ::serde::Deserialize)]
+        #[derive(Debug, Clone, ::serde::Deserialize, ::serde::Serialize)]
         pub struct #struct_id {
             #(#fields)*
         }
@@ -191,12 +204,38 @@ fn tool_items(t: &ToolPlan) -> TokenStream {
 
         #fn_doc
         pub async fn #f(fwd: &Forwarder, route: &Route, args: Map<String, Value>) -> CallToolResult {
-            let _typed: #struct_id = match super::parse(#name, &args) {
-                Ok(typed) => typed,
+            let #binding: #struct_id = match super::parse(#name, &args) {
+                Ok(args) => args,
                 Err(invalid) => return *invalid,
             };
-            fwd.call(route, &args).await
+            fwd.request(route)
+                #(#calls)*
+                .send()
+                .await
         }
+    }
+}
+
+/// `.query("limit", &args.limit)`, `.body_field_opt("name", args.name.as_ref())`, ...
+fn setter_call(f: &FieldPlan, s: &Setter) -> TokenStream {
+    let id = ident(&f.ident);
+    let optional = matches!(
+        f.presence,
+        Presence::Optional | Presence::OptionalNullable | Presence::OptionalValue
+    );
+    let method = if optional {
+        ident(&format!("{}_opt", s.method))
+    } else {
+        ident(s.method)
+    };
+    let value = if optional {
+        quote! { args.#id.as_ref() }
+    } else {
+        quote! { &args.#id }
+    };
+    match &s.wire {
+        Some(wire) => quote! { .#method(#wire, #value) },
+        None => quote! { .#method(#value) },
     }
 }
 
@@ -210,9 +249,28 @@ fn field(f: &FieldPlan) -> TokenStream {
     }
     let doc = doc_attrs(&text);
     let rename = f.rename.as_ref().map(|r| quote! { #[serde(rename = #r)] });
+    // Absent stays absent and `null` stays `null` when the value is serialized again.
+    let presence = match f.presence {
+        Presence::Required | Presence::RequiredNullable => quote! {},
+        Presence::Optional => quote! { #[serde(default, skip_serializing_if = "Option::is_none")] },
+        Presence::OptionalNullable => quote! {
+            #[serde(
+                default,
+                deserialize_with = "::openapi_mcp_runtime::forward::typed::nullable",
+                skip_serializing_if = "Option::is_none"
+            )]
+        },
+        Presence::OptionalValue => quote! {
+            #[serde(
+                default,
+                deserialize_with = "::openapi_mcp_runtime::forward::typed::present",
+                skip_serializing_if = "Option::is_none"
+            )]
+        },
+    };
     let id = ident(&f.ident);
     let ty = &f.ty;
-    quote! { #doc #rename pub #id: #ty, }
+    quote! { #doc #rename #presence pub #id: #ty, }
 }
 
 /// A struct or enum that an argument struct uses.
@@ -222,15 +280,25 @@ fn type_def(t: &TypeDef) -> TokenStream {
             ident: id,
             doc,
             fields,
+            extra,
         } => {
             let doc = doc_attrs(doc);
             let id = ident(id);
             let fields = fields.iter().map(field);
+            let extra = extra.as_deref().map(|e| {
+                let e = ident(e);
+                quote! {
+                    /// Properties the schema does not declare, kept as sent.
+                    #[serde(flatten)]
+                    pub #e: Map<String, Value>,
+                }
+            });
             quote! {
                 #doc
-                #[derive(Debug, Clone, ::serde::Deserialize)]
+                #[derive(Debug, Clone, ::serde::Deserialize, ::serde::Serialize)]
                 pub struct #id {
                     #(#fields)*
+                    #extra
                 }
             }
         }
@@ -248,7 +316,7 @@ fn type_def(t: &TypeDef) -> TokenStream {
             });
             quote! {
                 #doc
-                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Deserialize)]
+                #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ::serde::Deserialize, ::serde::Serialize)]
                 #[allow(clippy::enum_variant_names)]
                 pub enum #id {
                     #(#variants)*

@@ -12,6 +12,7 @@
 pub mod auth;
 pub mod request;
 pub mod response;
+pub mod typed;
 
 use std::fmt;
 use std::sync::Arc;

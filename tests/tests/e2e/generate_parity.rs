@@ -636,3 +636,47 @@ async fn forms_generated_matches_proxy() {
     )
     .await;
 }
+
+/// Values the typed handlers must carry exactly as the proxy does: absent vs `null` (optional
+/// nullable, required nullable, untyped), whole numbers in `number` fields (`10`, not `10.0`),
+/// undeclared properties of nested objects, maps, nullable array items, recursion, array bodies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_values_generated_matches_proxy() {
+    parity(
+        "typed-values.yaml",
+        vec![
+            case(
+                "typed_update_item",
+                json!({
+                    "id": "a/b c",
+                    "ratio": 10,
+                    "note": null,
+                    "X-Weight": 2,
+                    "price": 10,
+                    "description": null,
+                    "owner": null,
+                    "meta": {"color": "red", "size": null, "undeclared": {"x": 1, "y": [true]}},
+                    "labels": {"k": "v"},
+                    "scores": [1.5, null, 3],
+                    "anything": null,
+                    "parent": {"name": "root", "weight": 1, "children": [{"name": "leaf", "children": [], "tag": "t"}]}
+                }),
+            ),
+            case(
+                "typed_update_item",
+                json!({"id": "x", "owner": "me", "ratio": 0.25, "price": 2.5, "anything": {"free": [1, "two"]}}),
+            ),
+            case("typed_update_item", json!({"id": "x", "owner": "me", "description": "d", "meta": {}})),
+            case(
+                "typed_create_batch",
+                json!({"body": [{"sku": "a", "qty": 1, "weight": 3}, {"sku": "b", "gift": true}]}),
+            )
+            .reply(Reply::empty(201)),
+        ],
+        vec![
+            ("typed_update_item", json!({"id": "x"})),
+            ("typed_create_batch", json!({"body": [{"qty": 1}]})),
+        ],
+    )
+    .await;
+}
