@@ -48,6 +48,31 @@ pub struct CodegenOptions {
     /// Cargo package name of the generated crate (see [`default_crate_name`]).
     pub crate_name: String,
     pub runtime_dep: RuntimeDep,
+    /// The generated server's default `--mode` (and `--pin`s); its users can still choose.
+    pub mode: ServeMode,
+}
+
+/// How the generated server exposes the operations by default (`openapi-mcp proxy --mode`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum ServeMode {
+    /// One tool per operation.
+    #[default]
+    Tools,
+    /// Only the discovery tools (`search_operations`, `describe_operation`, `call_operation`).
+    Dynamic,
+    /// Operations matching a pin glob as tools, the discovery tools for the rest.
+    Hybrid { pins: Vec<String> },
+}
+
+impl ServeMode {
+    /// The `--mode` value.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ServeMode::Tools => "tools",
+            ServeMode::Dynamic => "dynamic",
+            ServeMode::Hybrid { .. } => "hybrid",
+        }
+    }
 }
 
 /// The generated files, keyed by their path relative to the crate root (`/`-separated).
@@ -115,7 +140,7 @@ pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> 
     );
     files.insert(
         PathBuf::from("README.md"),
-        emit::manifest::readme(&plan, set),
+        emit::manifest::readme(&plan, set, &opts.mode),
     );
     files.insert(PathBuf::from(".gitignore"), "/target\n".to_string());
     files.insert(
@@ -125,7 +150,7 @@ pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> 
     files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
     files.insert(
         PathBuf::from("src/main.rs"),
-        emit::main_rs::main_rs(&plan, set)?,
+        emit::main_rs::main_rs(&plan, set, &opts.mode)?,
     );
     files.insert(
         PathBuf::from("src/tools/mod.rs"),

@@ -35,6 +35,7 @@ fn generate_for(set: &ToolSet, runtime_dep: RuntimeDep) -> GeneratedCrate {
     let opts = CodegenOptions {
         crate_name: default_crate_name(&set.title),
         runtime_dep,
+        mode: Default::default(),
     };
     generate(set, &opts).unwrap_or_else(|e| panic!("generating for {}: {e}", set.title))
 }
@@ -169,6 +170,7 @@ fn bad_crate_names_are_rejected() {
         let opts = CodegenOptions {
             crate_name: bad.into(),
             runtime_dep: RuntimeDep::Version("0.1.0".into()),
+            mode: Default::default(),
         };
         assert!(generate(&set, &opts).is_err(), "{bad:?} accepted");
     }

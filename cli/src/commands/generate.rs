@@ -11,8 +11,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use openapi_mcp_codegen::{
-    CodegenOptions, MARKER_FILE, RuntimeDep, default_crate_name, generate, marker_files,
+    CodegenOptions, MARKER_FILE, RuntimeDep, ServeMode, default_crate_name, generate, marker_files,
 };
+
+use super::proxy::Mode;
 
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
@@ -32,9 +34,26 @@ pub struct GenerateArgs {
     /// same names are overwritten; nothing else is removed).
     #[arg(long)]
     pub force: bool,
+    /// The generated server's default --mode: one tool per operation (tools), only the discovery
+    /// tools (dynamic, for large APIs), or --pin'ned operations as tools plus discovery (hybrid).
+    /// Its users can still pass --mode/--pin.
+    #[arg(long, value_enum, default_value_t = Mode::Tools)]
+    pub mode: Mode,
+    /// With --mode hybrid: tool name, operationId or tag globs served as normal tools.
+    #[arg(long, value_name = "GLOB", value_delimiter = ',')]
+    pub pin: Vec<String>,
 }
 
 pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
+    // Checked like `proxy` does (pins only in hybrid mode, valid globs), before any work.
+    super::proxy::tool_mode(args.mode, &args.pin)?;
+    let mode = match args.mode {
+        Mode::Tools => ServeMode::Tools,
+        Mode::Dynamic => ServeMode::Dynamic,
+        Mode::Hybrid => ServeMode::Hybrid {
+            pins: args.pin.clone(),
+        },
+    };
     let conversion = super::load_and_convert(&args.spec).await?;
     let set = conversion.tools;
     if set.tools.is_empty() {
@@ -56,6 +75,7 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         &CodegenOptions {
             crate_name: crate_name.clone(),
             runtime_dep,
+            mode,
         },
     )
     .map_err(|e| {

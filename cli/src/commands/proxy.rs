@@ -100,31 +100,35 @@ pub enum Mode {
 
 impl ProxyArgs {
     fn tool_mode(&self) -> anyhow::Result<ToolMode> {
-        if self.mode != Mode::Hybrid && !self.pin.is_empty() {
-            return Err(
-                anyhow::anyhow!("--pin only applies to --mode hybrid").context(crate::BAD_INPUT)
-            );
-        }
-        Ok(match self.mode {
-            Mode::Tools => ToolMode::Tools,
-            Mode::Dynamic => ToolMode::Dynamic,
-            Mode::Hybrid => {
-                if self.pin.is_empty() {
-                    return Err(anyhow::anyhow!(
-                        "--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)"
-                    )
-                    .context(crate::BAD_INPUT));
-                }
-                let pins = self
-                    .pin
-                    .iter()
-                    .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
-                    .collect::<anyhow::Result<Vec<_>>>()
-                    .context(crate::BAD_INPUT)?;
-                ToolMode::Hybrid { pins }
-            }
-        })
+        tool_mode(self.mode, &self.pin)
     }
+}
+
+/// `--mode` and `--pin` (of `proxy` and `generate`) as the server's [`ToolMode`].
+pub fn tool_mode(mode: Mode, pin: &[String]) -> anyhow::Result<ToolMode> {
+    if mode != Mode::Hybrid && !pin.is_empty() {
+        return Err(
+            anyhow::anyhow!("--pin only applies to --mode hybrid").context(crate::BAD_INPUT)
+        );
+    }
+    Ok(match mode {
+        Mode::Tools => ToolMode::Tools,
+        Mode::Dynamic => ToolMode::Dynamic,
+        Mode::Hybrid => {
+            if pin.is_empty() {
+                return Err(anyhow::anyhow!(
+                    "--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)"
+                )
+                .context(crate::BAD_INPUT));
+            }
+            let pins = pin
+                .iter()
+                .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                .collect::<anyhow::Result<Vec<_>>>()
+                .context(crate::BAD_INPUT)?;
+            ToolMode::Hybrid { pins }
+        }
+    })
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

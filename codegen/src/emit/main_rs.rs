@@ -4,11 +4,26 @@ use openapi_mcp_runtime::model::ToolSet;
 use proc_macro2::{Ident, Span};
 use quote::quote;
 
-use crate::CodegenError;
 use crate::format::{inner_doc_attrs, rust_file};
 use crate::plan::Plan;
+use crate::{CodegenError, ServeMode};
 
-pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
+pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, CodegenError> {
+    let default_mode = Ident::new(
+        match mode {
+            ServeMode::Tools => "Tools",
+            ServeMode::Dynamic => "Dynamic",
+            ServeMode::Hybrid { .. } => "Hybrid",
+        },
+        Span::call_site(),
+    );
+    let default_pins = match mode {
+        ServeMode::Hybrid { pins } if !pins.is_empty() => {
+            let pins = pins.iter();
+            quote! { , default_values = [#(#pins),*] }
+        }
+        _ => quote! {},
+    };
     let title = set.title.split_whitespace().collect::<Vec<_>>().join(" ");
     let name = &plan.crate_name;
     let docs = inner_doc_attrs(&format!(
@@ -22,10 +37,11 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
     let lib = Ident::new(&plan.lib_name, Span::call_site());
     // The crate name inside the format strings (a literal argument would trip
     // `clippy::print_literal`); crate names have no braces.
-    let serving_stdio =
-        format!("{name}: serving {{tool_count}} tools over stdio; API at {{base_url}}");
+    let serving_stdio = format!(
+        "{name}: serving {{tool_count}} operations (--mode {{mode_name}}) over stdio; API at {{base_url}}"
+    );
     let serving_http = format!(
-        "{name}: serving {{tool_count}} tools over Streamable HTTP at http://{{}}/mcp{{}}; API at {{base_url}}"
+        "{name}: serving {{tool_count}} operations (--mode {{mode_name}}) over Streamable HTTP at http://{{}}/mcp{{}}; API at {{base_url}}"
     );
     let tokens = quote! {
         #![deny(warnings)]
@@ -37,6 +53,8 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
 
         use anyhow::Context as _;
         use clap::{Parser, ValueEnum};
+        use openapi_mcp_runtime::dynamic::ToolMode;
+        use openapi_mcp_runtime::filter::Pattern;
         use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
         use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
         use openapi_mcp_runtime::transport::{self, HttpOptions};
@@ -97,12 +115,47 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
             /// Tools per tools/list page (default: all in one page).
             #[arg(long)]
             page_size: Option<usize>,
+
+            /// How operations are exposed: one tool each (tools), only the discovery tools
+            /// search_operations / describe_operation / call_operation (dynamic), or the
+            /// operations matching a --pin as tools plus the discovery tools (hybrid).
+            #[arg(long, value_enum, default_value_t = Mode::#default_mode)]
+            mode: Mode,
+            /// With --mode hybrid: tool name, operationId or tag globs served as normal tools.
+            #[arg(long, value_name = "GLOB", value_delimiter = ',' #default_pins)]
+            pin: Vec<String>,
         }
 
         #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
         enum Transport {
             Stdio,
             Http,
+        }
+
+        #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+        enum Mode {
+            Tools,
+            Dynamic,
+            Hybrid,
+        }
+
+        /// `--mode` and `--pin` as the server's tool mode (pins only count in hybrid mode).
+        fn tool_mode(mode: Mode, pin: &[String]) -> anyhow::Result<ToolMode> {
+            Ok(match mode {
+                Mode::Tools => ToolMode::Tools,
+                Mode::Dynamic => ToolMode::Dynamic,
+                Mode::Hybrid => {
+                    if pin.is_empty() {
+                        return Err(anyhow::anyhow!("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)").context(BAD_INPUT));
+                    }
+                    let pins = pin
+                        .iter()
+                        .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                        .collect::<anyhow::Result<Vec<_>>>()
+                        .context(BAD_INPUT)?;
+                    ToolMode::Hybrid { pins }
+                }
+            })
         }
 
         fn main() -> ExitCode {
@@ -132,6 +185,8 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
         }
 
         async fn run(cli: Cli) -> anyhow::Result<()> {
+            let mode = tool_mode(cli.mode, &cli.pin)?;
+            let mode_name = mode.name();
             let set = #lib::tool_set().context("reading the embedded tool definitions (src/api.json)")?;
             let base = match cli.base_url.clone().or_else(|| set.base_url.clone()) {
                 Some(b) => b,
@@ -181,6 +236,7 @@ pub fn main_rs(plan: &Plan, set: &ToolSet) -> Result<String, CodegenError> {
                 max_concurrency: cli.max_concurrency,
                 // The typed handlers in src/tools/ take each call (edit them to customise a tool).
                 dispatcher: Some(::std::sync::Arc::new(#lib::tools::dispatch)),
+                mode,
                 ..ServerOptions::default()
             };
             let server = ProxyServer::new(set, forwarder, server_opts);

@@ -6,7 +6,7 @@ use openapi_mcp_runtime::forward::Credentials;
 use openapi_mcp_runtime::model::ToolSet;
 
 use crate::plan::Plan;
-use crate::{CodegenError, RuntimeDep, path_string};
+use crate::{CodegenError, RuntimeDep, ServeMode, path_string};
 
 /// A TOML basic string.
 fn toml_str(s: &str) -> String {
@@ -78,7 +78,7 @@ opt-level = 1
     ))
 }
 
-pub fn readme(plan: &Plan, set: &ToolSet) -> String {
+pub fn readme(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> String {
     let name = &plan.crate_name;
     let tools: usize = plan.modules.iter().map(|m| m.tools.len()).sum();
     let mut out = String::new();
@@ -89,6 +89,23 @@ pub fn readme(plan: &Plan, set: &ToolSet) -> String {
         one_line(&set.title),
         one_line(&set.version)
     );
+    match mode {
+        ServeMode::Tools => {}
+        ServeMode::Dynamic => out.push_str(
+            "By default (`--mode dynamic`) it lists only three discovery tools, `search_operations`, `describe_operation` and\n\
+             `call_operation`, through which the model finds and calls the operations; `--mode tools` lists one tool per\n\
+             operation instead.\n\n",
+        ),
+        ServeMode::Hybrid { pins } => {
+            let _ = writeln!(
+                out,
+                "By default (`--mode hybrid --pin {}`) it lists the operations matching those globs as tools and reaches the\n\
+                 others through three discovery tools (`search_operations`, `describe_operation`, `call_operation`);\n\
+                 `--mode tools` lists one tool per operation instead.\n",
+                pins.join(",")
+            );
+        }
+    }
     out.push_str(
         "It behaves exactly like `openapi-mcp proxy` for the same spec and options: the tool definitions and routes are\n\
          the converter's output stored in `src/api.json`, served by the runtime's `ProxyServer`, and every call is\n\

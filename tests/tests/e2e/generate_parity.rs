@@ -58,9 +58,14 @@ fn target_dir() -> PathBuf {
 ///
 /// Generation goes to a staging directory first and only changed files are copied over, so an
 /// unchanged generator does not make Cargo rebuild the crate on the next run.
-fn generate_and_build(file: &str) -> PathBuf {
+fn generate_and_build(file: &str, variant: &str, gen_args: &[&str]) -> PathBuf {
     let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let stem = file.split('.').next().expect("stem");
+    let stem = if variant.is_empty() {
+        stem.to_string()
+    } else {
+        format!("{stem}-{variant}")
+    };
     // Names of their own: the binaries of codegen's build test stay untouched.
     let name = format!("parity-{stem}-mcp");
     let root = workspace_root();
@@ -77,6 +82,7 @@ fn generate_and_build(file: &str) -> PathBuf {
         .arg(&staging)
         .args(["--name", &name, "--runtime-dep"])
         .arg(root.join("runtime"))
+        .args(gen_args)
         .output()
         .expect("run openapi-mcp generate");
     assert!(
@@ -176,6 +182,8 @@ struct Case {
     tool: &'static str,
     args: Value,
     reply: Reply,
+    /// How many requests the call sends upstream (0 for the discovery tools' search/describe).
+    upstream: usize,
 }
 
 fn case(tool: &'static str, args: Value) -> Case {
@@ -183,12 +191,18 @@ fn case(tool: &'static str, args: Value) -> Case {
         tool,
         args,
         reply: Reply::json(200, json!({"ok": true, "items": [1, 2.5, "three", null]})),
+        upstream: 1,
     }
 }
 
 impl Case {
     fn reply(mut self, reply: Reply) -> Self {
         self.reply = reply;
+        self
+    }
+
+    fn local(mut self) -> Self {
+        self.upstream = 0;
         self
     }
 }
@@ -220,9 +234,21 @@ impl Diffs {
 /// Runs the parity check for one spec: `cases` must call every tool, `invalid` are calls both
 /// servers must reject before anything is sent.
 async fn parity(file: &str, cases: Vec<Case>, invalid: Vec<(&'static str, Value)>) {
+    parity_with(file, "", &[], cases, invalid).await
+}
+
+/// [`parity`] with serving options: `mode_args` go to `generate` (they become the generated
+/// server's defaults) and to `proxy`; the generated server runs with its defaults.
+async fn parity_with(
+    file: &str,
+    variant: &'static str,
+    mode_args: &'static [&'static str],
+    cases: Vec<Case>,
+    invalid: Vec<(&'static str, Value)>,
+) {
     let generated_bin = tokio::task::spawn_blocking({
         let file = file.to_string();
-        move || generate_and_build(&file)
+        move || generate_and_build(&file, variant, mode_args)
     })
     .await
     .expect("build task");
@@ -232,9 +258,17 @@ async fn parity(file: &str, cases: Vec<Case>, invalid: Vec<(&'static str, Value)
     let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generate-parity");
     std::fs::create_dir_all(&logs).expect("log dir");
     let stem = file.split('.').next().expect("stem");
+    let stem = if variant.is_empty() {
+        stem.to_string()
+    } else {
+        format!("{stem}-{variant}")
+    };
 
     let mut cmd = tokio::process::Command::new(binary());
-    cmd.arg("proxy").arg(spec(file)).args(["--base-url", &base]);
+    cmd.arg("proxy")
+        .arg(spec(file))
+        .args(["--base-url", &base])
+        .args(mode_args);
     let proxy = connect(cmd, &logs.join(format!("{stem}.proxy.stderr"))).await;
     let mut cmd = tokio::process::Command::new(&generated_bin);
     cmd.args(["--base-url", &base]);
@@ -280,7 +314,7 @@ async fn parity(file: &str, cases: Vec<Case>, invalid: Vec<(&'static str, Value)
         // A case the proxy rejects would only compare two rejections: it must get through.
         assert_eq!(
             q_proxy.len(),
-            1,
+            c.upstream,
             "{file}: {} {} sent {} requests upstream; result: {r_proxy}",
             c.tool,
             c.args,
@@ -677,6 +711,54 @@ async fn typed_values_generated_matches_proxy() {
             ("typed_update_item", json!({"id": "x"})),
             ("typed_create_batch", json!({"body": [{"qty": 1}]})),
         ],
+    )
+    .await;
+}
+
+/// `generate --mode dynamic`: the generated server lists the discovery tools by default, and
+/// search, describe and call_operation (through the typed handlers) match the proxy's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn petstore_dynamic_generated_matches_proxy() {
+    parity_with(
+        "petstore.yaml",
+        "dynamic",
+        &["--mode", "dynamic"],
+        vec![
+            case("search_operations", json!({"query": "list pets", "limit": 3})).local(),
+            case("describe_operation", json!({"name": "petstore_update_pet"})).local(),
+            case(
+                "call_operation",
+                json!({"name": "petstore_update_pet", "arguments": {"petId": 7, "name": "Tom", "status": "sold"}}),
+            ),
+        ],
+        vec![
+            (
+                "call_operation",
+                json!({"name": "petstore_show_pet_by_id", "arguments": {"petId": "seven"}}),
+            ),
+            ("call_operation", json!({"name": "petstore_no_such_op", "arguments": {}})),
+        ],
+    )
+    .await;
+}
+
+/// `generate --mode hybrid --pin GLOB`: the pins are the generated server's default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn petstore_hybrid_generated_matches_proxy() {
+    parity_with(
+        "petstore.yaml",
+        "hybrid",
+        &["--mode", "hybrid", "--pin", "petstore_list_*"],
+        vec![
+            case("petstore_list_pets", json!({"limit": 2})),
+            case("search_operations", json!({"query": "delete a pet"})).local(),
+            case("describe_operation", json!({"name": "petstore_create_pet"})).local(),
+            case(
+                "call_operation",
+                json!({"name": "petstore_create_pet", "arguments": {"name": "Tom", "tag": "cat"}}),
+            ),
+        ],
+        vec![("petstore_list_pets", json!({"limit": "two"}))],
     )
     .await;
 }

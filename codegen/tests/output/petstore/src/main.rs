@@ -8,6 +8,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
+use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::filter::Pattern;
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_runtime::transport::{self, HttpOptions};
@@ -68,11 +70,50 @@ struct Cli {
     /// Tools per tools/list page (default: all in one page).
     #[arg(long)]
     page_size: Option<usize>,
+    /// How operations are exposed: one tool each (tools), only the discovery tools
+    /// search_operations / describe_operation / call_operation (dynamic), or the
+    /// operations matching a --pin as tools plus the discovery tools (hybrid).
+    #[arg(long, value_enum, default_value_t = Mode::Tools)]
+    mode: Mode,
+    /// With --mode hybrid: tool name, operationId or tag globs served as normal tools.
+    #[arg(long, value_name = "GLOB", value_delimiter = ',')]
+    pin: Vec<String>,
 }
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
     Stdio,
     Http,
+}
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Tools,
+    Dynamic,
+    Hybrid,
+}
+/// `--mode` and `--pin` as the server's tool mode (pins only count in hybrid mode).
+fn tool_mode(mode: Mode, pin: &[String]) -> anyhow::Result<ToolMode> {
+    Ok(
+        match mode {
+            Mode::Tools => ToolMode::Tools,
+            Mode::Dynamic => ToolMode::Dynamic,
+            Mode::Hybrid => {
+                if pin.is_empty() {
+                    return Err(
+                        anyhow::anyhow!(
+                            "--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)"
+                        )
+                            .context(BAD_INPUT),
+                    );
+                }
+                let pins = pin
+                    .iter()
+                    .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                    .collect::<anyhow::Result<Vec<_>>>()
+                    .context(BAD_INPUT)?;
+                ToolMode::Hybrid { pins }
+            }
+        },
+    )
 }
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -101,6 +142,8 @@ fn main() -> ExitCode {
     }
 }
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    let mode = tool_mode(cli.mode, &cli.pin)?;
+    let mode_name = mode.name();
     let set = petstore_mcp::tool_set()
         .context("reading the embedded tool definitions (src/api.json)")?;
     let base = match cli.base_url.clone().or_else(|| set.base_url.clone()) {
@@ -171,6 +214,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         page_size: cli.page_size,
         max_concurrency: cli.max_concurrency,
         dispatcher: Some(::std::sync::Arc::new(petstore_mcp::tools::dispatch)),
+        mode,
         ..ServerOptions::default()
     };
     let server = ProxyServer::new(set, forwarder, server_opts);
@@ -182,7 +226,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.transport {
         Transport::Stdio => {
             eprintln!(
-                "petstore-mcp: serving {tool_count} tools over stdio; API at {base_url}"
+                "petstore-mcp: serving {tool_count} operations (--mode {mode_name}) over stdio; API at {base_url}"
             );
             transport::serve_stdio(server).await?;
         }
@@ -195,7 +239,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             http.max_body_bytes = cli.max_request_bytes;
             let handle = transport::start_http(server, http).await?;
             eprintln!(
-                "petstore-mcp: serving {tool_count} tools over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
+                "petstore-mcp: serving {tool_count} operations (--mode {mode_name}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
                 handle.addr, if cli.stateless { " (stateless)" } else { "" }
             );
             let shutdown = handle.shutdown.clone();
