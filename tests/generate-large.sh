@@ -7,6 +7,8 @@
 #   tests/generate-large.sh [check|build|clippy|test] [SPEC_FILE...]
 #
 # `clippy` also fails on clippy warnings (the generated crates have `#![deny(warnings)]`).
+# `build` also runs each built server (python3, raw JSON-RPC over stdio): initialize, tools/list,
+# and a call of the first 20 tools against a closed port, each of which must get a tool result.
 # Without SPEC_FILEs: Stripe, GitHub, Kubernetes and OpenAI. Says SKIPPED (and exits 0) when
 # ../shared/specs is missing. The crates are written to <target>/tmp/generate-large/<name>.
 set -euo pipefail
@@ -47,6 +49,35 @@ secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 echo "== building openapi-mcp"
 cargo build --quiet -p openapi-mcp-cli
 bin=$target/debug/openapi-mcp
+
+# Runs a generated server: initialize, tools/list, then the first 20 tools called with `{}`
+# against a closed port (a tool result each: invalid arguments, or a refused connection).
+smoke() {
+    python3 - "$1" <<'PY'
+import json, subprocess, sys, time
+p = subprocess.Popen([sys.argv[1], "--base-url", "http://127.0.0.1:9/"], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=sys.stderr)
+def rpc(i, method, params):
+    p.stdin.write((json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n").encode())
+    p.stdin.flush()
+    line = p.stdout.readline()
+    if not line:
+        sys.exit(f"the server exited during {method} (status {p.wait()})")
+    return json.loads(line)
+t = time.time()
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                      "clientInfo": {"name": "smoke", "version": "1"}})
+p.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+tools = rpc(2, "tools/list", {})["result"]["tools"]
+listed = time.time() - t
+for n, tool in enumerate(tools[:20]):
+    r = rpc(10 + n, "tools/call", {"name": tool["name"], "arguments": {}})
+    if "result" not in r:
+        sys.exit(f"tools/call {tool['name']}: {r}")
+p.kill()
+print(f"{len(tools)} tools listed in {listed:.2f}s after spawn, {min(20, len(tools))} calls answered")
+PY
+}
 
 summary=()
 failed=()
@@ -91,6 +122,15 @@ for spec in "${specs[@]}"; do
         failed+=("$spec (cargo $cmd)")
     fi
     t3=$(now)
+    if [ "$result" = ok ] && [ "$cmd" = build ]; then
+        if smoke "$target/debug/large-$name" >"$log.smoke" 2>&1; then
+            echo "== $spec: smoke run: $(tail -1 "$log.smoke")"
+        else
+            tail -20 "$log.smoke"
+            result=FAILED
+            failed+=("$spec (smoke run)")
+        fi
+    fi
     took=$(secs "$t2" "$t3")
     echo "== $spec: cargo $cmd $result in ${took}s"
     summary+=("$(printf '%-32s %9ss %9ss  %s' "$spec" "$gen" "$took" "$result")")

@@ -33,7 +33,7 @@ pub fn tools_mod(plan: &Plan) -> Result<String, CodegenError> {
         m.tools.iter().map(move |t| {
             let name = &t.name;
             let f = ident(&t.fn_ident);
-            quote! { #name => Box::pin(self::#module::#f(fwd, route, args)), }
+            quote! { #name => |fwd, route, args| Box::pin(self::#module::#f(fwd, route, args)), }
         })
     });
     let tokens = quote! {
@@ -49,6 +49,9 @@ pub fn tools_mod(plan: &Plan) -> Result<String, CodegenError> {
         /// What a handler returns, boxed so that one `dispatch` can return any of them.
         pub type HandlerFuture<'a> = ::std::pin::Pin<Box<dyn ::std::future::Future<Output = CallToolResult> + Send + 'a>>;
 
+        /// A handler, boxing its future.
+        type Handler<'a> = fn(&'a Forwarder, &'a Route, Map<String, Value>) -> HandlerFuture<'a>;
+
         /// The handler of the tool `name` called with `args`, or `None` for an unknown tool.
         ///
         /// `route` is the tool's route from [`crate::tool_set`]; the handler forwards through it.
@@ -58,11 +61,14 @@ pub fn tools_mod(plan: &Plan) -> Result<String, CodegenError> {
             route: &'a Route,
             args: Map<String, Value>,
         ) -> Option<HandlerFuture<'a>> {
-            let handler: HandlerFuture<'a> = match name {
+            // A function pointer per arm, not a future: with a future per arm, an unoptimized
+            // build reserves stack for every one of them in this frame (megabytes for a large
+            // API, a stack overflow on a 2 MiB worker thread).
+            let handler: Handler<'a> = match name {
                 #(#arms)*
                 _ => return None,
             };
-            Some(handler)
+            Some(handler(fwd, route, args))
         }
 
         /// Reads a tool's arguments as its typed struct; on failure, the tool error to return (the

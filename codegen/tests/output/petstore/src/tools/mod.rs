@@ -10,6 +10,8 @@ pub mod pets;
 pub type HandlerFuture<'a> = ::std::pin::Pin<
     Box<dyn ::std::future::Future<Output = CallToolResult> + Send + 'a>,
 >;
+/// A handler, boxing its future.
+type Handler<'a> = fn(&'a Forwarder, &'a Route, Map<String, Value>) -> HandlerFuture<'a>;
 /// The handler of the tool `name` called with `args`, or `None` for an unknown tool.
 ///
 /// `route` is the tool's route from [`crate::tool_set`]; the handler forwards through it.
@@ -19,28 +21,38 @@ pub fn dispatch<'a>(
     route: &'a Route,
     args: Map<String, Value>,
 ) -> Option<HandlerFuture<'a>> {
-    let handler: HandlerFuture<'a> = match name {
+    let handler: Handler<'a> = match name {
         "petstore_list_pets" => {
-            Box::pin(self::pets::petstore_list_pets(fwd, route, args))
+            |fwd, route, args| Box::pin(self::pets::petstore_list_pets(fwd, route, args))
         }
         "petstore_create_pet" => {
-            Box::pin(self::pets::petstore_create_pet(fwd, route, args))
+            |fwd, route, args| Box::pin(
+                self::pets::petstore_create_pet(fwd, route, args),
+            )
         }
         "petstore_search_pets_legacy" => {
-            Box::pin(self::pets::petstore_search_pets_legacy(fwd, route, args))
+            |fwd, route, args| Box::pin(
+                self::pets::petstore_search_pets_legacy(fwd, route, args),
+            )
         }
         "petstore_show_pet_by_id" => {
-            Box::pin(self::pets::petstore_show_pet_by_id(fwd, route, args))
+            |fwd, route, args| Box::pin(
+                self::pets::petstore_show_pet_by_id(fwd, route, args),
+            )
         }
         "petstore_update_pet" => {
-            Box::pin(self::pets::petstore_update_pet(fwd, route, args))
+            |fwd, route, args| Box::pin(
+                self::pets::petstore_update_pet(fwd, route, args),
+            )
         }
         "petstore_delete_pet" => {
-            Box::pin(self::pets::petstore_delete_pet(fwd, route, args))
+            |fwd, route, args| Box::pin(
+                self::pets::petstore_delete_pet(fwd, route, args),
+            )
         }
         _ => return None,
     };
-    Some(handler)
+    Some(handler(fwd, route, args))
 }
 /// Reads a tool's arguments as its typed struct; on failure, the tool error to return (the
 /// message names the argument).
