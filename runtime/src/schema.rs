@@ -301,11 +301,14 @@ impl<'a> SchemaStore<'a> {
                 },
                 "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
                     if let Value::Array(a) = v {
-                        let items: Vec<Value> = a
+                        let mut items: Vec<Value> = a
                             .iter()
                             .enumerate()
                             .map(|(i, s)| self.convert(&kl.index(i), s, deps))
                             .collect();
+                        if k == "oneOf" {
+                            pin_discriminator(obj, a, &mut items);
+                        }
                         if !items.is_empty() {
                             out.insert(k.clone(), Value::Array(items));
                         }
@@ -661,6 +664,51 @@ fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)
                 a.iter_mut().for_each(&mut *f);
             }
         }
+    }
+}
+
+/// OpenAPI picks a `oneOf` alternative by the discriminator property; JSON Schema requires that
+/// exactly one alternative validates, which fails for alternatives that differ only in that
+/// property's value ("valid under more than one schema": the proxy would refuse valid calls, and
+/// clients that check `structuredContent` would reject valid results). Each `$ref` alternative
+/// that the discriminator's explicit `mapping` names gets the mapped values as its
+/// discriminator property's `enum` (and the property required, as OpenAPI says it is).
+/// Alternatives without a mapping entry are left alone (implicit names often disagree with the
+/// alternatives' own enums).
+fn pin_discriminator(obj: &Map<String, Value>, alts: &[Value], items: &mut [Value]) {
+    let Some(d) = obj.get("discriminator").and_then(Value::as_object) else {
+        return;
+    };
+    let (Some(prop), Some(mapping)) = (
+        d.get("propertyName").and_then(Value::as_str),
+        d.get("mapping").and_then(Value::as_object),
+    ) else {
+        return;
+    };
+    let names = |r: &str, target: &str| {
+        if target.contains(['#', '/', '.']) {
+            target == r
+        } else {
+            r.rsplit('/').next() == Some(target)
+        }
+    };
+    for (alt, item) in alts.iter().zip(items.iter_mut()) {
+        let Some(r) = alt.get("$ref").and_then(Value::as_str) else {
+            continue;
+        };
+        let values: Vec<Value> = mapping
+            .iter()
+            .filter(|(_, t)| t.as_str().is_some_and(|t| names(r, t)))
+            .map(|(v, _)| Value::String(v.clone()))
+            .collect();
+        if values.is_empty() {
+            continue;
+        }
+        let pinned = json!({
+            "properties": {prop: {"enum": values}},
+            "required": [prop]
+        });
+        *item = json!({"allOf": [std::mem::take(item), pinned]});
     }
 }
 

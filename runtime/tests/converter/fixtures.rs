@@ -2054,6 +2054,34 @@ components:
     jsonschema::draft202012::new(&out).expect("output compiles");
 }
 
+/// JSON Schema's `oneOf` needs exactly one alternative to validate: alternatives that differ only
+/// in the discriminator's value must be told apart by it, or valid calls are refused.
+#[test]
+fn discriminated_one_of_accepts_each_alternative_exactly_once() {
+    let conv = convert_fixture("allof-oneof.yaml");
+    let animal = tool(&conv, "createAnimal");
+    let v = jsonschema::draft202012::new(&input(animal)).expect("input compiles");
+    for (pet, extra) in [
+        ("cat", json!({"indoor": true})),
+        ("dog", json!({})),
+        ("lizard", json!({})),
+    ] {
+        let mut body = json!({"name": "Rex", "petType": pet});
+        body.as_object_mut()
+            .expect("object")
+            .extend(extra.as_object().expect("object").clone());
+        let args = json!({ "body": body });
+        let errors: Vec<String> = v.iter_errors(&args).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{pet}: {args} refused: {errors:?}");
+    }
+    for bad in [
+        json!({"name": "Rex", "petType": "bird"}),
+        json!({"name": "Rex"}),
+    ] {
+        assert!(!v.is_valid(&json!({ "body": bad })), "{bad} accepted");
+    }
+}
+
 #[test]
 fn discriminator_mappings_point_inside_the_schema() {
     let conv = convert_fixture("allof-oneof.yaml");
