@@ -387,10 +387,10 @@ impl<'a> OpContext<'a> {
                     if p.node.get("deprecated").and_then(Value::as_bool) == Some(true) {
                         m.insert("deprecated".into(), Value::Bool(true));
                     }
-                    if !m.contains_key("examples") {
-                        if let Some(ex) = p.node.get("example") {
-                            m.insert("examples".into(), json!([ex]));
-                        }
+                    if !m.contains_key("examples")
+                        && let Some(ex) = p.node.get("example")
+                    {
+                        m.insert("examples".into(), json!([ex]));
                     }
                 }
                 if binding.required {
@@ -766,10 +766,10 @@ impl<'a> OpContext<'a> {
                         let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
                         let (mut s, d) = store.convert_node(&ploc, node);
                         deps.extend(d);
-                        if let Value::Object(m) = &s {
-                            if m.get("readOnly") == Some(&Value::Bool(true)) {
-                                continue;
-                            }
+                        if let Value::Object(m) = &s
+                            && m.get("readOnly") == Some(&Value::Bool(true))
+                        {
+                            continue;
                         }
                         if kind == BodyKind::Multipart && is_binary_schema(self.docs, &ploc) {
                             let ct = binding
@@ -906,31 +906,31 @@ impl<'a> OpContext<'a> {
                 encoding: Vec::new(),
             };
             let schema_loc = p.loc.join("schema");
-            if kind == BodyKind::Json {
-                if let Some(shape) = flatten_object(self.docs, &schema_loc) {
-                    binding.flattened = true;
-                    for (prop, ploc, is_req) in shape {
-                        let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
-                        let (s, d) = store.convert_node(&ploc, node);
-                        deps.extend(d);
-                        if s.get("readOnly") == Some(&Value::Bool(true)) {
-                            continue;
-                        }
-                        let arg = unique_arg(taken, &prop, "body");
-                        if is_req {
-                            required.push(arg.clone());
-                        }
-                        properties.insert(arg.clone(), s);
-                        args.push(ArgBinding {
-                            arg,
-                            wire: prop,
-                            location: ArgLocation::BodyField,
-                            required: is_req,
-                            content_type: None,
-                        });
+            if kind == BodyKind::Json
+                && let Some(shape) = flatten_object(self.docs, &schema_loc)
+            {
+                binding.flattened = true;
+                for (prop, ploc, is_req) in shape {
+                    let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
+                    let (s, d) = store.convert_node(&ploc, node);
+                    deps.extend(d);
+                    if s.get("readOnly") == Some(&Value::Bool(true)) {
+                        continue;
                     }
-                    return Some(binding);
+                    let arg = unique_arg(taken, &prop, "body");
+                    if is_req {
+                        required.push(arg.clone());
+                    }
+                    properties.insert(arg.clone(), s);
+                    args.push(ArgBinding {
+                        arg,
+                        wire: prop,
+                        location: ArgLocation::BodyField,
+                        required: is_req,
+                        content_type: None,
+                    });
                 }
+                return Some(binding);
             }
             let (mut s, d) = store.convert_at(&schema_loc);
             deps.extend(d);
@@ -1063,14 +1063,14 @@ impl<'a> OpContext<'a> {
             accept.sort_by_key(|m| !is_json(m));
         } else {
             for c in &codes {
-                if let Ok((_, r)) = self.docs.deref(&resp_loc.join(c.as_str())) {
-                    if let Some(Value::Object(content)) = r.get("content") {
-                        let mut types: Vec<&String> = content.keys().collect();
-                        types.sort_by_key(|m| !is_json(m));
-                        for t in types {
-                            if !accept.contains(t) {
-                                accept.push(t.clone());
-                            }
+                if let Ok((_, r)) = self.docs.deref(&resp_loc.join(c.as_str()))
+                    && let Some(Value::Object(content)) = r.get("content")
+                {
+                    let mut types: Vec<&String> = content.keys().collect();
+                    types.sort_by_key(|m| !is_json(m));
+                    for t in types {
+                        if !accept.contains(t) {
+                            accept.push(t.clone());
                         }
                     }
                 }
@@ -1181,10 +1181,10 @@ impl<'a> OpContext<'a> {
             if let Value::Object(m) = &mut out {
                 m.insert("type".into(), json!("object"));
             }
-        } else if shape == OutputShape::Wrapped {
-            if let Value::Object(m) = &mut out {
-                m.insert("required".into(), json!(["result"]));
-            }
+        } else if shape == OutputShape::Wrapped
+            && let Value::Object(m) = &mut out
+        {
+            m.insert("required".into(), json!(["result"]));
         }
         (Some(out), shape, accept)
     }
@@ -1509,10 +1509,10 @@ fn mark_base64(s: &mut Value, media_type: Option<&str>) {
 }
 
 fn add_description(s: &mut Value, d: Option<&Value>) {
-    if let (Value::Object(m), Some(Value::String(d))) = (s, d) {
-        if !m.contains_key("description") {
-            m.insert("description".into(), Value::String(d.clone()));
-        }
+    if let (Value::Object(m), Some(Value::String(d))) = (s, d)
+        && !m.contains_key("description")
+    {
+        m.insert("description".into(), Value::String(d.clone()));
     }
 }
 
@@ -1553,10 +1553,11 @@ fn first_server_url(servers: &Value, docs: &DocumentSet) -> Option<String> {
         }
     }
     let base = &docs.docs[0].url;
-    if !url.contains("://") && matches!(base.scheme(), "http" | "https") {
-        if let Ok(joined) = base.join(&url) {
-            return Some(joined.to_string());
-        }
+    if !url.contains("://")
+        && matches!(base.scheme(), "http" | "https")
+        && let Ok(joined) = base.join(&url)
+    {
+        return Some(joined.to_string());
     }
     Some(url)
 }

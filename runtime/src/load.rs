@@ -330,17 +330,16 @@ async fn load_parsed(
 
 /// Names an external document relative to the root document's directory when both are files.
 fn display_name(root: &Document, target: &Url) -> String {
-    if target.scheme() == "file" {
-        if let (Ok(t), Ok(r)) = (target.to_file_path(), root.url.to_file_path()) {
-            if let Some(dir) = Path::new(&root.name).parent() {
-                if let Some(rdir) = r.parent() {
-                    if let Ok(rel) = t.strip_prefix(rdir) {
-                        return dir.join(rel).display().to_string();
-                    }
-                }
-            }
-            return t.display().to_string();
+    if target.scheme() == "file"
+        && let (Ok(t), Ok(r)) = (target.to_file_path(), root.url.to_file_path())
+    {
+        if let Some(dir) = Path::new(&root.name).parent()
+            && let Some(rdir) = r.parent()
+            && let Ok(rel) = t.strip_prefix(rdir)
+        {
+            return dir.join(rel).display().to_string();
         }
+        return t.display().to_string();
     }
     target.to_string()
 }
@@ -351,12 +350,13 @@ fn collect_external_refs(v: &Value, out: &mut Vec<String>) {
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(m) => {
-                if let Some(Value::String(r)) = m.get("$ref") {
-                    if !r.starts_with('#') && !r.is_empty() {
-                        let file = r.split('#').next().unwrap_or_default();
-                        if !file.is_empty() && !out.iter().any(|o| o == file) {
-                            out.push(file.to_string());
-                        }
+                if let Some(Value::String(r)) = m.get("$ref")
+                    && !r.starts_with('#')
+                    && !r.is_empty()
+                {
+                    let file = r.split('#').next().unwrap_or_default();
+                    if !file.is_empty() && !out.iter().any(|o| o == file) {
+                        out.push(file.to_string());
                     }
                 }
                 stack.extend(m.values());

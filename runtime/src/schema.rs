@@ -165,15 +165,13 @@ impl<'a> SchemaStore<'a> {
                     }
                 }
                 "title" | "description" | "format" | "pattern" | "contentEncoding"
-                | "contentMediaType" | "$comment" => {
-                    if v.is_string() {
-                        out.insert(k.clone(), v.clone());
-                    }
+                | "contentMediaType" | "$comment"
+                    if v.is_string() =>
+                {
+                    out.insert(k.clone(), v.clone());
                 }
-                "minimum" | "maximum" => {
-                    if v.is_number() {
-                        out.insert(k.clone(), v.clone());
-                    }
+                "minimum" | "maximum" if v.is_number() => {
+                    out.insert(k.clone(), v.clone());
                 }
                 "exclusiveMinimum" | "exclusiveMaximum" => match v {
                     Value::Number(_) => {
@@ -191,10 +189,8 @@ impl<'a> SchemaStore<'a> {
                     }
                     _ => {}
                 },
-                "multipleOf" => {
-                    if v.as_f64().is_some_and(|f| f > 0.0) {
-                        out.insert(k.clone(), v.clone());
-                    }
+                "multipleOf" if v.as_f64().is_some_and(|f| f > 0.0) => {
+                    out.insert(k.clone(), v.clone());
                 }
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
                 | "maxProperties" | "minContains" | "maxContains" => {
@@ -204,10 +200,8 @@ impl<'a> SchemaStore<'a> {
                         out.insert(k.clone(), Value::from(f as u64));
                     }
                 }
-                "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" => {
-                    if v.is_boolean() {
-                        out.insert(k.clone(), v.clone());
-                    }
+                "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" if v.is_boolean() => {
+                    out.insert(k.clone(), v.clone());
                 }
                 "default" | "const" => {
                     out.insert(k.clone(), v.clone());
@@ -217,10 +211,8 @@ impl<'a> SchemaStore<'a> {
                         out.insert(k.clone(), Value::Array(a.clone()));
                     }
                 }
-                "example" => {
-                    if !obj.contains_key("examples") {
-                        out.insert("examples".into(), Value::Array(vec![v.clone()]));
-                    }
+                "example" if !obj.contains_key("examples") => {
+                    out.insert("examples".into(), Value::Array(vec![v.clone()]));
                 }
                 "examples" => match v {
                     Value::Array(_) => {
@@ -250,10 +242,8 @@ impl<'a> SchemaStore<'a> {
                         }
                     }
                 }
-                "dependentRequired" => {
-                    if v.is_object() {
-                        out.insert(k.clone(), v.clone());
-                    }
+                "dependentRequired" if v.is_object() => {
+                    out.insert(k.clone(), v.clone());
                 }
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     if let Value::Object(m) = v {
@@ -273,18 +263,18 @@ impl<'a> SchemaStore<'a> {
                 | "else"
                 | "contains"
                 | "propertyNames"
-                | "additionalItems" => {
-                    if v.is_object() || v.is_boolean() {
-                        let key = if k == "additionalItems" {
-                            "items"
-                        } else {
-                            k.as_str()
-                        };
-                        if key == "items" && out.contains_key("items") {
-                            continue;
-                        }
-                        out.insert(key.into(), self.convert(&kl, v, deps));
+                | "additionalItems"
+                    if (v.is_object() || v.is_boolean()) =>
+                {
+                    let key = if k == "additionalItems" {
+                        "items"
+                    } else {
+                        k.as_str()
+                    };
+                    if key == "items" && out.contains_key("items") {
+                        continue;
                     }
+                    out.insert(key.into(), self.convert(&kl, v, deps));
                 }
                 "items" => match v {
                     Value::Array(a) => {
@@ -509,10 +499,10 @@ fn convert_type(v: &Value) -> Option<Value> {
 
 /// Adds `null` to what a schema accepts.
 pub fn make_nullable(mut out: Map<String, Value>) -> Value {
-    if let Some(Value::Array(e)) = out.get_mut("enum") {
-        if !e.contains(&Value::Null) {
-            e.push(Value::Null);
-        }
+    if let Some(Value::Array(e)) = out.get_mut("enum")
+        && !e.contains(&Value::Null)
+    {
+        e.push(Value::Null);
     }
     match out.get_mut("type") {
         Some(Value::String(t)) => {
@@ -642,10 +632,10 @@ fn for_each_child(m: &Map<String, Value>, f: &mut impl FnMut(&Value)) {
             }
         } else if SCHEMA_ONE.contains(&k) {
             f(c);
-        } else if SCHEMA_LISTS.contains(&k) {
-            if let Value::Array(a) = c {
-                a.iter().for_each(&mut *f);
-            }
+        } else if SCHEMA_LISTS.contains(&k)
+            && let Value::Array(a) = c
+        {
+            a.iter().for_each(&mut *f);
         }
     }
 }
@@ -659,10 +649,10 @@ fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)
             }
         } else if SCHEMA_ONE.contains(&k) {
             f(c);
-        } else if SCHEMA_LISTS.contains(&k) {
-            if let Value::Array(a) = c {
-                a.iter_mut().for_each(&mut *f);
-            }
+        } else if SCHEMA_LISTS.contains(&k)
+            && let Value::Array(a) = c
+        {
+            a.iter_mut().for_each(&mut *f);
         }
     }
 }
@@ -715,10 +705,10 @@ fn pin_discriminator(obj: &Map<String, Value>, alts: &[Value], items: &mut [Valu
 /// Calls `f` with the definition name of every local `$ref` in the schema object `m`, and
 /// `pin` with every definition a discriminator mapping names (those must stay in `$defs`).
 fn visit_refs(m: &Map<String, Value>, f: &mut impl FnMut(&str), pin: &mut impl FnMut(&str)) {
-    if let Some(Value::String(r)) = m.get("$ref") {
-        if let Some(n) = r.strip_prefix("#/$defs/") {
-            f(n);
-        }
+    if let Some(Value::String(r)) = m.get("$ref")
+        && let Some(n) = r.strip_prefix("#/$defs/")
+    {
+        f(n);
     }
     if let Some(Value::Object(mapping)) = m.get("discriminator").and_then(|d| d.get("mapping")) {
         for t in mapping.values().filter_map(Value::as_str) {
@@ -777,11 +767,11 @@ fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
             substitute(v, inline);
             return;
         }
-    } else if let Some(Value::Bool(b)) = target {
-        if m.len() == 1 {
-            *v = Value::Bool(*b);
-            return;
-        }
+    } else if let Some(Value::Bool(b)) = target
+        && m.len() == 1
+    {
+        *v = Value::Bool(*b);
+        return;
     }
     substitute_children(m, inline);
 }
@@ -831,8 +821,8 @@ fn recursive_defs<'d>(closure: &[usize], deps: impl Fn(usize) -> &'d Deps) -> Ha
                 if w == v {
                     out.insert(v);
                 }
-                if !indices.contains_key(&w) {
-                    indices.insert(w, index);
+                if let std::collections::hash_map::Entry::Vacant(e) = indices.entry(w) {
+                    e.insert(index);
                     low.insert(w, index);
                     index += 1;
                     stack.push(w);

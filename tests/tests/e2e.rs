@@ -1,4 +1,6 @@
 //! End-to-end tests: a real upstream HTTP server, the proxy, and real MCP clients.
+// Test code: a panic with the unwrapped error is the failure report.
+#![allow(clippy::unwrap_used)]
 
 mod e2e {
     pub mod corpus;

@@ -1442,8 +1442,7 @@ fn not_openapi_documents_are_rejected_with_file_and_pointer() {
         assert!(err.contains("not an OpenAPI"), "{f}: {err}");
     }
     let missing = try_load_fixture("does-not-exist.yaml")
-        .err()
-        .expect("missing file is an error")
+        .expect_err("missing file is an error")
         .to_string();
     assert!(missing.contains("does-not-exist.yaml"), "{missing}");
 }

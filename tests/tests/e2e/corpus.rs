@@ -24,8 +24,10 @@ async fn every_shared_spec_serves_its_tools() {
     let mut total = 0;
     for p in specs {
         let started = std::time::Instant::now();
-        let mut server_opts = ServerOptions::default();
-        server_opts.page_size = Some(100);
+        let server_opts = ServerOptions {
+            page_size: Some(100),
+            ..ServerOptions::default()
+        };
         let server = proxy_server_with(
             &p,
             "http://127.0.0.1:9/",
