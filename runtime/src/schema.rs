@@ -297,7 +297,7 @@ impl<'a> SchemaStore<'a> {
                             .map(|(i, s)| self.convert(&kl.index(i), s, deps))
                             .collect();
                         if k == "oneOf" {
-                            pin_discriminator(obj, a, &mut items);
+                            pin_discriminator(self.docs, loc, obj, a, &mut items);
                         }
                         if !items.is_empty() {
                             out.insert(k.clone(), Value::Array(items));
@@ -659,22 +659,28 @@ fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)
 
 /// OpenAPI picks a `oneOf` alternative by the discriminator property; JSON Schema requires that
 /// exactly one alternative validates, which fails for alternatives that differ only in that
-/// property's value ("valid under more than one schema": the proxy would refuse valid calls, and
-/// clients that check `structuredContent` would reject valid results). Each `$ref` alternative
-/// that the discriminator's explicit `mapping` names gets the mapped values as its
-/// discriminator property's `enum` (and the property required, as OpenAPI says it is).
-/// Alternatives without a mapping entry are left alone (implicit names often disagree with the
-/// alternatives' own enums).
-fn pin_discriminator(obj: &Map<String, Value>, alts: &[Value], items: &mut [Value]) {
+/// property's value ("valid under more than one of the schemas": the proxy would refuse valid
+/// calls, and clients that check `structuredContent` would reject valid results).
+///
+/// Each `$ref` alternative gets its discriminator values as the property's `enum` (and the
+/// property required, as OpenAPI says it is): the values the explicit `mapping` gives it, else
+/// its implicit value, the schema's name. An implicit name is only used when the alternative
+/// does not constrain the property itself (`enum`/`const`, directly or through `allOf`): real
+/// specs often write `petType: {enum: [cat]}` in `Cat` and rely on that instead.
+fn pin_discriminator(
+    docs: &DocumentSet,
+    loc: &Loc,
+    obj: &Map<String, Value>,
+    alts: &[Value],
+    items: &mut [Value],
+) {
     let Some(d) = obj.get("discriminator").and_then(Value::as_object) else {
         return;
     };
-    let (Some(prop), Some(mapping)) = (
-        d.get("propertyName").and_then(Value::as_str),
-        d.get("mapping").and_then(Value::as_object),
-    ) else {
+    let Some(prop) = d.get("propertyName").and_then(Value::as_str) else {
         return;
     };
+    let mapping = d.get("mapping").and_then(Value::as_object);
     let names = |r: &str, target: &str| {
         if target.contains(['#', '/', '.']) {
             target == r
@@ -686,13 +692,23 @@ fn pin_discriminator(obj: &Map<String, Value>, alts: &[Value], items: &mut [Valu
         let Some(r) = alt.get("$ref").and_then(Value::as_str) else {
             continue;
         };
-        let values: Vec<Value> = mapping
-            .iter()
+        let mut values: Vec<Value> = mapping
+            .into_iter()
+            .flatten()
             .filter(|(_, t)| t.as_str().is_some_and(|t| names(r, t)))
             .map(|(v, _)| Value::String(v.clone()))
             .collect();
         if values.is_empty() {
-            continue;
+            let implicit = r.rsplit('/').next().unwrap_or_default();
+            let constrained = docs
+                .resolve(loc.doc, r)
+                .is_ok_and(|l| constrains(docs, &l, prop, 0));
+            if implicit.is_empty() || !r.contains('#') || constrained {
+                continue;
+            }
+            values.push(Value::String(
+                implicit.replace("~1", "/").replace("~0", "~"),
+            ));
         }
         let pinned = json!({
             "properties": {prop: {"enum": values}},
@@ -700,6 +716,40 @@ fn pin_discriminator(obj: &Map<String, Value>, alts: &[Value], items: &mut [Valu
         });
         *item = json!({"allOf": [std::mem::take(item), pinned]});
     }
+}
+
+/// Whether the schema at `loc` gives property `prop` an `enum` or `const` (directly, or in an
+/// `allOf` member, following `$ref`s; a few levels deep).
+fn constrains(docs: &DocumentSet, loc: &Loc, prop: &str, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let Ok((at, node)) = docs.deref(loc) else {
+        return false;
+    };
+    let own = node
+        .get("properties")
+        .and_then(|p| p.get(prop))
+        .and_then(Value::as_object)
+        .is_some_and(|p| {
+            p.contains_key("enum")
+                || p.contains_key("const")
+                || p.get("$ref").and_then(Value::as_str).is_some_and(|r| {
+                    docs.resolve(at.doc, r)
+                        .ok()
+                        .and_then(|l| docs.deref(&l).ok())
+                        .is_some_and(|(_, n)| n.get("enum").is_some() || n.get("const").is_some())
+                })
+        });
+    own || node
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_some_and(|members| {
+            members.iter().enumerate().any(|(i, _)| {
+                let member = at.join("allOf").index(i);
+                constrains(docs, &member, prop, depth + 1)
+            })
+        })
 }
 
 /// Calls `f` with the definition name of every local `$ref` in the schema object `m`, and

@@ -2081,6 +2081,71 @@ fn discriminated_one_of_accepts_each_alternative_exactly_once() {
     }
 }
 
+/// Without a mapping, the implicit value (the schema name) tells the alternatives apart, unless
+/// an alternative constrains the property itself (then its own enum decides).
+#[test]
+fn implicit_discriminator_values_pin_unconstrained_alternatives() {
+    let conv = convert_inline(
+        r#"
+openapi: 3.0.3
+info: {title: Shapes, version: "1"}
+paths:
+  /shapes:
+    post:
+      operationId: createShape
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              oneOf:
+                - $ref: '#/components/schemas/Circle'
+                - $ref: '#/components/schemas/Square'
+                - $ref: '#/components/schemas/Blob'
+              discriminator: {propertyName: kind}
+      responses:
+        '204': {description: done}
+components:
+  schemas:
+    Base:
+      type: object
+      required: [kind]
+      properties:
+        kind: {type: string}
+        label: {type: string}
+    Circle:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - type: object
+          properties:
+            radius: {type: number}
+    Square:
+      allOf:
+        - $ref: '#/components/schemas/Base'
+        - type: object
+          properties:
+            side: {type: number}
+    Blob:
+      type: object
+      properties:
+        kind: {type: string, enum: [blob, goo]}
+        label: {type: string}
+"#,
+    );
+    let t = tool(&conv, "createShape");
+    let v = jsonschema::draft202012::new(&input(t)).expect("input compiles");
+    for kind in ["Circle", "Square", "blob", "goo"] {
+        let args = json!({"body": {"kind": kind, "label": "x"}});
+        let errors: Vec<String> = v.iter_errors(&args).map(|e| e.to_string()).collect();
+        assert!(
+            errors.is_empty(),
+            "{kind}: refused: {errors:?}\n{}",
+            input(t)
+        );
+    }
+    assert!(!v.is_valid(&json!({"body": {"kind": "Blob", "label": "x"}})));
+}
+
 #[test]
 fn discriminator_mappings_point_inside_the_schema() {
     let conv = convert_fixture("allof-oneof.yaml");
