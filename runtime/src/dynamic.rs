@@ -25,6 +25,28 @@ pub enum ToolMode {
 }
 
 impl ToolMode {
+    /// The mode of `--mode NAME` (`tools`, `dynamic`, `hybrid`) with its `--pin` globs (used, and
+    /// required, only by `hybrid`). The error is a sentence for the command line.
+    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, String> {
+        match mode {
+            "tools" => Ok(ToolMode::Tools),
+            "dynamic" => Ok(ToolMode::Dynamic),
+            "hybrid" => {
+                if pins.is_empty() {
+                    return Err("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)".to_string());
+                }
+                let pins = pins
+                    .iter()
+                    .map(|p| Pattern::new(p))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(ToolMode::Hybrid { pins })
+            }
+            other => Err(format!(
+                "unknown --mode {other:?}: use tools, dynamic or hybrid"
+            )),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             ToolMode::Tools => "tools",

@@ -9,7 +9,6 @@ use std::time::Duration;
 use anyhow::Context as _;
 use clap::{Parser, ValueEnum};
 use openapi_mcp_runtime::dynamic::ToolMode;
-use openapi_mcp_runtime::filter::Pattern;
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_runtime::transport::{self, HttpOptions};
@@ -92,28 +91,12 @@ enum Mode {
 }
 /// `--mode` and `--pin` as the server's tool mode (pins only count in hybrid mode).
 fn tool_mode(mode: Mode, pin: &[String]) -> anyhow::Result<ToolMode> {
-    Ok(
-        match mode {
-            Mode::Tools => ToolMode::Tools,
-            Mode::Dynamic => ToolMode::Dynamic,
-            Mode::Hybrid => {
-                if pin.is_empty() {
-                    return Err(
-                        anyhow::anyhow!(
-                            "--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)"
-                        )
-                            .context(BAD_INPUT),
-                    );
-                }
-                let pins = pin
-                    .iter()
-                    .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
-                    .collect::<anyhow::Result<Vec<_>>>()
-                    .context(BAD_INPUT)?;
-                ToolMode::Hybrid { pins }
-            }
-        },
-    )
+    let name = match mode {
+        Mode::Tools => "tools",
+        Mode::Dynamic => "dynamic",
+        Mode::Hybrid => "hybrid",
+    };
+    ToolMode::from_flags(name, pin).map_err(|e| anyhow::anyhow!(e).context(BAD_INPUT))
 }
 fn main() -> ExitCode {
     let cli = Cli::parse();
