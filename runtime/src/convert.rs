@@ -789,18 +789,7 @@ impl<'a> OpContext<'a> {
                                 }),
                             }
                         }
-                        let arg = unique_arg(taken, &prop, "body");
-                        if is_req {
-                            required.push(arg.clone());
-                        }
-                        properties.insert(arg.clone(), s);
-                        args.push(ArgBinding {
-                            arg,
-                            wire: prop,
-                            location: ArgLocation::BodyField,
-                            required: is_req,
-                            content_type: None,
-                        });
+                        push_body_field(taken, args, properties, required, prop, s, is_req);
                     }
                     // Root-level `dependentRequired` of the body still holds, under the argument names.
                     let dependent = dependent_required(self.docs, &schema_loc, args);
@@ -917,18 +906,7 @@ impl<'a> OpContext<'a> {
                     if s.get("readOnly") == Some(&Value::Bool(true)) {
                         continue;
                     }
-                    let arg = unique_arg(taken, &prop, "body");
-                    if is_req {
-                        required.push(arg.clone());
-                    }
-                    properties.insert(arg.clone(), s);
-                    args.push(ArgBinding {
-                        arg,
-                        wire: prop,
-                        location: ArgLocation::BodyField,
-                        required: is_req,
-                        content_type: None,
-                    });
+                    push_body_field(taken, args, properties, required, prop, s, is_req);
                 }
                 return Some(binding);
             }
@@ -1263,6 +1241,30 @@ fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Value) -
         }
     }
     store.convert_node(loc, &Value::Object(s))
+}
+
+/// Adds body property `prop` (schema `schema`) as a flat argument of its own.
+fn push_body_field(
+    taken: &mut HashSet<String>,
+    args: &mut Vec<ArgBinding>,
+    properties: &mut Map<String, Value>,
+    required: &mut Vec<String>,
+    prop: String,
+    schema: Value,
+    is_req: bool,
+) {
+    let arg = unique_arg(taken, &prop, "body");
+    if is_req {
+        required.push(arg.clone());
+    }
+    properties.insert(arg.clone(), schema);
+    args.push(ArgBinding {
+        arg,
+        wire: prop,
+        location: ArgLocation::BodyField,
+        required: is_req,
+        content_type: None,
+    });
 }
 
 fn unique_arg(taken: &mut HashSet<String>, name: &str, location: &str) -> String {

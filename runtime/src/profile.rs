@@ -37,6 +37,7 @@ use serde_json::{Map, Value, json};
 use crate::model::{ToolDef, ToolSet};
 use crate::naming::{prefix_from_title, short_hash, snake};
 use crate::pointer::JsonPointer;
+use crate::schema::{SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE};
 
 /// The MCP client a tool list is shaped for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -423,39 +424,19 @@ fn walk(node: &Value, ptr: &JsonPointer, f: &mut dyn FnMut(&Value, &JsonPointer)
 fn for_each_child(node: &Value, ptr: &JsonPointer, f: &mut dyn FnMut(&Value, JsonPointer)) {
     let Value::Object(m) = node else { return };
     for (k, v) in m {
-        match k.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                if let Value::Object(props) = v {
-                    for (pk, pv) in props {
-                        f(pv, ptr.join(k).join(pk));
-                    }
+        match (k.as_str(), v) {
+            (k, Value::Object(props)) if SCHEMA_MAPS.contains(&k) => {
+                for (pk, pv) in props {
+                    f(pv, ptr.join(k).join(pk));
                 }
             }
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contains"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
-                if let Value::Array(a) = v {
-                    for (i, x) in a.iter().enumerate() {
-                        f(x, ptr.join(k).index(i));
-                    }
-                } else {
-                    f(v, ptr.join(k));
+            (k, Value::Array(a)) if SCHEMA_LISTS.contains(&k) || SCHEMA_ONE.contains(&k) => {
+                // Lists of subschemas, and draft-4 tuple `items`.
+                for (i, x) in a.iter().enumerate() {
+                    f(x, ptr.join(k).index(i));
                 }
             }
-            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
-                if let Value::Array(a) = v {
-                    for (i, x) in a.iter().enumerate() {
-                        f(x, ptr.join(k).index(i));
-                    }
-                }
-            }
+            (k, _) if SCHEMA_ONE.contains(&k) => f(v, ptr.join(k)),
             _ => {}
         }
     }
@@ -469,39 +450,18 @@ fn for_each_child_mut(
 ) {
     let Value::Object(m) = node else { return };
     for (k, v) in m.iter_mut() {
-        match k.as_str() {
-            "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" => {
-                if let Value::Object(props) = v {
-                    for (pk, pv) in props.iter_mut() {
-                        f(pv, ptr.join(k).join(pk));
-                    }
+        match (k.as_str(), v) {
+            (k, Value::Object(props)) if SCHEMA_MAPS.contains(&k) => {
+                for (pk, pv) in props.iter_mut() {
+                    f(pv, ptr.join(k).join(pk));
                 }
             }
-            "items"
-            | "additionalProperties"
-            | "not"
-            | "if"
-            | "then"
-            | "else"
-            | "contains"
-            | "propertyNames"
-            | "unevaluatedProperties"
-            | "unevaluatedItems" => {
-                if let Value::Array(a) = v {
-                    for (i, x) in a.iter_mut().enumerate() {
-                        f(x, ptr.join(k).index(i));
-                    }
-                } else {
-                    f(v, ptr.join(k));
+            (k, Value::Array(a)) if SCHEMA_LISTS.contains(&k) || SCHEMA_ONE.contains(&k) => {
+                for (i, x) in a.iter_mut().enumerate() {
+                    f(x, ptr.join(k).index(i));
                 }
             }
-            "anyOf" | "oneOf" | "allOf" | "prefixItems" => {
-                if let Value::Array(a) = v {
-                    for (i, x) in a.iter_mut().enumerate() {
-                        f(x, ptr.join(k).index(i));
-                    }
-                }
-            }
+            (k, v) if SCHEMA_ONE.contains(&k) => f(v, ptr.join(k)),
             _ => {}
         }
     }

@@ -599,14 +599,15 @@ fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
 }
 
 /// Keywords whose value is a map of name -> subschema.
-const SCHEMA_MAPS: [&str; 4] = [
+pub(crate) const SCHEMA_MAPS: [&str; 5] = [
     "properties",
     "patternProperties",
     "dependentSchemas",
     "$defs",
+    "definitions",
 ];
 /// Keywords whose value is one subschema.
-const SCHEMA_ONE: [&str; 10] = [
+pub(crate) const SCHEMA_ONE: [&str; 10] = [
     "items",
     "additionalProperties",
     "unevaluatedProperties",
@@ -619,7 +620,7 @@ const SCHEMA_ONE: [&str; 10] = [
     "propertyNames",
 ];
 /// Keywords whose value is a list of subschemas.
-const SCHEMA_LISTS: [&str; 4] = ["prefixItems", "allOf", "anyOf", "oneOf"];
+pub(crate) const SCHEMA_LISTS: [&str; 4] = ["prefixItems", "allOf", "anyOf", "oneOf"];
 
 /// Calls `f` on every direct subschema of the schema object `m` (data keywords such as `enum`
 /// or `default` are never entered, but properties *named* `default` are).
