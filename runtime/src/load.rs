@@ -3,8 +3,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use url::Url;
 
 use crate::pointer::{DocId, JsonPointer, Loc};
@@ -51,7 +54,59 @@ pub struct Document {
     pub url: Url,
     /// How the document is named in messages: the path or URL as the user would recognise it.
     pub name: String,
+    /// The parsed document. Subtrees no tool is built from (see [`Deferred`]) hold `null` here
+    /// and are parsed on first access through [`DocumentSet::get`].
     pub root: Value,
+    deferred: Deferred,
+}
+
+impl Document {
+    /// The node at `ptr` (escaped), parsing a deferred subtree if the pointer reaches into one.
+    pub fn lookup(&self, ptr: &str) -> Option<&Value> {
+        let found = self.root.pointer(ptr);
+        if matches!(found, None | Some(Value::Null))
+            && !self.deferred.raw.is_empty()
+            && let Some(v) = self.deferred.lookup(ptr)
+        {
+            return Some(v);
+        }
+        found
+    }
+}
+
+/// Subtrees of a JSON document that no tool is built from (examples, webhooks), kept as raw
+/// JSON instead of parsed values: they are a large share of some real specs (a fifth of
+/// GitHub's), and parsing them into `Value`s would cost time and memory for nothing. The parsed
+/// tree holds `null` in their place; anything that does reach into one (a `$ref` into
+/// `components/examples`, say) gets it parsed on first access, so no content is lost.
+#[derive(Debug, Default)]
+struct Deferred {
+    /// Escaped JSON pointer of each deferred subtree -> its index.
+    by_ptr: HashMap<String, usize>,
+    raw: Vec<Box<RawValue>>,
+    parsed: Vec<OnceLock<Value>>,
+}
+
+impl Deferred {
+    fn lookup(&self, ptr: &str) -> Option<&Value> {
+        // The longest prefix of `ptr`, on a token boundary, that is a deferred subtree.
+        let ends = ptr
+            .match_indices('/')
+            .map(|(i, _)| i)
+            .skip(1)
+            .chain(std::iter::once(ptr.len()));
+        for end in ends {
+            if let Some(&i) = self.by_ptr.get(&ptr[..end]) {
+                let value = self.parsed[i].get_or_init(|| {
+                    serde_json::from_str::<CompactJson>(self.raw[i].get())
+                        .map(|v| v.0)
+                        .unwrap_or(Value::Null)
+                });
+                return value.pointer(&ptr[end..]);
+            }
+        }
+        None
+    }
 }
 
 /// The root document and every document reachable through `$ref`s.
@@ -95,7 +150,7 @@ impl DocumentSet {
 
     /// The node at `loc`, if any.
     pub fn get(&self, loc: &Loc) -> Option<&Value> {
-        self.docs.get(loc.doc)?.root.pointer(loc.ptr.as_str())
+        self.docs.get(loc.doc)?.lookup(loc.ptr.as_str())
     }
 
     /// `file#/pointer` for messages.
@@ -138,7 +193,7 @@ impl DocumentSet {
             return Err(RefError::Malformed(reference.to_string()));
         }
         let ptr = JsonPointer::parse(&decoded);
-        if self.docs[doc].root.pointer(ptr.as_str()).is_none() {
+        if self.docs[doc].lookup(ptr.as_str()).is_none() {
             return Err(RefError::Dangling {
                 reference: reference.to_string(),
                 doc: self.docs[doc].name.clone(),
@@ -234,7 +289,7 @@ impl LazyClient {
 
 /// Parses a single document without following external refs (synchronous).
 pub fn load_single(bytes: &[u8], name: &str) -> Result<Spec, LoadError> {
-    let root = parse_document(bytes).map_err(|message| LoadError::Parse {
+    let (root, deferred) = parse_deferring(bytes).map_err(|message| LoadError::Parse {
         source_name: name.to_string(),
         message,
     })?;
@@ -249,6 +304,7 @@ pub fn load_single(bytes: &[u8], name: &str) -> Result<Spec, LoadError> {
                 url,
                 name: name.to_string(),
                 root,
+                deferred,
             }],
             index,
             failed: HashMap::new(),
@@ -266,15 +322,15 @@ async fn load_bytes_with(
     load_parsed(root, url, name, client).await
 }
 
-fn parse_root(bytes: &[u8], name: &str) -> Result<Value, LoadError> {
-    parse_document(bytes).map_err(|message| LoadError::Parse {
+fn parse_root(bytes: &[u8], name: &str) -> Result<(Value, Deferred), LoadError> {
+    parse_deferring(bytes).map_err(|message| LoadError::Parse {
         source_name: name.to_string(),
         message,
     })
 }
 
 async fn load_parsed(
-    root: Value,
+    (root, deferred): (Value, Deferred),
     url: Url,
     name: String,
     mut client: Option<&mut LazyClient>,
@@ -286,7 +342,12 @@ async fn load_parsed(
         failed: HashMap::new(),
     };
     set.index.insert(url.clone(), 0);
-    set.docs.push(Document { url, name, root });
+    set.docs.push(Document {
+        url,
+        name,
+        root,
+        deferred,
+    });
 
     // Breadth-first over external references.
     let mut queue: VecDeque<DocId> = VecDeque::from([0]);
@@ -306,9 +367,9 @@ async fn load_parsed(
                 ("http" | "https", Some(c)) => fetch(c.get(), &target).await,
                 (s, _) => Err(format!("unsupported scheme {s:?}")),
             };
-            let parsed = fetched.and_then(|b| parse_document(&b));
+            let parsed = fetched.and_then(|b| parse_deferring(&b));
             match parsed {
-                Ok(root) => {
+                Ok((root, deferred)) => {
                     let new_id = set.docs.len();
                     let name = display_name(&set.docs[0], &target);
                     set.index.insert(target.clone(), new_id);
@@ -316,6 +377,7 @@ async fn load_parsed(
                         url: target,
                         name,
                         root,
+                        deferred,
                     });
                     queue.push_back(new_id);
                 }
@@ -413,25 +475,187 @@ async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<u8>, String> {
 /// Parses JSON or YAML, chosen by content: a document whose first significant character is `{`
 /// or `[` is JSON; anything else is YAML. YAML keys that are not strings (`200:`) become strings.
 pub fn parse_document(bytes: &[u8]) -> Result<Value, String> {
+    let (mut root, deferred) = parse_deferring(bytes)?;
+    // Callers of this function want the whole tree: put the deferred subtrees back.
+    for (ptr, i) in deferred.by_ptr {
+        if let Some(slot) = root.pointer_mut(&ptr) {
+            *slot = serde_json::from_str::<CompactJson>(deferred.raw[i].get())
+                .map(|v| v.0)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(root)
+}
+
+/// [`parse_document`], leaving the [`Deferred`] subtrees of a JSON document unparsed.
+fn parse_deferring(bytes: &[u8]) -> Result<(Value, Deferred), String> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{') | Some(b'[')) {
-        match serde_json::from_slice::<CompactJson>(bytes) {
-            Ok(v) => return Ok(v.0),
+        let mut deferred = Vec::new();
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let parsed = Tracked {
+            at: At::Root,
+            ptr: String::new(),
+            deferred: &mut deferred,
+        }
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v));
+        match parsed {
+            Ok(v) => {
+                let mut d = Deferred::default();
+                for (ptr, raw) in deferred {
+                    d.by_ptr.insert(ptr, d.raw.len());
+                    d.raw.push(raw);
+                    d.parsed.push(OnceLock::new());
+                }
+                return Ok((v, d));
+            }
             Err(json_err) => {
                 // JSON-looking YAML (flow style) is rare but legal; fall through to YAML, and
                 // report the JSON error if YAML fails too.
-                return parse_yaml(bytes).map_err(|_| {
-                    format!(
-                        "line {}, column {}: {json_err}",
-                        json_err.line(),
-                        json_err.column()
-                    )
-                });
+                return parse_yaml(bytes)
+                    .map(|v| (v, Deferred::default()))
+                    .map_err(|_| {
+                        format!(
+                            "line {}, column {}: {json_err}",
+                            json_err.line(),
+                            json_err.column()
+                        )
+                    });
             }
         }
     }
-    parse_yaml(bytes)
+    parse_yaml(bytes).map(|v| (v, Deferred::default()))
+}
+
+/// Where the JSON parser is in an OpenAPI document, as far as deferring subtrees goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Root,
+    Components,
+    Paths,
+    PathItem,
+    Operation,
+    /// A map of responses (an operation's, or a named collection of them).
+    Responses,
+    Response,
+    RequestBody,
+    /// A map of request bodies (`components/requestBodies`).
+    RequestBodies,
+    Content,
+    MediaType,
+}
+
+/// What to do with the value under `key` at `at`.
+enum Next {
+    Track(At),
+    Defer,
+    Parse,
+}
+
+fn next(at: At, key: &str) -> Next {
+    use At::*;
+    match (at, key) {
+        (Root, "webhooks" | "x-webhooks") => Next::Defer,
+        (Root, "components") => Next::Track(Components),
+        (Root, "paths") => Next::Track(Paths),
+        (Root, "responses") => Next::Track(Responses), // Swagger 2.0
+        (Components, "examples") => Next::Defer,
+        (Components, "responses") => Next::Track(Responses),
+        (Components, "requestBodies") => Next::Track(RequestBodies),
+        (Paths, _) => Next::Track(PathItem),
+        (PathItem, k) if crate::model::HttpMethod::parse(k).is_some() => Next::Track(Operation),
+        (Operation, "responses") => Next::Track(Responses),
+        (Operation, "requestBody") => Next::Track(RequestBody),
+        (Responses, _) => Next::Track(Response),
+        (RequestBodies, _) => Next::Track(RequestBody),
+        (Response, "examples") => Next::Defer, // Swagger 2.0: examples by media type
+        (Response | RequestBody, "content") => Next::Track(Content),
+        (Content, _) => Next::Track(MediaType),
+        (MediaType, "example" | "examples") => Next::Defer,
+        _ => Next::Parse,
+    }
+}
+
+/// Parses a JSON value at a known place of an OpenAPI document, deferring the subtrees [`next`]
+/// says to (recording their pointers), and parsing everything else as [`CompactJson`].
+struct Tracked<'a> {
+    at: At,
+    ptr: String,
+    deferred: &'a mut Vec<(String, Box<RawValue>)>,
+}
+
+impl<'de> DeserializeSeed<'de> for Tracked<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Tracked<'_> {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Value, E> {
+        CompactVisitor.visit_bool(v)
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Value, E> {
+        CompactVisitor.visit_i64(v)
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Value, E> {
+        CompactVisitor.visit_u64(v)
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        CompactVisitor.visit_f64(v)
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Value, E> {
+        CompactVisitor.visit_str(v)
+    }
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Value, E> {
+        CompactVisitor.visit_string(v)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        CompactVisitor.visit_unit()
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        CompactVisitor.visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut entries: Vec<(String, Value)> = Vec::new();
+        while let Some(k) = map.next_key::<String>()? {
+            let v = match next(self.at, &k) {
+                Next::Parse => map.next_value::<CompactJson>()?.0,
+                Next::Track(at) => map.next_value_seed(Tracked {
+                    at,
+                    ptr: child_ptr(&self.ptr, &k),
+                    deferred: &mut *self.deferred,
+                })?,
+                Next::Defer => {
+                    let raw = map.next_value::<Box<RawValue>>()?;
+                    self.deferred.push((child_ptr(&self.ptr, &k), raw));
+                    Value::Null
+                }
+            };
+            entries.push((k, v));
+        }
+        Ok(Value::Object(exact_map(entries)))
+    }
+}
+
+fn child_ptr(parent: &str, key: &str) -> String {
+    let mut p = String::with_capacity(parent.len() + key.len() + 1);
+    p.push_str(parent);
+    p.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => p.push_str("~0"),
+            '/' => p.push_str("~1"),
+            c => p.push(c),
+        }
+    }
+    p
 }
 
 fn parse_yaml(bytes: &[u8]) -> Result<Value, String> {
@@ -697,5 +921,53 @@ mod tests {
         assert!(err.to_string().starts_with("pkg.json#"), "{err}");
         let err = load_single(b"openapi: 4.0.0\n", "x.yaml").unwrap_err();
         assert!(err.to_string().contains("x.yaml#/openapi"), "{err}");
+    }
+
+    const WITH_EXAMPLES: &str = r##"{
+      "openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+      "paths": {"/a/{id}": {"get": {
+        "parameters": [{"name": "id", "in": "path", "required": true,
+                        "schema": {"$ref": "#/components/examples/odd/value"}}],
+        "responses": {"200": {"description": "ok", "content": {"application/json": {
+          "schema": {"type": "object"},
+          "example": {"big": [1, 2, 3]},
+          "examples": {"one": {"$ref": "#/components/examples/odd"}}}}}}}}},
+      "components": {"examples": {"odd": {"value": {"type": "integer", "minimum": 1}}},
+                     "schemas": {"S": {"type": "string", "example": "kept"}}},
+      "webhooks": {"ping": {"post": {"responses": {"200": {"description": "ok"}}}}}
+    }"##;
+
+    #[test]
+    fn deferred_subtrees_are_not_parsed_but_stay_reachable() {
+        let spec = load_single(WITH_EXAMPLES.as_bytes(), "ex.json").unwrap();
+        let doc = &spec.docs.docs[0];
+        // Examples and webhooks are left as raw JSON: `null` in the tree, the key kept.
+        assert_eq!(doc.root["components"]["examples"], Value::Null);
+        assert_eq!(doc.root["webhooks"], Value::Null);
+        let media =
+            &doc.root["paths"]["/a/{id}"]["get"]["responses"]["200"]["content"]["application/json"];
+        assert_eq!(media["example"], Value::Null);
+        assert_eq!(media["schema"], serde_json::json!({"type": "object"}));
+        // Schema examples are not deferred.
+        assert_eq!(doc.root["components"]["schemas"]["S"]["example"], "kept");
+        // A `$ref` into a deferred subtree resolves, and reads the parsed node.
+        let from = Loc::new(
+            0,
+            JsonPointer::parse("/paths/~1a~1{id}/get/parameters/0/schema"),
+        );
+        let (loc, node) = spec.docs.deref(&from).unwrap();
+        assert_eq!(loc.ptr.as_str(), "/components/examples/odd/value");
+        assert_eq!(node, &serde_json::json!({"type": "integer", "minimum": 1}));
+        let webhook = Loc::new(0, JsonPointer::parse("/webhooks/ping/post/responses/200"));
+        assert_eq!(spec.docs.get(&webhook).unwrap()["description"], "ok");
+        assert!(
+            spec.docs
+                .get(&Loc::new(0, JsonPointer::parse("/webhooks/nope")))
+                .is_none()
+        );
+        // The public parser returns the whole tree.
+        let full = parse_document(WITH_EXAMPLES.as_bytes()).unwrap();
+        let reparsed: Value = serde_json::from_str(WITH_EXAMPLES).unwrap();
+        assert_eq!(full, reparsed);
     }
 }
