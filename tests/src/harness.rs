@@ -33,17 +33,27 @@ pub fn shared_specs() -> Option<PathBuf> {
     p.is_dir().then_some(p)
 }
 
-/// The `openapi-mcp` binary built by `cargo test --workspace`.
+/// The `openapi-mcp` debug binary, built (or brought up to date) once per test process:
+/// `cargo test` builds the binaries only of packages with integration tests, so without this the
+/// tests would fail on a fresh clone, or run an old binary after a change to the sources.
 pub fn binary() -> PathBuf {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let bin = dir.join(format!("openapi-mcp{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.exists(),
-        "{} not built: run `cargo build -p openapi-mcp-cli` (cargo test --workspace does)",
-        bin.display()
-    );
-    bin
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().expect("current exe");
+            let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+            let bin = dir.join(format!("openapi-mcp{}", std::env::consts::EXE_SUFFIX));
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = std::process::Command::new(cargo)
+                .args(["build", "-p", "openapi-mcp-cli", "--bin", "openapi-mcp"])
+                .current_dir(workspace_root())
+                .status()
+                .expect("running cargo build -p openapi-mcp-cli");
+            assert!(status.success(), "cargo build -p openapi-mcp-cli failed");
+            assert!(bin.exists(), "{} not built", bin.display());
+            bin
+        })
+        .clone()
 }
 
 /// Builds a proxy server for `spec_path` pointed at `base_url`.
