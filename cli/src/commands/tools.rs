@@ -11,8 +11,8 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
         super::LockMode::ReadOrCreate
     };
     let conversion = super::load_and_convert_locked(&args.spec, lock_mode).await?;
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Stdout is line-buffered: pretty JSON of a large API is ~10^5 lines, one write(2) each.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if args.stats {
         print_stats(&mut out, &conversion.tools)?;
     } else if args.json {
@@ -59,6 +59,7 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
             conversion.diagnostics.len()
         )?;
     }
+    out.flush().context("writing to stdout")?;
     if args.strict && !conversion.diagnostics.is_empty() {
         return Ok(std::process::ExitCode::from(1));
     }
