@@ -496,7 +496,7 @@ fn parse_deferring(bytes: &[u8]) -> Result<(Value, Deferred), String> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let parsed = Tracked {
             at: At::Root,
-            ptr: String::new(),
+            ptr: JsonPointer::root(),
             deferred: &mut deferred,
         }
         .deserialize(&mut de)
@@ -582,7 +582,7 @@ fn next(at: At, key: &str) -> Next {
 /// says to (recording their pointers), and parsing everything else as [`CompactJson`].
 struct Tracked<'a> {
     at: At,
-    ptr: String,
+    ptr: JsonPointer,
     deferred: &'a mut Vec<(String, Box<RawValue>)>,
 }
 
@@ -629,12 +629,13 @@ impl<'de> Visitor<'de> for Tracked<'_> {
                 Next::Parse => map.next_value::<CompactJson>()?.0,
                 Next::Track(at) => map.next_value_seed(Tracked {
                     at,
-                    ptr: child_ptr(&self.ptr, &k),
+                    ptr: self.ptr.join(&k),
                     deferred: &mut *self.deferred,
                 })?,
                 Next::Defer => {
                     let raw = map.next_value::<Box<RawValue>>()?;
-                    self.deferred.push((child_ptr(&self.ptr, &k), raw));
+                    self.deferred
+                        .push((self.ptr.join(&k).as_str().to_owned(), raw));
                     Value::Null
                 }
             };
@@ -642,20 +643,6 @@ impl<'de> Visitor<'de> for Tracked<'_> {
         }
         Ok(Value::Object(exact_map(entries)))
     }
-}
-
-fn child_ptr(parent: &str, key: &str) -> String {
-    let mut p = String::with_capacity(parent.len() + key.len() + 1);
-    p.push_str(parent);
-    p.push('/');
-    for c in key.chars() {
-        match c {
-            '~' => p.push_str("~0"),
-            '/' => p.push_str("~1"),
-            c => p.push(c),
-        }
-    }
-    p
 }
 
 fn parse_yaml(bytes: &[u8]) -> Result<Value, String> {
