@@ -35,7 +35,10 @@ pub fn shared_specs() -> Option<PathBuf> {
 
 /// The `openapi-mcp` debug binary, built (or brought up to date) once per test process:
 /// `cargo test` builds the binaries only of packages with integration tests, so without this the
-/// tests would fail on a fresh clone, or run an old binary after a change to the sources.
+/// tests would fail on a fresh clone, or run an old binary after a change to the sources. It
+/// builds with the same target selection as `cargo test --workspace` (and as `.ci/run`'s
+/// `cargo build --workspace --all-targets`), so features unify the same way and, after those, the
+/// build is a no-op instead of recompiling dependencies with the CLI's features alone.
 pub fn binary() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -45,11 +48,11 @@ pub fn binary() -> PathBuf {
             let bin = dir.join(format!("openapi-mcp{}", std::env::consts::EXE_SUFFIX));
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let status = std::process::Command::new(cargo)
-                .args(["build", "-p", "openapi-mcp-cli", "--bin", "openapi-mcp"])
+                .args(["build", "--workspace", "--bins", "--tests"])
                 .current_dir(workspace_root())
                 .status()
-                .expect("running cargo build -p openapi-mcp-cli");
-            assert!(status.success(), "cargo build -p openapi-mcp-cli failed");
+                .expect("running cargo build --workspace --bins --tests");
+            assert!(status.success(), "cargo build --workspace --bins --tests failed");
             assert!(bin.exists(), "{} not built", bin.display());
             bin
         })
