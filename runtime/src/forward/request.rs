@@ -251,10 +251,11 @@ fn is_dot_segment(seg: &str) -> bool {
 /// spellings, which URL parsers resolve, moving the request to another resource).
 fn build_path(route: &Route, args: &Map<String, Value>) -> Result<String, ArgError> {
     let mut out = String::new();
-    let template = if route.path.starts_with('/') {
-        route.path.clone()
+    let (path, _) = split_template(&route.path);
+    let template = if path.starts_with('/') {
+        path.to_string()
     } else {
-        format!("/{}", route.path)
+        format!("/{path}")
     };
     for (i, seg) in template.split('/').enumerate() {
         if i > 0 {
@@ -314,6 +315,63 @@ fn build_path(route: &Route, args: &Map<String, Value>) -> Result<String, ArgErr
     Ok(out)
 }
 
+/// A path key may carry a query (`/{Bucket}?acl`, common in specs converted from AWS models) or
+/// a fragment (`/cookies#exploded`, used to tell apart several operations on one path). Paths are
+/// appended to the server URL, so the query is sent as written and the fragment is not: returns
+/// the path part and the query part (without `?`), if any.
+pub(crate) fn split_template(template: &str) -> (&str, Option<&str>) {
+    let end = template.find(['?', '#']).unwrap_or(template.len());
+    let query = template[end..]
+        .strip_prefix('?')
+        .map(|q| q.split('#').next().unwrap_or_default())
+        .filter(|q| !q.is_empty());
+    (&template[..end], query)
+}
+
+/// Characters of a path key's literal query text that cannot go on the wire as they are.
+const QUERY_LITERAL: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+/// The query written in the path key, with any `{variable}` in it filled (simple style, encoded
+/// as a query value).
+fn template_query(
+    route: &Route,
+    query: &str,
+    args: &Map<String, Value>,
+) -> Result<String, ArgError> {
+    let mut out = String::new();
+    let mut rest = query;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| c + open) else {
+            break;
+        };
+        out.push_str(&utf8_percent_encode(&rest[..open], QUERY_LITERAL).to_string());
+        let name = &rest[open + 1..close];
+        let binding = route
+            .args
+            .iter()
+            .find(|b| matches!(b.location, ArgLocation::Path { .. }) && b.wire == name)
+            .ok_or_else(|| ArgError {
+                arg: None,
+                message: format!("path template variable `{{{name}}}` has no matching argument"),
+            })?;
+        let value = args
+            .get(&binding.arg)
+            .ok_or_else(|| arg_err(binding, "missing (path parameters are required)"))?;
+        out.push_str(&enc(&prim(&effective(binding, value))));
+        rest = &rest[close + 1..];
+    }
+    out.push_str(&utf8_percent_encode(rest, QUERY_LITERAL).to_string());
+    Ok(out)
+}
+
 // ---------------------------------------------------------------- query
 
 fn expand_query(
@@ -330,6 +388,7 @@ fn expand_query(
         Value::Null => {}
         Value::Array(a) if a.is_empty() => {}
         Value::Object(o) if o.is_empty() => {}
+        Value::Array(_) if style == QueryStyle::DeepObject => deep_value(&n, v, ev, enc, out),
         Value::Array(a) => {
             let delim = match style {
                 _ if explode => None,
@@ -346,7 +405,7 @@ fn expand_query(
             }
         }
         Value::Object(o) => match style {
-            QueryStyle::DeepObject => deep_object(&n, o, ev, out),
+            QueryStyle::DeepObject => deep_object(&n, o, ev, enc, out),
             _ if explode => out.extend(
                 o.iter()
                     .map(|(k, x)| format!("{}={}", enc(k), ev(&prim(x)))),
@@ -365,24 +424,42 @@ fn expand_query(
 
 /// `prefix[k]=v`, recursing into nested objects (`prefix[a][b]=v`); arrays repeat the key
 /// (`prefix[a]=1&prefix[a]=2`). `prefix` is already encoded.
+/// deepObject is the bracket convention of Rack, PHP and `qs` (`a[b][c]=x`); OpenAPI defines it
+/// for objects only. Arrays inside one (and arrays given a deepObject style, like Stripe's
+/// `expand`) follow the same convention: `a[]=x&a[]=y` for scalars, which those parsers all read
+/// as an array (a repeated `a=x&a=y` keeps only the last value there), and `a[0][k]=v` for arrays
+/// of objects or arrays, as Stripe's own clients send them.
 fn deep_object(
     prefix: &str,
     o: &Map<String, Value>,
     ev: fn(&str) -> String,
+    key_enc: fn(&str) -> String,
     out: &mut Vec<String>,
 ) {
     for (k, v) in o {
-        let key = format!("{prefix}[{}]", enc(k));
-        match v {
-            Value::Null => {}
-            Value::Object(inner) => deep_object(&key, inner, ev, out),
-            Value::Array(a) => out.extend(a.iter().map(|x| format!("{key}={}", ev(&prim(x))))),
-            v => out.push(format!("{key}={}", ev(&prim(v)))),
-        }
+        deep_value(&format!("{prefix}[{}]", key_enc(k)), v, ev, key_enc, out);
     }
 }
 
-// ---------------------------------------------------------------- headers and cookies
+fn deep_value(
+    key: &str,
+    v: &Value,
+    ev: fn(&str) -> String,
+    key_enc: fn(&str) -> String,
+    out: &mut Vec<String>,
+) {
+    match v {
+        Value::Null => {}
+        Value::Object(inner) => deep_object(key, inner, ev, key_enc, out),
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            for (i, x) in a.iter().enumerate() {
+                deep_value(&format!("{key}[{i}]"), x, ev, key_enc, out);
+            }
+        }
+        Value::Array(a) => out.extend(a.iter().map(|x| format!("{key}[]={}", ev(&prim(x))))),
+        v => out.push(format!("{key}={}", ev(&prim(v)))),
+    }
+}
 
 fn check_header_value(b: &ArgBinding, s: &str) -> Result<(), ArgError> {
     if s.chars().any(|c| c.is_control() && c != '\t') {
@@ -529,6 +606,9 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
         .unwrap_or(style == QueryStyle::Form);
     match v {
         Value::Null => {}
+        Value::Array(_) if style == QueryStyle::DeepObject => {
+            deep_value(&n, v, enc_form, enc_form, out)
+        }
         Value::Array(a) => {
             let delim = match style {
                 _ if explode => None,
@@ -548,7 +628,7 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
             }
         }
         Value::Object(o) => match style {
-            QueryStyle::DeepObject => form_deep(&n, o, out),
+            QueryStyle::DeepObject => deep_object(&n, o, enc_form, enc_form, out),
             _ if explode => out.extend(
                 o.iter()
                     .filter(|(_, x)| !x.is_null())
@@ -571,27 +651,6 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
 
 /// Stripe-style nested form fields: `metadata[key]=v`, `a[b][c]=v`; arrays of primitives repeat
 /// the key (`tags[x]=a&tags[x]=b`), arrays of objects are indexed (`items[0][price]=x`).
-fn form_deep(prefix: &str, o: &Map<String, Value>, out: &mut Vec<String>) {
-    for (k, v) in o {
-        let key = format!("{prefix}[{}]", enc_form(k));
-        form_deep_value(&key, v, out);
-    }
-}
-
-fn form_deep_value(key: &str, v: &Value, out: &mut Vec<String>) {
-    match v {
-        Value::Null => {}
-        Value::Object(inner) => form_deep(key, inner, out),
-        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
-            for (i, x) in a.iter().enumerate() {
-                form_deep_value(&format!("{key}[{i}]"), x, out);
-            }
-        }
-        Value::Array(a) => out.extend(a.iter().map(|x| format!("{key}={}", enc_form(&prim(x))))),
-        v => out.push(format!("{key}={}", enc_form(&prim(v)))),
-    }
-}
-
 struct Part {
     name: String,
     filename: Option<String>,
@@ -952,6 +1011,9 @@ pub(crate) fn build(
     if let Some(q) = base.query().filter(|q| !q.is_empty()) {
         query.push(q.to_string());
     }
+    if let (_, Some(q)) = split_template(&route.path) {
+        query.push(template_query(route, q, args)?);
+    }
     let mut headers: Vec<(String, String)> = Vec::new();
     let mut cookies: Vec<String> = Vec::new();
     for b in &route.args {
@@ -1182,6 +1244,49 @@ mod tests {
     }
     fn obj() -> Value {
         json!({"R": 100, "G": 200, "B": 150})
+    }
+
+    #[test]
+    fn query_and_fragment_written_in_the_path_key() {
+        let path = |style| ArgLocation::Path {
+            style,
+            explode: false,
+        };
+        let q = |name: &str| {
+            arg(
+                name,
+                ArgLocation::Query {
+                    style: QueryStyle::Form,
+                    explode: true,
+                    allow_reserved: false,
+                },
+            )
+        };
+        // AWS-style: the query in the key is sent as written, before the parameters.
+        let r = route(
+            "/{Bucket}?acl",
+            vec![arg("Bucket", path(PathStyle::Simple)), q("max")],
+        );
+        let req = build_ok(&r, json!({"Bucket": "b 1", "max": 2}));
+        assert_eq!(req.url.path(), "/v1/b%201");
+        assert_eq!(req.url.query(), Some("acl&max=2"));
+        // Variables in it are filled and encoded as query values.
+        let r = route(
+            "/x?list-type=2&prefix={p}",
+            vec![arg("p", path(PathStyle::Simple))],
+        );
+        let req = build_ok(&r, json!({"p": "a&b"}));
+        assert_eq!(req.url.query(), Some("list-type=2&prefix=a%26b"));
+        // A fragment only tells operations apart: it is not sent, a `?` after it included.
+        let r = route("/cookies#form?x=1", vec![q("a")]);
+        let req = build_ok(&r, json!({"a": "1"}));
+        assert_eq!(req.url.path(), "/v1/cookies");
+        assert_eq!(req.url.query(), Some("a=1"));
+        assert_eq!(req.url.fragment(), None);
+        assert_eq!(
+            crate::convert::path_template_names("/a/{x}#{y}"),
+            vec!["x".to_string()]
+        );
     }
 
     #[test]
@@ -1456,8 +1561,16 @@ mod tests {
                 DeepObject,
                 true,
                 json!({"a": {"b": "x"}, "c": [1, 2]}),
-                "color[a][b]=x&color[c]=1&color[c]=2",
+                "color[a][b]=x&color[c][]=1&color[c][]=2",
             ),
+            (
+                DeepObject,
+                true,
+                json!({"l": [{"k": 1}, {"k": 2}]}),
+                "color[l][0][k]=1&color[l][1][k]=2",
+            ),
+            (DeepObject, true, json!(["a", "b"]), "color[]=a&color[]=b"),
+            (DeepObject, true, json!([{"k": "v"}]), "color[0][k]=v"),
             (Form, true, json!([3, 4]), "color=3&color=4"),
             (Form, false, json!([3, 4]), "color=3,4"),
             (SpaceDelimited, false, json!([3, 4]), "color=3%204"),
