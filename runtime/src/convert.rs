@@ -198,6 +198,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     }
     diags.extend(std::mem::take(&mut store.diags));
     report.tools = tools.len();
+    let base_url = adopt_primary_server(base_url, &mut tools);
     let mut tools = ToolSet {
         title,
         version,
@@ -1289,7 +1290,8 @@ fn unique_arg(taken: &mut HashSet<String>, name: &str, location: &str) -> String
 /// Names of the `{variables}` of a path template.
 pub fn path_template_names(path: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut rest = path;
+    // A fragment in a path key is not sent (see `forward::request::split_template`).
+    let mut rest = path.split('#').next().unwrap_or_default();
     while let Some(start) = rest.find('{') {
         let Some(end) = rest[start..].find('}') else {
             break;
@@ -1605,6 +1607,46 @@ fn base_url(spec: &Spec) -> Option<String> {
         };
     }
     first_server_url(root.get("servers")?, docs)
+}
+
+/// The API's base URL, and operations whose own server is that base URL no longer carry it.
+///
+/// Path- or operation-level `servers` override the base URL, and `--base-url` replaces the base
+/// URL only. Some specs give every path the same server and none at the root (Twilio): that
+/// server is the API's base URL, and `--base-url` must reach those operations too. So without a
+/// root server, the server most operations declare becomes the base URL; then any operation whose
+/// server equals the base URL follows the base URL (and `--base-url`). Servers that really differ
+/// (Stripe's uploads at files.stripe.com) stay per operation.
+fn adopt_primary_server(base_url: Option<String>, tools: &mut [Arc<ToolDef>]) -> Option<String> {
+    let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+    let primary = base_url.clone().or_else(|| {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for t in tools.iter() {
+            if let Some(s) = t.route.server.as_deref() {
+                match counts.iter_mut().find(|(c, _)| same(c, s)) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((s, 1)),
+                }
+            }
+        }
+        // The first of the most common (max_by_key keeps the last of equals: reverse first).
+        counts
+            .iter()
+            .rev()
+            .max_by_key(|(_, n)| *n)
+            .map(|(s, _)| s.to_string())
+    });
+    let Some(primary) = primary else {
+        return base_url;
+    };
+    for t in tools.iter_mut() {
+        if t.route.server.as_deref().is_some_and(|s| same(s, &primary))
+            && let Some(def) = Arc::get_mut(t)
+        {
+            def.route.server = None;
+        }
+    }
+    Some(base_url.unwrap_or(primary))
 }
 
 fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, SecurityScheme)> {

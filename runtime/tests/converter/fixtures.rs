@@ -2232,3 +2232,57 @@ x-operations:
         );
     }
 }
+
+#[test]
+fn the_server_most_paths_share_is_the_base_url() {
+    // No root server; every path but one names the same server (Twilio's layout).
+    let conv = convert_inline(
+        r#"
+openapi: 3.0.3
+info: { title: Per-path servers, version: "1" }
+paths:
+  /a:
+    servers: [{ url: "https://api.example.com/" }]
+    get: { operationId: getA, responses: { "200": { description: ok } } }
+  /b:
+    servers: [{ url: "https://api.example.com" }]
+    get: { operationId: getB, responses: { "200": { description: ok } } }
+  /upload:
+    servers: [{ url: "https://files.example.com" }]
+    post: { operationId: upload, responses: { "200": { description: ok } } }
+"#,
+    );
+    assert_eq!(
+        conv.tools.base_url.as_deref(),
+        Some("https://api.example.com/")
+    );
+    assert_eq!(tool(&conv, "getA").route.server, None);
+    assert_eq!(tool(&conv, "getB").route.server, None);
+    assert_eq!(
+        tool(&conv, "upload").route.server.as_deref(),
+        Some("https://files.example.com")
+    );
+    // With a root server, only operations that repeat it follow it.
+    let conv = convert_inline(
+        r#"
+openapi: 3.0.3
+info: { title: Root server, version: "1" }
+servers: [{ url: "https://api.example.com/v1" }]
+paths:
+  /a:
+    get:
+      operationId: getA
+      servers: [{ url: "https://api.example.com/v1" }]
+      responses: { "200": { description: ok } }
+  /upload:
+    servers: [{ url: "https://files.example.com" }]
+    post: { operationId: upload, responses: { "200": { description: ok } } }
+"#,
+    );
+    assert_eq!(
+        conv.tools.base_url.as_deref(),
+        Some("https://api.example.com/v1")
+    );
+    assert_eq!(tool(&conv, "getA").route.server, None);
+    assert!(tool(&conv, "upload").route.server.is_some());
+}
