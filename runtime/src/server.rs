@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
 use crate::forward::{CallScope, Forwarder};
-use crate::model::ToolSet;
+use crate::model::{ToolDef, ToolSet};
 use crate::validate::{self, LazyValidator};
 
 /// A future returned by a [`Dispatcher`].
@@ -85,6 +85,8 @@ pub struct ToolState {
     /// Every operation: name -> operation index (for `describe_operation` / `call_operation`).
     ops: HashMap<String, usize>,
     validators: Vec<LazyValidator>,
+    /// Validators of the operations' output schemas (structured results are checked).
+    output_validators: Vec<LazyValidator>,
     discovery: Option<Discovery>,
 }
 
@@ -103,6 +105,7 @@ impl ToolState {
             .map(|(i, t)| (t.tool.name.to_string(), i))
             .collect();
         let validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
+        let output_validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
         let direct: Vec<usize> = match mode {
             ToolMode::Tools => (0..set.tools.len()).collect(),
             ToolMode::Dynamic => Vec::new(),
@@ -150,6 +153,7 @@ impl ToolState {
             index,
             ops,
             validators,
+            output_validators,
             discovery,
         }
     }
@@ -492,6 +496,7 @@ impl ProxyServer {
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
             }
         };
+        let result = conform_to_output_schema(result, def, &state.output_validators[i]);
         tracing::info!(
             tool = %def.tool.name,
             method = route.method.as_str(),
@@ -503,6 +508,38 @@ impl ProxyServer {
         );
         Ok(result)
     }
+}
+
+/// A successful result whose `structuredContent` does not match the tool's output schema
+/// (the API returned data its spec does not describe) would make the client fail the whole
+/// call: MCP clients check structured results against the output schema, except error results.
+/// Such a result keeps its content as text, without `structuredContent`, marked as an error, with
+/// a first block that says the request itself succeeded (so the model does not repeat it) and
+/// what did not match.
+fn conform_to_output_schema(
+    mut result: CallToolResult,
+    def: &ToolDef,
+    validator: &LazyValidator,
+) -> CallToolResult {
+    if result.is_error == Some(true) {
+        return result;
+    }
+    let (Some(structured), Some(schema)) = (&result.structured_content, &def.tool.output_schema)
+    else {
+        return result;
+    };
+    let Err(problems) = validate::check_output(validator, schema, structured) else {
+        return result;
+    };
+    tracing::warn!(tool = %def.tool.name, "response does not match the output schema: {}", problems.join("; "));
+    let note = format!(
+        "The API call succeeded, but the response does not match this tool's output schema, so it is returned as text only below (this is reported as an error because MCP clients reject structured results that do not match). The request was carried out: do not repeat it because of this.\nMismatches:\n- {}",
+        problems.join("\n- ")
+    );
+    result.structured_content = None;
+    result.is_error = Some(true);
+    result.content.insert(0, ContentBlock::text(note));
+    result
 }
 
 fn json_type(v: &Value) -> &'static str {

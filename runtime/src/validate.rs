@@ -232,6 +232,46 @@ pub fn check(
 }
 
 /// `/tags/0/name` -> `tags[0].name`.
+/// At most this many output-schema mismatches are listed.
+const OUTPUT_PROBLEMS_MAX: usize = 5;
+
+/// Checks a result's `structuredContent` against the tool's output schema. MCP clients validate
+/// it too (the Python and TypeScript SDKs fail the whole call on a mismatch), and real APIs do
+/// return data their own spec does not describe. `Err` lists the first mismatches as
+/// `` `path`: message ``; a schema the validator cannot compile passes everything.
+pub fn check_output(
+    validator: &LazyValidator,
+    schema: &Map<String, Value>,
+    structured: &Value,
+) -> Result<(), Vec<String>> {
+    let Ok(v) = validator.get(schema) else {
+        return Ok(());
+    };
+    let mut problems = Vec::new();
+    let mut more = 0usize;
+    for err in v.iter_errors(structured) {
+        if problems.len() == OUTPUT_PROBLEMS_MAX {
+            more += 1;
+            continue;
+        }
+        let path = display_path(err.instance_path().as_str());
+        let path = if path.is_empty() {
+            "(root)".to_string()
+        } else {
+            path
+        };
+        problems.push(cut(&format!("`{path}`: {err}"), PROBLEM_MAX_CHARS));
+    }
+    if more > 0 {
+        problems.push(format!("… and {more} more"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 fn display_path(pointer: &str) -> String {
     let mut out = String::new();
     for seg in pointer.split('/').skip(1) {
