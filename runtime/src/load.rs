@@ -63,7 +63,7 @@ pub struct Document {
 impl Document {
     /// The node at `ptr` (escaped), parsing a deferred subtree if the pointer reaches into one.
     pub fn lookup(&self, ptr: &str) -> Option<&Value> {
-        let found = self.root.pointer(ptr);
+        let found = crate::pointer::lookup(&self.root, ptr);
         if matches!(found, None | Some(Value::Null))
             && !self.deferred.raw.is_empty()
             && let Some(v) = self.deferred.lookup(ptr)
@@ -102,7 +102,7 @@ impl Deferred {
                         .map(|v| v.0)
                         .unwrap_or(Value::Null)
                 });
-                return value.pointer(&ptr[end..]);
+                return crate::pointer::lookup(value, &ptr[end..]);
             }
         }
         None

@@ -1,6 +1,44 @@
 //! RFC 6901 JSON pointers, and locations of nodes inside a set of loaded documents.
 
+use std::borrow::Cow;
 use std::fmt;
+
+use serde_json::Value;
+
+/// The node at the escaped pointer `ptr` inside `root`: the same answer as
+/// [`serde_json::Value::pointer`], without allocating two `String`s per reference token (a
+/// token is only unescaped into a new `String` when it contains `~`).
+pub fn lookup<'v>(root: &'v Value, ptr: &str) -> Option<&'v Value> {
+    if ptr.is_empty() {
+        return Some(root);
+    }
+    let rest = ptr.strip_prefix('/')?;
+    rest.split('/').try_fold(root, |target, token| {
+        let token = unescape(token);
+        match target {
+            Value::Object(map) => map.get(token.as_ref()),
+            Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
+            _ => None,
+        }
+    })
+}
+
+/// One reference token unescaped as `serde_json` does (`~1` -> `/`, then `~0` -> `~`).
+fn unescape(token: &str) -> Cow<'_, str> {
+    if token.contains('~') {
+        Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
+    } else {
+        Cow::Borrowed(token)
+    }
+}
+
+/// An array index as `serde_json` accepts it in a pointer: decimal, no sign, no leading zero.
+fn parse_index(s: &str) -> Option<usize> {
+    if s.starts_with('+') || (s.starts_with('0') && s.len() != 1) {
+        return None;
+    }
+    s.parse().ok()
+}
 
 /// A JSON pointer (RFC 6901), stored in its escaped form without the leading `#`.
 #[derive(
@@ -129,5 +167,48 @@ mod tests {
         let v = serde_json::json!({"paths": {"/pets": {"get": 1}}});
         let p = JsonPointer::root().join("paths").join("/pets").join("get");
         assert_eq!(v.pointer(p.as_str()), Some(&serde_json::json!(1)));
+    }
+
+    #[test]
+    fn lookup_matches_serde_json() {
+        let v = serde_json::json!({
+            "a": {"b/c": 1, "d~e": 2, "~1": 3, "f~01": 4, "": {"": 5}, "0": 6, "~~1": 10},
+            "arr": [7, [8, 9]],
+            "s": "x"
+        });
+        let ptrs = [
+            "",
+            "/",
+            "//",
+            "/a",
+            "/a/b~1c",
+            "/a/d~0e",
+            "/a/~01",
+            "/a/f~001",
+            "/a/~0~1",
+            "/a/~~1",
+            "/a/",
+            "/a//",
+            "/a/0",
+            "/arr/0",
+            "/arr/1/1",
+            "/arr/01",
+            "/arr/+1",
+            "/arr/-1",
+            "/arr/2",
+            "/arr/",
+            "/arr/00",
+            "/arr/1/0/x",
+            "/s",
+            "/s/0",
+            "a",
+            "#/a",
+            "/missing",
+            "/arr/18446744073709551616",
+            "/a/b~2c",
+        ];
+        for p in ptrs {
+            assert_eq!(lookup(&v, p), v.pointer(p), "{p:?}");
+        }
     }
 }
