@@ -493,8 +493,10 @@ fn percent_decode(s: &str) -> String {
 }
 
 /// Whether the request path is the template (literal text as is, each `{param}` a non-empty
-/// stretch without `/`) under [`BASE_PATH`].
+/// stretch without `/`) under [`BASE_PATH`]. A query or fragment written in the path key
+/// (`/{Bucket}?acl`, `/cookies#form`) is not part of the request path.
 fn path_matches(template: &str, path: &str) -> bool {
+    let template = template.split(['?', '#']).next().unwrap_or_default();
     let Some(rest) = path.strip_prefix(BASE_PATH) else {
         return false;
     };

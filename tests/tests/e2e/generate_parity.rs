@@ -320,8 +320,13 @@ async fn parity_with(
             c.args,
             q_proxy.len()
         );
+        // The generic reply may not fit a tool's output schema: that result (the same from both)
+        // says the call succeeded; anything else must not be an error.
+        let mismatch = r_proxy["content"][0]["text"].as_str().is_some_and(|t| {
+            t.starts_with("The API call succeeded, but the response does not match")
+        });
         assert!(
-            r_proxy.get("isError") == Some(&json!(false)),
+            r_proxy.get("isError") == Some(&json!(false)) || mismatch,
             "{file}: the proxy's {} call failed: {r_proxy}",
             c.tool
         );

@@ -54,7 +54,13 @@ tools:
 #[tokio::test]
 async fn pinned_values_reach_the_upstream_through_the_binary() {
     let up = Upstream::start().await;
-    up.respond(|_| Reply::json(200, json!({"id": 1, "name": "Rex"})));
+    up.respond(|req| {
+        if req.method == "GET" && req.path().ends_with("/pets") {
+            Reply::json(200, json!([{"id": 1, "name": "Rex"}]))
+        } else {
+            Reply::json(200, json!({"id": 1, "name": "Rex"}))
+        }
+    });
     let base = up.url("/api");
     let (dir, file) = temp_file("overrides.yaml", OVERRIDES);
     let petstore = spec("petstore.yaml");

@@ -103,6 +103,44 @@ async fn petstore_list_create_show_with_api_key() {
     assert!(r.structured_content.is_none());
 }
 
+/// Data the output schema does not describe would make MCP clients fail the whole call: it comes
+/// back as text in an error result that says the request itself succeeded.
+#[tokio::test]
+async fn responses_that_break_the_output_schema_come_back_as_text() {
+    let up = Upstream::start().await;
+    up.respond(|r| match r.path() {
+        // An object where the spec promises an array of pets.
+        "/api/pets" => Reply::json(200, json!({"data": [{"id": 1}]})),
+        _ => Reply::json(200, json!({"id": 7, "name": "Tom"})),
+    });
+    let server = proxy_server(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[("api_key", "k")],
+    )
+    .await;
+    let client = connect_in_process(server).await;
+
+    let r = call(&client, "petstore_list_pets", json!({})).await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(r.structured_content, None);
+    let all = text(&r);
+    assert!(
+        all.starts_with("The API call succeeded, but the response does not match")
+            && all.contains("do not repeat it")
+            && all.contains("`result`")
+            && all.contains(r#"{"data":[{"id":1}]}"#),
+        "{all}"
+    );
+    assert_eq!(up.requests().len(), 1, "the call was sent once");
+
+    // Data that fits keeps its structured content.
+    let r = call(&client, "petstore_show_pet_by_id", json!({"petId": 7})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(r.structured_content, Some(json!({"id": 7, "name": "Tom"})));
+}
+
 #[tokio::test]
 async fn invalid_arguments_are_tool_errors_and_nothing_is_sent() {
     let up = Upstream::start().await;
