@@ -52,7 +52,10 @@ pub fn binary() -> PathBuf {
                 .current_dir(workspace_root())
                 .status()
                 .expect("running cargo build --workspace --bins --tests");
-            assert!(status.success(), "cargo build --workspace --bins --tests failed");
+            assert!(
+                status.success(),
+                "cargo build --workspace --bins --tests failed"
+            );
             assert!(bin.exists(), "{} not built", bin.display());
             bin
         })
