@@ -1,0 +1,504 @@
+"""Independent check of the HTTP requests the proxy sends: every tool of a set of OpenAPI 3.x specs
+is called once through the official Python MCP SDK client, with arguments generated from the
+tool's own inputSchema, and every request the local upstream receives is validated against the
+original spec with `openapi-core` (a validator that shares no code with openapi-mcp).
+
+The property checked: arguments the proxy accepts (they passed its inputSchema validation) turn
+into a request the API's own spec accepts (path, query, header and cookie parameters with their
+styles, the body with its media type, and the security credentials).
+
+Per call, one of:
+- `valid`: a request was sent and openapi-core accepts it;
+- `invalid`: a request was sent and openapi-core rejects it (a defect, printed with the reason);
+- `refused`: nothing was sent, the tool result is an error (generated arguments the proxy's own
+  validation rejected: a gap of this generator, counted and the first reasons printed);
+- `unsent`: nothing was sent and the result is not an error (a defect).
+
+Exit status 1 when any call is `invalid` or `unsent` and not listed in KNOWN (validator
+limitations, each with its reason), else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import copy
+import json
+import os
+import pathlib
+import re
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import yaml
+from mcp import Client, StdioServerParameters
+from openapi_core import Config, OpenAPI
+from openapi_core.exceptions import OpenAPIError
+from openapi_core.testing import MockRequest
+
+BASE_PATH = "/vbase/v1"
+MAX_TOOLS = 250
+CALL_TIMEOUT = 15.0
+
+# (spec file name, tool name) -> why openapi-core's verdict is not a proxy defect.
+KNOWN: dict[tuple[str, str], str] = {}
+
+
+class Upstream:
+    """Records every request and answers 200 `{}`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def _handle(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                rec = {
+                    "method": self.command,
+                    "target": self.path,
+                    "headers": [(k, v) for k, v in self.headers.items()],
+                    "body": body,
+                }
+                with upstream.lock:
+                    upstream.requests.append(rec)
+                data = b"{}"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = _handle
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def take(self) -> list[dict]:
+        with self.lock:
+            out, self.requests = self.requests, []
+        return out
+
+
+# ------------------------------------------------------------------------- argument generator
+
+FORMATS = {
+    "date-time": "2024-01-02T03:04:05Z",
+    "date": "2024-01-02",
+    "time": "03:04:05Z",
+    "email": "someone@example.com",
+    "uri": "https://example.com/x",
+    "url": "https://example.com/x",
+    "uri-reference": "https://example.com/x",
+    "uuid": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+    "ipv4": "192.0.2.1",
+    "ipv6": "2001:db8::1",
+    "hostname": "example.com",
+    "byte": base64.b64encode(b"hello").decode(),
+    "binary": base64.b64encode(b"hello").decode(),
+}
+
+
+_PATTERNS: dict = {}
+
+
+def from_pattern(pattern: str, lo: int, hi) -> str | None:
+    """The simplest string matching `pattern` (ECMA-ish regex) within the length bounds, found by
+    Hypothesis' shrinker (deterministic), or None."""
+    key = (pattern, lo, hi)
+    if key not in _PATTERNS:
+        import re
+        import warnings
+
+        from hypothesis import HealthCheck, find, settings
+        from hypothesis import strategies as st
+
+        try:
+            compiled = re.compile(pattern)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _PATTERNS[key] = find(
+                    st.from_regex(compiled),
+                    lambda x: len(x) >= lo and (hi is None or len(x) <= hi) and "\n" not in x,
+                    settings=settings(database=None, max_examples=200, suppress_health_check=list(HealthCheck)),
+                )
+        except Exception:
+            _PATTERNS[key] = None
+    return _PATTERNS[key]
+
+
+class Gen:
+    def __init__(self, root: dict) -> None:
+        self.defs = root.get("$defs", {})
+
+    def resolve(self, s):
+        seen = 0
+        while isinstance(s, dict) and "$ref" in s and seen < 20:
+            name = s["$ref"].rsplit("/", 1)[-1]
+            target = self.defs.get(name, {})
+            rest = {k: v for k, v in s.items() if k != "$ref"}
+            s = {**target, **rest} if isinstance(target, dict) else target
+            seen += 1
+        return s
+
+    def value(self, s, depth: int = 0, optional: bool = True):
+        s = self.resolve(s)
+        if s is True or s is None or s == {}:
+            return "x"
+        if s is False:
+            return None
+        if "const" in s:
+            return s["const"]
+        if "enum" in s and s["enum"]:
+            non_null = [e for e in s["enum"] if e is not None]
+            return non_null[0] if non_null else None
+        if "allOf" in s:
+            merged: dict = {}
+            props: dict = {}
+            required: list = []
+            for part in s["allOf"]:
+                part = self.resolve(part)
+                if not isinstance(part, dict):
+                    continue
+                props.update(part.get("properties", {}))
+                required += part.get("required", [])
+                for k, v in part.items():
+                    if k not in ("properties", "required"):
+                        merged.setdefault(k, v)
+            rest = {k: v for k, v in s.items() if k != "allOf"}
+            merged.update(rest)
+            if props:
+                merged["properties"] = {**props, **rest.get("properties", {})}
+                merged.setdefault("type", "object")
+            if required:
+                merged["required"] = list(dict.fromkeys(required + rest.get("required", [])))
+            return self.value(merged, depth, optional)
+        for key in ("oneOf", "anyOf"):
+            if key in s and s[key]:
+                options = [o for o in s[key] if self.resolve(o).get("type") != "null"] if all(isinstance(self.resolve(o), dict) for o in s[key]) else s[key]
+                choice = (options or s[key])[0]
+                rest = {k: v for k, v in s.items() if k not in (key, "discriminator")}
+                c = self.resolve(choice)
+                if isinstance(c, dict) and rest.get("properties") and c.get("properties"):
+                    c = {**c, "properties": {**rest["properties"], **c["properties"]}}
+                v = self.value(c, depth + 1, optional)
+                return v
+        t = s.get("type")
+        if isinstance(t, list):
+            non_null = [x for x in t if x != "null"]
+            t = non_null[0] if non_null else "null"
+        if t is None:
+            if "properties" in s:
+                t = "object"
+            elif "items" in s:
+                t = "array"
+            else:
+                return "x"
+        if t == "null":
+            return None
+        if t == "boolean":
+            return True
+        if t in ("integer", "number"):
+            lo = s.get("minimum", s.get("exclusiveMinimum"))
+            hi = s.get("maximum", s.get("exclusiveMaximum"))
+            v = 1
+            if isinstance(lo, (int, float)) and not isinstance(lo, bool):
+                v = int(lo) + 1 if "exclusiveMinimum" in s and "minimum" not in s else lo
+            if isinstance(hi, (int, float)) and not isinstance(hi, bool) and v > hi:
+                v = hi
+            mult = s.get("multipleOf")
+            if isinstance(mult, (int, float)) and mult:
+                v = mult * max(1, round(v / mult))
+            return int(v) if t == "integer" else v
+        if t == "string":
+            if s.get("contentEncoding") == "base64":
+                return base64.b64encode(b"hello").decode()
+            if isinstance(s.get("pattern"), str):
+                v = from_pattern(s["pattern"], s.get("minLength", 0), s.get("maxLength"))
+                if v is not None:
+                    return v
+            v = FORMATS.get(s.get("format", ""), "abc")
+            lo = s.get("minLength", 0)
+            if len(v) < lo:
+                v = v + "a" * (lo - len(v))
+            hi = s.get("maxLength")
+            if isinstance(hi, int) and len(v) > hi:
+                v = v[:hi]
+            return v
+        if t == "array":
+            n = max(1, s.get("minItems", 1))
+            if depth > 6:
+                n = s.get("minItems", 0)
+            item = s.get("items", {})
+            if s.get("prefixItems"):
+                return [self.value(i, depth + 1, optional) for i in s["prefixItems"]]
+            vals = [self.value(item, depth + 1, optional) for _ in range(n)]
+            if s.get("uniqueItems") and n > 1:
+                vals = vals[:1]
+            return vals
+        if t == "object":
+            out = {}
+            props = s.get("properties", {})
+            required = set(s.get("required", []))
+            for k, ps in props.items():
+                rp = self.resolve(ps)
+                if isinstance(rp, dict) and rp.get("readOnly"):
+                    continue
+                if k in required or (optional and depth < 3):
+                    v = self.value(ps, depth + 1, optional)
+                    out[k] = v
+            ap = s.get("additionalProperties")
+            if not props and isinstance(ap, dict) and ap:
+                out["key1"] = self.value(ap, depth + 1, optional)
+            mp = s.get("minProperties", 0)
+            if len(out) < mp and ap is not False:
+                for i in range(mp - len(out)):
+                    out[f"k{i}"] = "x"
+            return out
+        return "x"
+
+    def args(self, input_schema: dict, optional: bool) -> dict:
+        out = {}
+        required = set(input_schema.get("required", []))
+        for k, ps in input_schema.get("properties", {}).items():
+            if k in required or optional:
+                out[k] = self.value(ps, 1, optional)
+        # dependentRequired: an optional field present pulls in its partners.
+        for k, deps in input_schema.get("dependentRequired", {}).items():
+            if k in out:
+                for d in deps:
+                    if d not in out and d in input_schema.get("properties", {}):
+                        out[d] = self.value(input_schema["properties"][d], 1, optional)
+        return out
+
+
+# ------------------------------------------------------------------------- validation
+
+
+def load_spec(path: pathlib.Path) -> dict:
+    text = path.read_text()
+    return json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
+
+
+def openapi_for(spec: dict, path: pathlib.Path, base: str) -> OpenAPI:
+    spec = copy.deepcopy(spec)
+    spec["servers"] = [{"url": base}]
+    for item in spec.get("paths", {}).values():
+        if isinstance(item, dict):
+            item.pop("servers", None)
+            for op in item.values():
+                if isinstance(op, dict):
+                    op.pop("servers", None)
+    # The spec's own validity is not what is checked here (some fixtures are lax on purpose).
+    return OpenAPI.from_dict(spec, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
+
+
+def mock_request(rec: dict, host: str) -> MockRequest:
+    parts = urllib.parse.urlsplit(rec["target"])
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    headers = {}
+    for k, v in rec["headers"]:
+        headers[k] = v if k not in headers else headers[k] + ", " + v
+    cookies = {}
+    for k, v in rec["headers"]:
+        if k.lower() == "cookie":
+            for pair in v.split(";"):
+                if "=" in pair:
+                    ck, cv = pair.strip().split("=", 1)
+                    cookies[ck] = cv
+    ctype = next((v for k, v in rec["headers"] if k.lower() == "content-type"), None)
+    return MockRequest(
+        host,
+        rec["method"].lower(),
+        parts.path,
+        args=query,
+        headers=headers,
+        cookies=cookies,
+        data=rec["body"] or None,
+        content_type=ctype or "",
+    )
+
+
+def reason_of(err: Exception) -> str:
+    parts = [f"{type(err).__name__}: {err}"]
+    cause = err.__cause__ or err.__context__
+    depth = 0
+    while cause is not None and depth < 4:
+        parts.append(f"{type(cause).__name__}: {cause}")
+        for sub in getattr(cause, "schema_errors", []) or []:
+            parts.append(f"  - {getattr(sub, 'message', sub)} at {list(getattr(sub, 'absolute_path', []))}")
+        cause = cause.__cause__ or cause.__context__
+        depth += 1
+    return " | ".join(parts)[:900]
+
+
+def validator_limitation(why: str) -> str | None:
+    """openapi-core 0.23 failures that are its own gaps, not a verdict on the request."""
+    if "KeyError: '." in why or "KeyError: ';" in why:
+        return "openapi-core does not read label/matrix path parameters"
+    if "TypeError: a bytes-like object is required" in why or "ValueError: not available" in why:
+        return "openapi-core cannot deserialize styled multipart parts"
+    if "could not be resolved" in why and "reference" in why:
+        return "openapi-core cannot resolve discriminator mappings by schema name"
+    if "Value {" in why and ": b'" in why and "is not of type 'string'" in why:
+        return "openapi-core reads multipart parts as bytes, then wants strings"
+    if "Value b'" in why and "is not of type" in why:
+        return "openapi-core does not parse this (+json) media type"
+    if "CastError: Failed to cast value to" in why and "[" in why:
+        return "openapi-core does not read nested deepObject (bracket) keys"
+    if "DeserializeError: ('form', 'object')" in why and "dictionary update sequence" in why:
+        return "openapi-core cannot read non-exploded form objects (k1,v1,k2,v2)"
+    if "InvalidRequestBody" in why and ": b'" in why and re.search(r"'[0-9.]+' is not of type '(integer|number)'", why):
+        return "openapi-core does not cast multipart text parts to numbers"
+    if "Tried to write read-only property" in why and "Invalid path parameter" in why:
+        return "openapi-core applies readOnly to parameters"
+    return None
+
+
+def credentials_env(spec: dict) -> dict:
+    env = {}
+    schemes = (spec.get("components") or {}).get("securitySchemes") or {}
+    for name, s in schemes.items():
+        snake = "".join(c if c.isalnum() else "_" for c in name)
+        # upper snake case of the scheme name, like the proxy derives it
+        out = []
+        for i, c in enumerate(name):
+            if c.isupper() and i > 0 and (name[i - 1].islower() or name[i - 1].isdigit()):
+                out.append("_")
+            out.append(c if c.isalnum() else "_")
+        snake = "".join(out).upper().strip("_")
+        while "__" in snake:
+            snake = snake.replace("__", "_")
+        var = f"OPENAPI_MCP_{snake}"
+        kind = (s or {}).get("type")
+        if kind == "http" and str(s.get("scheme", "")).lower() == "basic":
+            env[var] = "user:pass"
+        else:
+            env[var] = "dummy-credential"
+    return env
+
+
+async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats: dict, failures: list) -> None:
+    spec = load_spec(path)
+    if not str(spec.get("openapi", "")).startswith("3."):
+        print(f"  skip {path.name}: not OpenAPI 3.x (openapi-core validates 3.x only)")
+        return
+    host = f"http://127.0.0.1:{upstream.port}"
+    base = host + BASE_PATH
+    api = openapi_for(spec, path, base)
+    odd_keys = [k for k in spec.get("paths", {}) if "#" in k or "?" in k]
+    env = dict(os.environ, RUST_LOG="error", **credentials_env(spec))
+    params = StdioServerParameters(command=bin_path, args=["proxy", str(path), "--base-url", base, "--timeout", "10", "--header", "Authorization: Bearer static-header-token"], env=env)
+    counts = {"valid": 0, "invalid": 0, "refused": 0, "unsent": 0, "known": 0, "unvalidatable": 0, "call_errors": 0}
+    refusals: list[str] = []
+    call_errors: list[str] = []
+    crashes: list[str] = []
+    async with Client(params) as client:
+        tools = (await client.list_tools()).tools[:MAX_TOOLS]
+        for tool in tools:
+            schema = tool.input_schema or {}
+            gen = Gen(schema)
+            verdict = None
+            for optional in (True, False):
+                args = gen.args(schema, optional)
+                upstream.take()
+                call_error = None
+                result = None
+                try:
+                    result = await asyncio.wait_for(client.call_tool(tool.name, args), CALL_TIMEOUT)
+                except Exception as e:  # protocol error, timeout, or the client rejecting the result
+                    call_error = repr(e)
+                sent = upstream.take()
+                if call_error is not None:
+                    counts["call_errors"] += 1
+                    call_errors.append(f"{tool.name}: {call_error}")
+                if not sent:
+                    if result is not None and result.is_error:
+                        text = "".join(getattr(c, "text", "") for c in result.content)
+                        verdict = ("refused", text[:300], args, None)
+                        continue  # retry with required arguments only
+                    verdict = ("unsent", call_error or "no request and no error", args, None)
+                    break
+                rec = sent[-1]
+                try:
+                    api.validate_request(mock_request(rec, host))
+                    verdict = ("valid", "", args, rec)
+                except OpenAPIError as e:  # the request breaks the spec, or openapi-core gave up
+                    why = reason_of(e)
+                    limit = validator_limitation(why)
+                    if limit is None and "PathNotFound" in why and odd_keys:
+                        limit = "openapi-core cannot match path keys with '#' or '?' in them"
+                    verdict = ("unvalidatable", f"{limit}: {why}", args, rec) if limit else ("invalid", why, args, rec)
+                except Exception as e:  # the validator itself failed on this spec
+                    verdict = ("unvalidatable", reason_of(e), args, rec)
+                if verdict[0] == "unvalidatable" and optional:
+                    continue  # an optional argument may be what the validator cannot read
+                break
+            kind, why, args, rec = verdict
+            if kind in ("invalid", "unsent") and (path.name, tool.name) in KNOWN:
+                kind = "known"
+            counts[kind] += 1
+            if kind in ("invalid", "unsent"):
+                failures.append((path.name, tool.name, kind, why, args, rec))
+            elif kind == "refused":
+                refusals.append(f"{tool.name}: {why}")
+            elif kind == "unvalidatable":
+                crashes.append(f"{tool.name}: {why}")
+    for k, v in counts.items():
+        stats[k] = stats.get(k, 0) + v
+    print(f"  {path.name}: {len(tools)} tools: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for r in refusals[:3]:
+        print(f"    refused (generator gap): {r[:200]}")
+    for r in crashes[:3]:
+        print(f"    unvalidatable (openapi-core failed): {r[:200]}")
+    for r in call_errors[:3]:
+        print(f"    client error: {r[:300]}")
+
+
+def show(rec: dict | None) -> str:
+    if rec is None:
+        return "(nothing sent)"
+    hdrs = {k: v for k, v in rec["headers"] if k.lower() not in ("host", "user-agent", "accept-encoding")}
+    body = rec["body"][:300]
+    return f"{rec['method']} {rec['target']} headers={hdrs} body={body!r}"
+
+
+async def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    p.add_argument("specs", nargs="+")
+    a = p.parse_args()
+    upstream = Upstream()
+    stats: dict = {}
+    failures: list = []
+    started = time.time()
+    for s in a.specs:
+        path = pathlib.Path(s)
+        if not path.exists():
+            print(f"  skip {s}: not found")
+            continue
+        try:
+            await asyncio.wait_for(run_spec(a.bin, path, upstream, stats, failures), 600)
+        except Exception as e:
+            print(f"  {path.name}: FAILED to run: {e!r}")
+            failures.append((path.name, "-", "error", repr(e), {}, None))
+    print(f"request validation: {stats} in {time.time() - started:.0f}s")
+    for spec, tool, kind, why, args, rec in failures:
+        print(f"\n{kind.upper()}: {spec} {tool}\n  args: {json.dumps(args)[:400]}\n  sent: {show(rec)}\n  why: {why}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
