@@ -21,8 +21,6 @@ struct Def {
     loc: Loc,
     value: Value,
     deps: Deps,
-    /// `approx_size(&value)`, once converted.
-    size: usize,
 }
 
 /// Converts schemas, caching each referenced schema once.
@@ -31,13 +29,7 @@ pub struct SchemaStore<'a> {
     version: SpecVersion,
     defs: Vec<Def>,
     by_loc: HashMap<Loc, usize>,
-    /// Definition name -> index (names are unique).
-    by_name: HashMap<String, usize>,
-    /// Whether each converted definition can reach itself through `$ref`s. A definition's deps
-    /// are final once converted and only name definitions that exist by then, so a cycle never
-    /// runs through a definition converted by an earlier flush: each flush classifies just the
-    /// definitions it added.
-    recursive: Vec<bool>,
+    names: HashSet<String>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -53,8 +45,7 @@ impl<'a> SchemaStore<'a> {
             version,
             defs: Vec::new(),
             by_loc: HashMap::new(),
-            by_name: HashMap::new(),
-            recursive: Vec::new(),
+            names: HashSet::new(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
         }
@@ -90,86 +81,8 @@ impl<'a> SchemaStore<'a> {
             let v = self.convert(&loc, node, &mut deps);
             deps.sort_unstable();
             deps.dedup();
-            self.defs[i].size = approx_size(&v);
             self.defs[i].value = v;
             self.defs[i].deps = deps;
-        }
-        self.mark_recursive();
-    }
-
-    /// Classifies the definitions added since the last call (all converted): recursive when in
-    /// a strongly connected component of more than one definition, or referencing itself.
-    /// Iterative Tarjan over the new definitions only; their edges to older ones are skipped,
-    /// as no cycle goes through those.
-    fn mark_recursive(&mut self) {
-        let start = self.recursive.len();
-        let n = self.defs.len();
-        if start == n {
-            return;
-        }
-        let defs = &self.defs;
-        let recursive = &mut self.recursive;
-        recursive.resize(n, false);
-        const UNSEEN: usize = usize::MAX;
-        let mut index = vec![UNSEEN; n - start];
-        let mut low = vec![0usize; n - start];
-        let mut on_stack = vec![false; n - start];
-        let mut stack: Vec<usize> = Vec::new();
-        let mut work: Vec<(usize, usize)> = Vec::new();
-        let mut next = 0usize;
-        for first in start..n {
-            if index[first - start] != UNSEEN {
-                continue;
-            }
-            index[first - start] = next;
-            low[first - start] = next;
-            next += 1;
-            stack.push(first);
-            on_stack[first - start] = true;
-            work.push((first, 0));
-            while let Some(&mut (v, ref mut pos)) = work.last_mut() {
-                let ds = &defs[v].deps;
-                if *pos < ds.len() {
-                    let w = ds[*pos];
-                    *pos += 1;
-                    if w < start {
-                        continue;
-                    }
-                    if w == v {
-                        recursive[v] = true;
-                    }
-                    if index[w - start] == UNSEEN {
-                        index[w - start] = next;
-                        low[w - start] = next;
-                        next += 1;
-                        stack.push(w);
-                        on_stack[w - start] = true;
-                        work.push((w, 0));
-                    } else if on_stack[w - start] {
-                        low[v - start] = low[v - start].min(index[w - start]);
-                    }
-                } else {
-                    work.pop();
-                    if let Some(&(parent, _)) = work.last() {
-                        low[parent - start] = low[parent - start].min(low[v - start]);
-                    }
-                    if low[v - start] == index[v - start] {
-                        let top = stack
-                            .iter()
-                            .rposition(|&w| w == v)
-                            .expect("v is on the stack");
-                        let comp = stack.split_off(top);
-                        for &w in &comp {
-                            on_stack[w - start] = false;
-                        }
-                        if comp.len() > 1 {
-                            for &w in &comp {
-                                recursive[w] = true;
-                            }
-                        }
-                    }
-                }
-            }
         }
     }
 
@@ -181,18 +94,17 @@ impl<'a> SchemaStore<'a> {
         let base = def_base_name(&target, self.docs);
         let mut name = base.clone();
         let mut n = 2;
-        while self.by_name.contains_key(&name) {
+        while self.names.contains(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
+        self.names.insert(name.clone());
         let i = self.defs.len();
-        self.by_name.insert(name.clone(), i);
         self.defs.push(Def {
             name,
             loc: target.clone(),
             value: Value::Bool(true),
             deps: Vec::new(),
-            size: 0,
         });
         self.by_loc.insert(target, i);
         self.pending.push_back(i);
@@ -384,7 +296,9 @@ impl<'a> SchemaStore<'a> {
                             .enumerate()
                             .map(|(i, s)| self.convert(&kl.index(i), s, deps))
                             .collect();
-                        if k == "oneOf" {
+                        // A discriminator picks the alternative by the property's value, with
+                        // `anyOf` as with `oneOf` (DigitalOcean uses both).
+                        if k == "oneOf" || k == "anyOf" {
                             pin_discriminator(self.docs, loc, obj, a, &mut items);
                         }
                         if !items.is_empty() {
@@ -452,10 +366,10 @@ impl<'a> SchemaStore<'a> {
         // Closure of referenced definitions, breadth-first with depth.
         let mut closure: Vec<usize> = Vec::new();
         let mut elided: Vec<usize> = Vec::new();
-        let mut seen = vec![false; self.defs.len()];
+        let mut seen = HashSet::new();
         let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
         while let Some((i, depth)) = queue.pop_front() {
-            if std::mem::replace(&mut seen[i], true) {
+            if !seen.insert(i) {
                 continue;
             }
             if max_depth.is_some_and(|m| depth > m) {
@@ -469,26 +383,25 @@ impl<'a> SchemaStore<'a> {
             return root;
         }
         closure.sort_unstable();
-        // Position in `closure` of the definition a local `$ref` names, if it is in the closure.
-        let position = |name: &str| {
-            let &i = self.by_name.get(name)?;
-            closure.binary_search(&i).ok()
-        };
 
-        // Reference counts (from root and every definition in the closure), by closure position.
-        let mut counts = vec![0usize; closure.len()];
-        let mut pinned = vec![false; closure.len()];
+        // Reference counts (from root and every definition in the closure).
+        let mut counts: HashMap<usize, usize> = HashMap::new();
+        let mut pinned: HashSet<usize> = HashSet::new();
+        let by_name: HashMap<&str, usize> = closure
+            .iter()
+            .map(|&i| (self.defs[i].name.as_str(), i))
+            .collect();
         let mut count_refs = |m: &Map<String, Value>| {
             visit_refs(
                 m,
                 &mut |r| {
-                    if let Some(p) = position(r) {
-                        counts[p] += 1;
+                    if let Some(&i) = by_name.get(r) {
+                        *counts.entry(i).or_default() += 1;
                     }
                 },
                 &mut |r| {
-                    if let Some(p) = position(r) {
-                        pinned[p] = true;
+                    if let Some(&i) = by_name.get(r) {
+                        pinned.insert(i);
                     }
                 },
             )
@@ -501,23 +414,16 @@ impl<'a> SchemaStore<'a> {
         }
 
         let in_closure = |i: &usize| closure.binary_search(i).is_ok();
-        // Without elided definitions the closure holds every cycle through its members, so the
-        // store-wide classification applies; with some, cycles through them do not count.
-        let local_recursive = (!elided.is_empty()
-            || closure.iter().any(|&i| i >= self.recursive.len()))
-        .then(|| recursive_defs(&closure, |i| &self.defs[i].deps));
-        let is_recursive = |i: usize| match &local_recursive {
-            Some(r) => r.contains(&i),
-            None => self.recursive[i],
-        };
-        let inline: Vec<bool> = closure
+        let recursive = recursive_defs(&closure, |i| &self.defs[i].deps);
+        let inline: HashSet<usize> = closure
             .iter()
-            .enumerate()
-            .map(|(p, &i)| {
-                !is_recursive(i)
-                    && !pinned[p]
-                    && (counts[p] <= 1
-                        || (!self.defs[i].deps.iter().any(in_closure) && self.defs[i].size <= 160))
+            .copied()
+            .filter(|i| {
+                !recursive.contains(i)
+                    && !pinned.contains(i)
+                    && (counts.get(i).copied().unwrap_or(0) <= 1
+                        || (!self.defs[*i].deps.iter().any(in_closure)
+                            && approx_size(&self.defs[*i].value) <= 160))
             })
             .collect();
         // Beyond the depth limit: small leaf definitions are still inlined, others accept anything.
@@ -525,26 +431,24 @@ impl<'a> SchemaStore<'a> {
             .iter()
             .map(|&i| {
                 let d = &self.defs[i];
-                if d.deps.is_empty() && d.size <= 160 {
+                if d.deps.is_empty() && approx_size(&d.value) <= 160 {
                     (i, d.value.clone())
                 } else {
                     (i, json!({ "title": d.name }))
                 }
             })
             .collect();
-        let mut replace: HashMap<&str, &Value> = closure
+        let mut replace: HashMap<&str, &Value> = inline
             .iter()
-            .zip(&inline)
-            .filter(|&(_, &inl)| inl)
-            .map(|(&i, _)| (self.defs[i].name.as_str(), &self.defs[i].value))
+            .map(|&i| (self.defs[i].name.as_str(), &self.defs[i].value))
             .collect();
         for (i, stub) in &stubs {
             replace.insert(self.defs[*i].name.as_str(), stub);
         }
 
         let mut defs = Map::new();
-        for (&i, &inl) in closure.iter().zip(&inline) {
-            if inl {
+        for &i in &closure {
+            if inline.contains(&i) {
                 continue;
             }
             let mut v = self.defs[i].value.clone();
@@ -560,8 +464,12 @@ impl<'a> SchemaStore<'a> {
 
     /// The converted value of a definition (to inline a root `$ref`).
     pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, &Value)> {
-        let &i = self.by_name.get(r.strip_prefix("#/$defs/")?)?;
-        Some((i, &self.defs[i].value))
+        let name = r.strip_prefix("#/$defs/")?;
+        self.defs
+            .iter()
+            .enumerate()
+            .find(|(_, d)| d.name == name)
+            .map(|(i, d)| (i, &d.value))
     }
 
     pub fn def_deps(&self, i: usize) -> &[usize] {
@@ -1060,13 +968,26 @@ pub fn strip_write_only(v: &mut Value) {
 }
 
 fn strip_flagged(v: &mut Value, flag: &str) {
+    // Definitions carrying the flag themselves (or through a chain of `$ref`s): a property that
+    // is only a `$ref` to one (`connection: {$ref: ...}` with `readOnly` inside) is flagged too.
+    let flagged: HashSet<String> = match v.get("$defs") {
+        Some(Value::Object(defs)) => defs
+            .iter()
+            .filter(|(_, d)| def_flagged(d, flag, defs, 0))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        _ => HashSet::new(),
+    };
     for_each_schema_mut(v, &mut |m| {
         let Some(Value::Object(props)) = m.get_mut("properties") else {
             return;
         };
         let drop: Vec<String> = props
             .iter()
-            .filter(|(_, s)| s.get(flag).and_then(Value::as_bool) == Some(true))
+            .filter(|(_, s)| match s.get(flag).and_then(Value::as_bool) {
+                Some(b) => b,
+                None => local_ref(s).is_some_and(|n| flagged.contains(n)),
+            })
             .map(|(k, _)| k.clone())
             .collect();
         if drop.is_empty() {
@@ -1082,6 +1003,25 @@ fn strip_flagged(v: &mut Value, flag: &str) {
             }
         }
     });
+}
+
+/// The `$defs` name a schema refers to: `{"$ref": "#/$defs/N"}` or `{"allOf": [{"$ref": ...}]}`.
+fn local_ref(s: &Value) -> Option<&str> {
+    let target = match s.get("allOf").and_then(Value::as_array) {
+        Some(all) if all.len() == 1 => &all[0],
+        _ => s,
+    };
+    target.get("$ref")?.as_str()?.strip_prefix("#/$defs/")
+}
+
+fn def_flagged(d: &Value, flag: &str, defs: &Map<String, Value>, depth: usize) -> bool {
+    match d.get(flag).and_then(Value::as_bool) {
+        Some(b) => b,
+        None if depth < 8 => local_ref(d)
+            .and_then(|n| defs.get(n))
+            .is_some_and(|t| def_flagged(t, flag, defs, depth + 1)),
+        None => false,
+    }
 }
 
 /// Lenient output schemas describe the shape without rejecting real-world deviations: no
@@ -1190,5 +1130,31 @@ mod tests {
             json!({"type": "object", "properties": {"a": {"type": "string"},
             "b": {"type": ["integer", "null"]}, "c": {"anyOf": [{"$ref": "#/$defs/C"}, {"type": "null"}]}}})
         );
+    }
+
+    #[test]
+    fn read_only_through_a_ref_is_stripped() {
+        let mut v = json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "conn": {"$ref": "#/$defs/Conn"},
+                "alias": {"allOf": [{"$ref": "#/$defs/Alias"}]},
+                "kept": {"$ref": "#/$defs/Conn", "readOnly": false}
+            },
+            "required": ["name", "conn"],
+            "$defs": {
+                "Conn": {"type": "object", "readOnly": true},
+                "Alias": {"$ref": "#/$defs/Conn"}
+            }
+        });
+        strip_read_only(&mut v);
+        assert_eq!(
+            v["properties"]
+                .as_object()
+                .map(|p| p.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["name".to_string(), "kept".to_string()])
+        );
+        assert_eq!(v["required"], json!(["name"]));
     }
 }
