@@ -21,6 +21,8 @@ struct Def {
     loc: Loc,
     value: Value,
     deps: Deps,
+    /// `approx_size(&value)`, once converted.
+    size: usize,
 }
 
 /// Converts schemas, caching each referenced schema once.
@@ -29,7 +31,13 @@ pub struct SchemaStore<'a> {
     version: SpecVersion,
     defs: Vec<Def>,
     by_loc: HashMap<Loc, usize>,
-    names: HashSet<String>,
+    /// Definition name -> index (names are unique).
+    by_name: HashMap<String, usize>,
+    /// Whether each converted definition can reach itself through `$ref`s. A definition's deps
+    /// are final once converted and only name definitions that exist by then, so a cycle never
+    /// runs through a definition converted by an earlier flush: each flush classifies just the
+    /// definitions it added.
+    recursive: Vec<bool>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -45,7 +53,8 @@ impl<'a> SchemaStore<'a> {
             version,
             defs: Vec::new(),
             by_loc: HashMap::new(),
-            names: HashSet::new(),
+            by_name: HashMap::new(),
+            recursive: Vec::new(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
         }
@@ -81,8 +90,86 @@ impl<'a> SchemaStore<'a> {
             let v = self.convert(&loc, node, &mut deps);
             deps.sort_unstable();
             deps.dedup();
+            self.defs[i].size = approx_size(&v);
             self.defs[i].value = v;
             self.defs[i].deps = deps;
+        }
+        self.mark_recursive();
+    }
+
+    /// Classifies the definitions added since the last call (all converted): recursive when in
+    /// a strongly connected component of more than one definition, or referencing itself.
+    /// Iterative Tarjan over the new definitions only; their edges to older ones are skipped,
+    /// as no cycle goes through those.
+    fn mark_recursive(&mut self) {
+        let start = self.recursive.len();
+        let n = self.defs.len();
+        if start == n {
+            return;
+        }
+        let defs = &self.defs;
+        let recursive = &mut self.recursive;
+        recursive.resize(n, false);
+        const UNSEEN: usize = usize::MAX;
+        let mut index = vec![UNSEEN; n - start];
+        let mut low = vec![0usize; n - start];
+        let mut on_stack = vec![false; n - start];
+        let mut stack: Vec<usize> = Vec::new();
+        let mut work: Vec<(usize, usize)> = Vec::new();
+        let mut next = 0usize;
+        for first in start..n {
+            if index[first - start] != UNSEEN {
+                continue;
+            }
+            index[first - start] = next;
+            low[first - start] = next;
+            next += 1;
+            stack.push(first);
+            on_stack[first - start] = true;
+            work.push((first, 0));
+            while let Some(&mut (v, ref mut pos)) = work.last_mut() {
+                let ds = &defs[v].deps;
+                if *pos < ds.len() {
+                    let w = ds[*pos];
+                    *pos += 1;
+                    if w < start {
+                        continue;
+                    }
+                    if w == v {
+                        recursive[v] = true;
+                    }
+                    if index[w - start] == UNSEEN {
+                        index[w - start] = next;
+                        low[w - start] = next;
+                        next += 1;
+                        stack.push(w);
+                        on_stack[w - start] = true;
+                        work.push((w, 0));
+                    } else if on_stack[w - start] {
+                        low[v - start] = low[v - start].min(index[w - start]);
+                    }
+                } else {
+                    work.pop();
+                    if let Some(&(parent, _)) = work.last() {
+                        low[parent - start] = low[parent - start].min(low[v - start]);
+                    }
+                    if low[v - start] == index[v - start] {
+                        let top = stack
+                            .iter()
+                            .rposition(|&w| w == v)
+                            .expect("v is on the stack");
+                        let comp = stack.split_off(top);
+                        for &w in &comp {
+                            on_stack[w - start] = false;
+                        }
+                        if comp.len() > 1 {
+                            for &w in &comp {
+                                recursive[w] = true;
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
 
@@ -94,17 +181,18 @@ impl<'a> SchemaStore<'a> {
         let base = def_base_name(&target, self.docs);
         let mut name = base.clone();
         let mut n = 2;
-        while self.names.contains(&name) {
+        while self.by_name.contains_key(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
-        self.names.insert(name.clone());
         let i = self.defs.len();
+        self.by_name.insert(name.clone(), i);
         self.defs.push(Def {
             name,
             loc: target.clone(),
             value: Value::Bool(true),
             deps: Vec::new(),
+            size: 0,
         });
         self.by_loc.insert(target, i);
         self.pending.push_back(i);
@@ -366,10 +454,10 @@ impl<'a> SchemaStore<'a> {
         // Closure of referenced definitions, breadth-first with depth.
         let mut closure: Vec<usize> = Vec::new();
         let mut elided: Vec<usize> = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen = vec![false; self.defs.len()];
         let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
         while let Some((i, depth)) = queue.pop_front() {
-            if !seen.insert(i) {
+            if std::mem::replace(&mut seen[i], true) {
                 continue;
             }
             if max_depth.is_some_and(|m| depth > m) {
@@ -383,25 +471,26 @@ impl<'a> SchemaStore<'a> {
             return root;
         }
         closure.sort_unstable();
+        // Position in `closure` of the definition a local `$ref` names, if it is in the closure.
+        let position = |name: &str| {
+            let &i = self.by_name.get(name)?;
+            closure.binary_search(&i).ok()
+        };
 
-        // Reference counts (from root and every definition in the closure).
-        let mut counts: HashMap<usize, usize> = HashMap::new();
-        let mut pinned: HashSet<usize> = HashSet::new();
-        let by_name: HashMap<&str, usize> = closure
-            .iter()
-            .map(|&i| (self.defs[i].name.as_str(), i))
-            .collect();
+        // Reference counts (from root and every definition in the closure), by closure position.
+        let mut counts = vec![0usize; closure.len()];
+        let mut pinned = vec![false; closure.len()];
         let mut count_refs = |m: &Map<String, Value>| {
             visit_refs(
                 m,
                 &mut |r| {
-                    if let Some(&i) = by_name.get(r) {
-                        *counts.entry(i).or_default() += 1;
+                    if let Some(p) = position(r) {
+                        counts[p] += 1;
                     }
                 },
                 &mut |r| {
-                    if let Some(&i) = by_name.get(r) {
-                        pinned.insert(i);
+                    if let Some(p) = position(r) {
+                        pinned[p] = true;
                     }
                 },
             )
@@ -414,16 +503,23 @@ impl<'a> SchemaStore<'a> {
         }
 
         let in_closure = |i: &usize| closure.binary_search(i).is_ok();
-        let recursive = recursive_defs(&closure, |i| &self.defs[i].deps);
-        let inline: HashSet<usize> = closure
+        // Without elided definitions the closure holds every cycle through its members, so the
+        // store-wide classification applies; with some, cycles through them do not count.
+        let local_recursive = (!elided.is_empty()
+            || closure.iter().any(|&i| i >= self.recursive.len()))
+        .then(|| recursive_defs(&closure, |i| &self.defs[i].deps));
+        let is_recursive = |i: usize| match &local_recursive {
+            Some(r) => r.contains(&i),
+            None => self.recursive[i],
+        };
+        let inline: Vec<bool> = closure
             .iter()
-            .copied()
-            .filter(|i| {
-                !recursive.contains(i)
-                    && !pinned.contains(i)
-                    && (counts.get(i).copied().unwrap_or(0) <= 1
-                        || (!self.defs[*i].deps.iter().any(in_closure)
-                            && approx_size(&self.defs[*i].value) <= 160))
+            .enumerate()
+            .map(|(p, &i)| {
+                !is_recursive(i)
+                    && !pinned[p]
+                    && (counts[p] <= 1
+                        || (!self.defs[i].deps.iter().any(in_closure) && self.defs[i].size <= 160))
             })
             .collect();
         // Beyond the depth limit: small leaf definitions are still inlined, others accept anything.
@@ -431,24 +527,26 @@ impl<'a> SchemaStore<'a> {
             .iter()
             .map(|&i| {
                 let d = &self.defs[i];
-                if d.deps.is_empty() && approx_size(&d.value) <= 160 {
+                if d.deps.is_empty() && d.size <= 160 {
                     (i, d.value.clone())
                 } else {
                     (i, json!({ "title": d.name }))
                 }
             })
             .collect();
-        let mut replace: HashMap<&str, &Value> = inline
+        let mut replace: HashMap<&str, &Value> = closure
             .iter()
-            .map(|&i| (self.defs[i].name.as_str(), &self.defs[i].value))
+            .zip(&inline)
+            .filter(|&(_, &inl)| inl)
+            .map(|(&i, _)| (self.defs[i].name.as_str(), &self.defs[i].value))
             .collect();
         for (i, stub) in &stubs {
             replace.insert(self.defs[*i].name.as_str(), stub);
         }
 
         let mut defs = Map::new();
-        for &i in &closure {
-            if inline.contains(&i) {
+        for (&i, &inl) in closure.iter().zip(&inline) {
+            if inl {
                 continue;
             }
             let mut v = self.defs[i].value.clone();
@@ -464,12 +562,8 @@ impl<'a> SchemaStore<'a> {
 
     /// The converted value of a definition (to inline a root `$ref`).
     pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, &Value)> {
-        let name = r.strip_prefix("#/$defs/")?;
-        self.defs
-            .iter()
-            .enumerate()
-            .find(|(_, d)| d.name == name)
-            .map(|(i, d)| (i, &d.value))
+        let &i = self.by_name.get(r.strip_prefix("#/$defs/")?)?;
+        Some((i, &self.defs[i].value))
     }
 
     pub fn def_deps(&self, i: usize) -> &[usize] {
