@@ -389,6 +389,11 @@ fn expand_query(
         Value::Array(a) if a.is_empty() => {}
         Value::Object(o) if o.is_empty() => {}
         Value::Array(_) if style == QueryStyle::DeepObject => deep_value(&n, v, ev, enc, out),
+        // Styles say nothing of arrays of objects or arrays; APIs that take one in the query
+        // (Box's `mdfilters`) take it as JSON, whole.
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            out.push(format!("{n}={}", ev(&v.to_string())))
+        }
         Value::Array(a) => {
             let delim = match style {
                 _ if explode => None,
@@ -1570,6 +1575,12 @@ mod tests {
                 "color[l][0][k]=1&color[l][1][k]=2",
             ),
             (DeepObject, true, json!(["a", "b"]), "color[]=a&color[]=b"),
+            (
+                Form,
+                true,
+                json!([{"k": "v"}]),
+                "color=%5B%7B%22k%22%3A%22v%22%7D%5D",
+            ),
             (DeepObject, true, json!([{"k": "v"}]), "color[0][k]=v"),
             (Form, true, json!([3, 4]), "color=3&color=4"),
             (Form, false, json!([3, 4]), "color=3,4"),
