@@ -444,7 +444,7 @@ impl<'a> OpContext<'a> {
         input.extend(root_extra);
         input.insert("additionalProperties".into(), json!(false));
         let mut input = Value::Object(store.bundle(input, &deps, None));
-        schema::strip_read_only(&mut input);
+        strip_read_only_from_body(&mut input, &args);
 
         // Responses.
         let (output_schema, output, accept) = self.output(store);
@@ -1607,6 +1607,43 @@ fn base_url(spec: &Spec) -> Option<String> {
         };
     }
     first_server_url(root.get("servers")?, docs)
+}
+
+/// `readOnly` properties leave request bodies. It concerns body properties only: a parameter
+/// keeps its argument even when its schema says `readOnly` (Cloudflare marks its path
+/// identifiers so, and dropping them made those operations uncallable); the annotation itself is
+/// dropped from the parameter.
+fn strip_read_only_from_body(input: &mut Value, args: &[ArgBinding]) {
+    let params: HashSet<&str> = args
+        .iter()
+        .filter(|a| !matches!(a.location, ArgLocation::Body | ArgLocation::BodyField))
+        .map(|a| a.arg.as_str())
+        .collect();
+    let Some(Value::Object(props)) = input.get_mut("properties") else {
+        schema::strip_read_only(input);
+        return;
+    };
+    let order: Vec<String> = props.keys().cloned().collect();
+    let mut held = Map::new();
+    for k in order.iter().filter(|k| params.contains(k.as_str())) {
+        if let Some(mut v) = props.remove(k) {
+            if let Value::Object(m) = &mut v
+                && m.get("readOnly") == Some(&Value::Bool(true))
+            {
+                m.remove("readOnly");
+            }
+            held.insert(k.clone(), v);
+        }
+    }
+    schema::strip_read_only(input);
+    if let Some(Value::Object(props)) = input.get_mut("properties") {
+        let mut rest = std::mem::take(props);
+        for k in &order {
+            if let Some(v) = held.remove(k).or_else(|| rest.remove(k)) {
+                props.insert(k.clone(), v);
+            }
+        }
+    }
 }
 
 /// The API's base URL, and operations whose own server is that base URL no longer carry it.

@@ -2286,3 +2286,53 @@ paths:
     assert_eq!(tool(&conv, "getA").route.server, None);
     assert!(tool(&conv, "upload").route.server.is_some());
 }
+
+#[test]
+fn read_only_parameters_keep_their_arguments() {
+    // Cloudflare marks its path identifiers readOnly; readOnly concerns body properties only.
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: { title: RO, version: "1" }
+paths:
+  /accounts/{account_id}/things:
+    post:
+      operationId: makeThing
+      parameters:
+        - { name: account_id, in: path, required: true, schema: { $ref: "#/components/schemas/Id" } }
+        - { name: q, in: query, schema: { type: string, readOnly: true } }
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              required: [id, name]
+              properties:
+                id: { $ref: "#/components/schemas/Id" }
+                name: { type: string }
+      responses: { "200": { description: ok } }
+components:
+  schemas:
+    Id: { type: string, maxLength: 32, readOnly: true }
+"##,
+    );
+    let t = tool(&conv, "makeThing");
+    let input = input(t);
+    assert_eq!(
+        prop_names(&input),
+        vec![
+            "account_id".to_string(),
+            "q".to_string(),
+            "name".to_string()
+        ],
+        "{input}"
+    );
+    assert_eq!(
+        required_of(&input),
+        vec!["account_id".to_string(), "name".to_string()]
+    );
+    assert!(
+        input["properties"]["q"].get("readOnly").is_none(),
+        "{input}"
+    );
+}
