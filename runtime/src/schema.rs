@@ -1078,10 +1078,7 @@ fn strip_flagged(v: &mut Value, flag: &str) {
         };
         let drop: Vec<String> = props
             .iter()
-            .filter(|(_, s)| match s.get(flag).and_then(Value::as_bool) {
-                Some(b) => b,
-                None => local_ref(s).is_some_and(|n| flagged.contains(n)),
-            })
+            .filter(|(_, s)| property_flagged(s, flag, &flagged))
             .map(|(k, _)| k.clone())
             .collect();
         if drop.is_empty() {
@@ -1097,6 +1094,25 @@ fn strip_flagged(v: &mut Value, flag: &str) {
             }
         }
     });
+}
+
+/// Whether a property schema carries `flag`: itself, through a `$ref` to a flagged definition,
+/// or in an `allOf` member (`allOf: [{$ref: Connection}, {readOnly: true}]`, as DigitalOcean
+/// writes it). An explicit `false` on the property wins.
+fn property_flagged(s: &Value, flag: &str, flagged: &HashSet<String>) -> bool {
+    let member = |m: &Value| {
+        m.get(flag).and_then(Value::as_bool) == Some(true)
+            || local_ref(m).is_some_and(|n| flagged.contains(n))
+    };
+    match s.get(flag).and_then(Value::as_bool) {
+        Some(b) => b,
+        None => {
+            member(s)
+                || s.get("allOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|all| all.iter().any(member))
+        }
+    }
 }
 
 /// The `$defs` name a schema refers to: `{"$ref": "#/$defs/N"}` or `{"allOf": [{"$ref": ...}]}`.
@@ -1234,12 +1250,14 @@ mod tests {
                 "name": {"type": "string"},
                 "conn": {"$ref": "#/$defs/Conn"},
                 "alias": {"allOf": [{"$ref": "#/$defs/Alias"}]},
+                "member": {"allOf": [{"$ref": "#/$defs/Plain"}, {"readOnly": true}]},
                 "kept": {"$ref": "#/$defs/Conn", "readOnly": false}
             },
             "required": ["name", "conn"],
             "$defs": {
                 "Conn": {"type": "object", "readOnly": true},
-                "Alias": {"$ref": "#/$defs/Conn"}
+                "Alias": {"$ref": "#/$defs/Conn"},
+                "Plain": {"type": "object"}
             }
         });
         strip_read_only(&mut v);
