@@ -362,7 +362,7 @@ def validator_limitation(why: str) -> str | None:
         return "openapi-core cannot read non-exploded form objects (k1,v1,k2,v2)"
     if "InvalidRequestBody" in why and ": b'" in why and re.search(r"'[0-9.]+' is not of type '(integer|number)'", why):
         return "openapi-core does not cast multipart text parts to numbers"
-    if "Tried to write read-only property" in why and "Invalid path parameter" in why:
+    if "Tried to write read-only property" in why and re.search(r"Invalid (path|query|header|cookie) parameter", why):
         return "openapi-core applies readOnly to parameters"
     return None
 
