@@ -13,6 +13,10 @@ use crate::diag::Diagnostics;
 use crate::load::{DocumentSet, SpecVersion};
 use crate::pointer::Loc;
 
+/// Hash map for the store's internal lookups (locations, definition names): foldhash instead
+/// of SipHash. Only ever looked up, never iterated, so the hasher cannot change any output.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// Definitions referenced by a converted schema (indices into the store).
 pub type Deps = Vec<usize>;
 
@@ -30,9 +34,9 @@ pub struct SchemaStore<'a> {
     docs: &'a DocumentSet,
     version: SpecVersion,
     defs: Vec<Def>,
-    by_loc: HashMap<Loc, usize>,
+    by_loc: FastMap<Loc, usize>,
     /// Definition name -> index (names are unique).
-    by_name: HashMap<String, usize>,
+    by_name: FastMap<String, usize>,
     /// Whether each converted definition can reach itself through `$ref`s. A definition's deps
     /// are final once converted and only name definitions that exist by then, so a cycle never
     /// runs through a definition converted by an earlier flush: each flush classifies just the
@@ -52,8 +56,8 @@ impl<'a> SchemaStore<'a> {
             docs,
             version,
             defs: Vec::new(),
-            by_loc: HashMap::new(),
-            by_name: HashMap::new(),
+            by_loc: FastMap::default(),
+            by_name: FastMap::default(),
             recursive: Vec::new(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
@@ -534,7 +538,7 @@ impl<'a> SchemaStore<'a> {
                 }
             })
             .collect();
-        let mut replace: HashMap<&str, &Value> = closure
+        let mut replace: FastMap<&str, &Value> = closure
             .iter()
             .zip(&inline)
             .filter(|&(_, &inl)| inl)
@@ -873,7 +877,7 @@ fn visit_refs(m: &Map<String, Value>, f: &mut impl FnMut(&str), pin: &mut impl F
 
 /// Replaces `{"$ref": "#/$defs/X"}` by X's value for every X in `inline` (transitively), and
 /// drops discriminator mapping entries whose target is replaced.
-fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
+fn substitute(v: &mut Value, inline: &FastMap<&str, &Value>) {
     let Value::Object(m) = v else { return };
     let target = m
         .get("$ref")
@@ -923,7 +927,7 @@ fn substitute(v: &mut Value, inline: &HashMap<&str, &Value>) {
     substitute_children(m, inline);
 }
 
-fn substitute_children(m: &mut Map<String, Value>, inline: &HashMap<&str, &Value>) {
+fn substitute_children(m: &mut Map<String, Value>, inline: &FastMap<&str, &Value>) {
     if let Some(Value::Object(mapping)) = m
         .get_mut("discriminator")
         .and_then(|d| d.get_mut("mapping"))
