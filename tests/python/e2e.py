@@ -17,52 +17,18 @@ import re
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mcp import Client, StdioServerParameters
+from upstream import RecordingUpstream
 
 API_KEY = "py-e2e-secret-key"
 
 
-class Upstream:
-    """Records every request; answers like a tiny petstore."""
+class Upstream(RecordingUpstream):
+    """Plays a tiny petstore."""
 
     def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        upstream = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:  # quiet
-                pass
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                rec = {
-                    "method": self.command,
-                    "target": self.path,
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "body": body,
-                }
-                with upstream.lock:
-                    upstream.requests.append(rec)
-                status, payload = upstream.respond(rec)
-                data = b"" if payload is None else json.dumps(payload).encode()
-                self.send_response(status)
-                if payload is not None:
-                    self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _handle
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        super().__init__(self.respond)
 
     @staticmethod
     def respond(rec: dict) -> tuple[int, object]:
@@ -84,10 +50,6 @@ class Upstream:
             return 204, None
         return 500, {"code": 500, "message": f"unexpected {method} {target}"}
 
-    def take(self) -> list[dict]:
-        with self.lock:
-            out, self.requests = self.requests, []
-        return out
 
 
 def check(cond: bool, what: str) -> None:

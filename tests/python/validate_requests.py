@@ -29,16 +29,15 @@ import os
 import pathlib
 import re
 import sys
-import threading
 import time
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import yaml
 from mcp import Client, StdioServerParameters
 from openapi_core import Config, OpenAPI
 from openapi_core.exceptions import OpenAPIError
 from openapi_core.testing import MockRequest
+from upstream import RecordingUpstream
 
 BASE_PATH = "/vbase/v1"
 MAX_TOOLS = 250
@@ -48,48 +47,11 @@ CALL_TIMEOUT = 15.0
 KNOWN: dict[tuple[str, str], str] = {}
 
 
-class Upstream:
+class Upstream(RecordingUpstream):
     """Records every request and answers 200 `{}`."""
 
     def __init__(self) -> None:
-        self.requests: list[dict] = []
-        self.lock = threading.Lock()
-        upstream = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args) -> None:
-                pass
-
-            def _handle(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                rec = {
-                    "method": self.command,
-                    "target": self.path,
-                    "headers": [(k, v) for k, v in self.headers.items()],
-                    "body": body,
-                }
-                with upstream.lock:
-                    upstream.requests.append(rec)
-                data = b"{}"
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = do_OPTIONS = do_TRACE = _handle
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def take(self) -> list[dict]:
-        with self.lock:
-            out, self.requests = self.requests, []
-        return out
+        super().__init__(lambda _rec: (200, {}))
 
 
 # ------------------------------------------------------------------------- argument generator
@@ -309,16 +271,16 @@ def mock_request(rec: dict, host: str) -> MockRequest:
     parts = urllib.parse.urlsplit(rec["target"])
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     headers = {}
-    for k, v in rec["headers"]:
+    for k, v in rec["header_list"]:
         headers[k] = v if k not in headers else headers[k] + ", " + v
     cookies = {}
-    for k, v in rec["headers"]:
+    for k, v in rec["header_list"]:
         if k.lower() == "cookie":
             for pair in v.split(";"):
                 if "=" in pair:
                     ck, cv = pair.strip().split("=", 1)
                     cookies[ck] = cv
-    ctype = next((v for k, v in rec["headers"] if k.lower() == "content-type"), None)
+    ctype = next((v for k, v in rec["header_list"] if k.lower() == "content-type"), None)
     return MockRequest(
         host,
         rec["method"].lower(),
@@ -459,18 +421,19 @@ async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats:
     for k, v in counts.items():
         stats[k] = stats.get(k, 0) + v
     print(f"  {path.name}: {len(tools)} tools: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    for r in refusals[:3]:
-        print(f"    refused (generator gap): {r[:200]}")
-    for r in crashes[:3]:
-        print(f"    unvalidatable (openapi-core failed): {r[:200]}")
-    for r in call_errors[:3]:
-        print(f"    client error: {r[:300]}")
+    for label, lines in (
+        ("refused (generator gap)", refusals),
+        ("unvalidatable (openapi-core failed)", crashes),
+        ("client error", call_errors),
+    ):
+        for r in lines[:3]:
+            print(f"    {label}: {r[:300]}")
 
 
 def show(rec: dict | None) -> str:
     if rec is None:
         return "(nothing sent)"
-    hdrs = {k: v for k, v in rec["headers"] if k.lower() not in ("host", "user-agent", "accept-encoding")}
+    hdrs = {k: v for k, v in rec["header_list"] if k.lower() not in ("host", "user-agent", "accept-encoding")}
     body = rec["body"][:300]
     return f"{rec['method']} {rec['target']} headers={hdrs} body={body!r}"
 

@@ -246,6 +246,35 @@ fn is_dot_segment(seg: &str) -> bool {
     )
 }
 
+/// The path argument bound to template variable `name`, its style and explode, and its value.
+type PathArg<'r, 'a> = (
+    &'r ArgBinding,
+    (PathStyle, bool),
+    std::borrow::Cow<'a, Value>,
+);
+
+fn path_arg<'r, 'a>(
+    route: &'r Route,
+    args: &'a Map<String, Value>,
+    name: &str,
+) -> Result<PathArg<'r, 'a>, ArgError> {
+    let (binding, style) = route
+        .args
+        .iter()
+        .find_map(|b| match b.location {
+            ArgLocation::Path { style, explode } if b.wire == name => Some((b, (style, explode))),
+            _ => None,
+        })
+        .ok_or_else(|| ArgError {
+            arg: None,
+            message: format!("path template variable `{{{name}}}` has no matching argument"),
+        })?;
+    let value = args
+        .get(&binding.arg)
+        .ok_or_else(|| arg_err(binding, "missing (path parameters are required)"))?;
+    Ok((binding, style, effective(binding, value)))
+}
+
 /// The route's path with its parameters substituted. Every `/`-separated segment that contains a
 /// parameter must come out non-empty and must not be a dot segment (`.`, `..` or their `%2E`
 /// spellings, which URL parsers resolve, moving the request to another resource).
@@ -270,25 +299,7 @@ fn build_path(route: &Route, args: &Map<String, Value>) -> Result<String, ArgErr
             };
             built.push_str(&utf8_percent_encode(&rest[..open], TEMPLATE_LITERAL).to_string());
             let name = &rest[open + 1..close];
-            let (binding, style, explode) = route
-                .args
-                .iter()
-                .find_map(|b| match b.location {
-                    ArgLocation::Path { style, explode } if b.wire == name => {
-                        Some((b, style, explode))
-                    }
-                    _ => None,
-                })
-                .ok_or_else(|| ArgError {
-                    arg: None,
-                    message: format!(
-                        "path template variable `{{{name}}}` has no matching argument"
-                    ),
-                })?;
-            let value = args
-                .get(&binding.arg)
-                .ok_or_else(|| arg_err(binding, "missing (path parameters are required)"))?;
-            let value = effective(binding, value);
+            let (binding, (style, explode), value) = path_arg(route, args, name)?;
             built.push_str(&expand_path(name, &value, style, explode));
             used.push(binding);
             rest = &rest[close + 1..];
@@ -354,18 +365,8 @@ fn template_query(
         };
         out.push_str(&utf8_percent_encode(&rest[..open], QUERY_LITERAL).to_string());
         let name = &rest[open + 1..close];
-        let binding = route
-            .args
-            .iter()
-            .find(|b| matches!(b.location, ArgLocation::Path { .. }) && b.wire == name)
-            .ok_or_else(|| ArgError {
-                arg: None,
-                message: format!("path template variable `{{{name}}}` has no matching argument"),
-            })?;
-        let value = args
-            .get(&binding.arg)
-            .ok_or_else(|| arg_err(binding, "missing (path parameters are required)"))?;
-        out.push_str(&enc(&prim(&effective(binding, value))));
+        let (_, _, value) = path_arg(route, args, name)?;
+        out.push_str(&enc(&prim(&value)));
         rest = &rest[close + 1..];
     }
     out.push_str(&utf8_percent_encode(rest, QUERY_LITERAL).to_string());
