@@ -131,21 +131,21 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
             // Argument structs first, so they keep their names whatever the other types are called.
             let bases: Vec<String> = defs
                 .iter()
-                .map(|def| type_part(&def.tool.name, "Tool"))
+                .map(|def| type_part(&def.name(), "Tool"))
                 .collect();
             let args: Vec<String> = bases.iter().map(|b| format!("{b}Args")).collect();
             let (mut types, struct_idents) = ModuleTypes::new(&args);
             for def in &defs {
-                types.note_defs(&def.tool.input_schema);
+                types.note_defs(&def.tool().input_schema);
             }
             let tools = defs
                 .into_iter()
                 .zip(bases)
                 .zip(struct_idents)
                 .map(|((def, base), struct_ident)| {
-                    let name = def.tool.name.to_string();
+                    let name = def.name().to_string();
                     let (fields, new_types) =
-                        types.args_fields(&def.tool.input_schema, &base, |arg| binding(def, arg));
+                        types.args_fields(&def.tool().input_schema, &base, |arg| binding(def, arg));
                     let setters = fields.iter().map(|f| setter(def, f.property())).collect();
                     ToolPlan {
                         setters,
@@ -153,8 +153,8 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
                         struct_ident,
                         method: def.route.method.as_str(),
                         path: def.route.path.clone(),
-                        title: def.tool.title.clone(),
-                        description: def.tool.description.as_deref().map(str::to_string),
+                        title: def.tool().title.clone(),
+                        description: def.description().map(str::to_string),
                         fields,
                         types: new_types,
                         name,

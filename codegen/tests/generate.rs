@@ -137,18 +137,18 @@ fn output_is_deterministic_and_tools_round_trip() {
         let tools = api["tools"].as_array().expect("tools array");
         assert_eq!(tools.len(), set.tools.len(), "{name}");
         for (entry, def) in tools.iter().zip(&set.tools) {
-            let served = serde_json::to_string(&def.tool).expect("serialize tool");
+            let served = serde_json::to_string(&def.tool()).expect("serialize tool");
             let back: Tool =
                 serde_json::from_value(entry["tool"].clone()).expect("tool deserializes");
             assert_eq!(
                 serde_json::to_string(&back).expect("serialize"),
                 served,
                 "{name}: {}",
-                def.tool.name
+                def.name()
             );
             let route: openapi_mcp_runtime::model::Route =
                 serde_json::from_value(entry["route"].clone()).expect("route deserializes");
-            assert_eq!(route, def.route, "{name}: {}", def.tool.name);
+            assert_eq!(route, def.route, "{name}: {}", def.name());
         }
 
         // The marker lists every other file.
@@ -238,7 +238,7 @@ fn generated_crates_build_and_serve_the_same_tools() {
         let expected: Vec<serde_json::Value> = set
             .tools
             .iter()
-            .map(|t| serde_json::to_value(&t.tool).expect("tool"))
+            .map(|t| serde_json::to_value(&t.tool()).expect("tool"))
             .collect();
         assert_eq!(
             replies[&2]["result"]["tools"],

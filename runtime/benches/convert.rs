@@ -74,6 +74,10 @@ struct Row {
     parse_peak: Option<usize>,
     peak: usize,
     tool_bytes: usize,
+    /// Best time to bundle every tool's schemas and serialize the whole `tools/list` after a
+    /// conversion (what serving the complete list costs once), and the peak heap with it.
+    list: Duration,
+    list_peak: usize,
 }
 
 fn specs_dir() -> PathBuf {
@@ -132,7 +136,7 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
     let ops = conv.report.operations;
     let tools = conv.report.tools;
     let tool_list: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
-        conv.tools.tools.iter().map(|t| &t.tool).collect();
+        conv.tools.tools.iter().map(|t| t.tool()).collect();
     let tool_bytes = serde_json::to_vec(&tool_list)
         .map_err(|e| e.to_string())?
         .len();
@@ -142,7 +146,9 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
 
     // Full load + convert, timed; peak heap measured over the same runs.
     let mut times = Vec::with_capacity(RUNS);
+    let mut list_times = Vec::with_capacity(RUNS);
     let mut peak = 0usize;
+    let mut list_peak = 0usize;
     for _ in 0..RUNS {
         HEAP.reset_peak_memory();
         let start = Instant::now();
@@ -151,6 +157,16 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
         let elapsed = start.elapsed();
         peak = peak.max(HEAP.get_peak_memory());
         std::hint::black_box(&conv.tools.tools.len());
+        // Then what a complete tools/list costs: every schema bundled, the list serialized.
+        let start = Instant::now();
+        let tools: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
+            conv.tools.tools.iter().map(|t| t.tool()).collect();
+        let mut sink = CountingSink(0);
+        serde_json::to_writer(&mut sink, &tools).map_err(|e| e.to_string())?;
+        list_times.push(start.elapsed());
+        list_peak = list_peak.max(HEAP.get_peak_memory());
+        std::hint::black_box(sink.0);
+        drop(tools);
         drop(conv);
         drop(spec);
         times.push(elapsed);
@@ -203,7 +219,22 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
         parse_peak: parse_ok.then_some(parse_peak),
         peak,
         tool_bytes,
+        list: *list_times.iter().min().expect("runs"),
+        list_peak,
     })
+}
+
+/// Counts the bytes written to it.
+struct CountingSink(usize);
+
+impl std::io::Write for CountingSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn main() {
@@ -236,7 +267,7 @@ fn main() {
     }
 
     let header = format!(
-        "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9}",
+        "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
         "spec",
         "files",
         "MiB",
@@ -249,7 +280,9 @@ fn main() {
         "peak MiB",
         "peak/size",
         "parse peak",
-        "tools MiB"
+        "tools MiB",
+        "list ms",
+        "list peak"
     );
     println!("{header}");
     println!("{}", "-".repeat(header.len()));
@@ -269,7 +302,7 @@ fn main() {
         };
         let peak_ratio = r.peak as f64 / r.bytes.max(1) as f64;
         println!(
-            "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9}",
+            "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
             r.label,
             r.files,
             mib(r.bytes as usize),
@@ -292,6 +325,8 @@ fn main() {
                 .map(|p| format!("{:.2}x", p as f64 / r.bytes.max(1) as f64))
                 .unwrap_or_else(|| "n/a".into()),
             mib(r.tool_bytes),
+            ms(r.list),
+            format!("{:.2}x", r.list_peak as f64 / r.bytes.max(1) as f64),
         );
     }
     for r in rows.iter().filter(|r| r.parse_error.is_some()) {
@@ -311,5 +346,11 @@ fn main() {
     );
     println!(
         "parse peak: the same for the bare parse alone; tools: compact JSON of the tools array."
+    );
+    println!(
+        "list: after a conversion, bundling every tool's schemas (they are shared until first use)"
+    );
+    println!(
+        "and serializing the whole tools/list; list peak: heap peak of load+convert+list over size."
     );
 }

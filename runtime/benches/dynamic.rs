@@ -68,7 +68,7 @@ fn main() {
             }
         };
         let set = convert(&spec, &ToolOptions::default()).tools;
-        let all: Vec<Tool> = set.tools.iter().map(|t| t.tool.clone()).collect();
+        let all: Vec<Tool> = set.tools.iter().map(|t| t.tool().clone()).collect();
         let (tb, tt) = payload(&all);
         let started = Instant::now();
         let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
@@ -92,7 +92,7 @@ fn main() {
                 let names: Vec<&str> = found
                     .iter()
                     .take(3)
-                    .map(|h| set.tools[h.op].tool.name.as_ref())
+                    .map(|h| set.tools[h.op].name().as_ref())
                     .collect();
                 misses.push(format!(
                     "  miss: {task:?} -> {op_id} (rank {}), got {names:?}",

@@ -11,7 +11,7 @@ use crate::load::{DocumentSet, Spec, SpecVersion};
 use crate::model::*;
 use crate::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
 use crate::pointer::{JsonPointer, Loc};
-use crate::schema::{self, Deps, SchemaStore};
+use crate::schema::{self, DefTable, Deps, SchemaStore};
 
 /// How output schemas are emitted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -116,7 +116,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     let base_url = base_url(spec);
     let global_security = root.get("security");
 
-    let mut tools = Vec::new();
+    let mut built: Vec<(ToolDef, SchemaParts)> = Vec::new();
     let paths_loc = Loc::new(0, JsonPointer::root().join("paths"));
     if let Some(Value::Object(paths)) = root.get("paths") {
         for (path, item) in paths {
@@ -177,11 +177,10 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                     continue;
                 }
                 match ctx.build(&mut store, &mut names, &mut diags) {
-                    Ok(mut def) => {
+                    Ok((mut def, parts)) => {
                         let max = opts.max_description_len;
                         crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
-                        compact_tool(&mut def.tool);
-                        tools.push(Arc::new(def))
+                        built.push((def, parts));
                     }
                     Err(OpError(msg)) => {
                         report.failed += 1;
@@ -197,6 +196,17 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
         );
     }
     diags.extend(std::mem::take(&mut store.diags));
+    // Every tool bundles its schemas from the same definitions, when they are first needed.
+    let table = Arc::new(store.into_table());
+    let mut tools: Vec<Arc<ToolDef>> = built
+        .into_iter()
+        .map(|(def, parts)| {
+            Arc::new(def.with_deferred_schemas(Arc::new(PendingSchemas {
+                table: table.clone(),
+                parts,
+            })))
+        })
+        .collect();
     report.tools = tools.len();
     let base_url = adopt_primary_server(base_url, &mut tools);
     let mut tools = ToolSet {
@@ -335,7 +345,7 @@ impl<'a> OpContext<'a> {
         store: &mut SchemaStore<'_>,
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
-    ) -> Result<ToolDef, OpError> {
+    ) -> Result<(ToolDef, SchemaParts), OpError> {
         let docs = self.docs;
         let params = self.collect_params(diags)?;
 
@@ -443,8 +453,11 @@ impl<'a> OpContext<'a> {
         }
         input.extend(root_extra);
         input.insert("additionalProperties".into(), json!(false));
-        let mut input = Value::Object(store.bundle(input, &deps, None));
-        strip_read_only_from_body(&mut input, &args);
+        let params: Vec<String> = args
+            .iter()
+            .filter(|a| !matches!(a.location, ArgLocation::Body | ArgLocation::BodyField))
+            .map(|a| a.arg.clone())
+            .collect();
 
         // Responses.
         let (output_schema, output, accept) = self.output(store);
@@ -500,9 +513,13 @@ impl<'a> OpContext<'a> {
         tool.name = name.into();
         tool.title = Some(title);
         tool.description = Some(description.into());
-        tool.input_schema = Arc::new(into_map(input));
-        tool.output_schema = output_schema.map(|s| Arc::new(into_map(s)));
         tool.annotations = Some(annotations);
+        let parts = SchemaParts {
+            input,
+            input_deps: deps,
+            params,
+            output: output_schema,
+        };
 
         let route = Route {
             method: self.method,
@@ -519,13 +536,14 @@ impl<'a> OpContext<'a> {
             },
             pinned: Map::new(),
         };
-        Ok(ToolDef {
+        let def = ToolDef::new(
             tool,
             route,
-            operation_id: self.operation_id().map(str::to_string),
-            tags: self.tags(),
-            location: docs.describe(self.op_loc),
-        })
+            self.operation_id().map(str::to_string),
+            self.tags(),
+            docs.describe(self.op_loc),
+        );
+        Ok((def, parts))
     }
 
     /// Path-item parameters merged with operation parameters (the operation wins on name + in).
@@ -1011,7 +1029,10 @@ impl<'a> OpContext<'a> {
     }
 
     /// outputSchema, how to shape structured content, and the Accept header.
-    fn output(&self, store: &mut SchemaStore<'_>) -> (Option<Value>, OutputShape, Option<String>) {
+    fn output(
+        &self,
+        store: &mut SchemaStore<'_>,
+    ) -> (Option<PendingOutput>, OutputShape, Option<String>) {
         let Some(Value::Object(responses)) = self.op.get("responses") else {
             return (None, OutputShape::None, None);
         };
@@ -1095,7 +1116,7 @@ impl<'a> OpContext<'a> {
             let Some(r) = root.get("$ref").and_then(Value::as_str).map(str::to_string) else {
                 break;
             };
-            let Some((i, v)) = store.def_value_by_ref(&r) else {
+            let Some((i, v)) = store.table().def_value_by_ref(&r) else {
                 break;
             };
             let mut merged = match v.clone() {
@@ -1112,7 +1133,7 @@ impl<'a> OpContext<'a> {
                     }
                 }
             }
-            deps.extend_from_slice(store.def_deps(i));
+            deps.extend_from_slice(store.table().def_deps(i));
             root = Value::Object(merged);
         }
         let is_object = match &root {
@@ -1138,34 +1159,14 @@ impl<'a> OpContext<'a> {
             OutputSchemaMode::Lenient => Some(self.opts.output_ref_depth),
             _ => None,
         };
-        let mut out = Value::Object(store.bundle(root_map, &deps, depth));
-        schema::strip_write_only(&mut out);
-        if self.opts.output_schema == OutputSchemaMode::Lenient {
-            match shape {
-                OutputShape::Wrapped => {
-                    // The wrapper itself is exact: `result` is always there.
-                    if let Some(r) = out.pointer_mut("/properties/result") {
-                        schema::make_lenient(r);
-                    }
-                    if let Some(Value::Object(defs)) = out.get_mut("$defs") {
-                        defs.values_mut().for_each(schema::make_lenient);
-                    }
-                    if let Value::Object(m) = &mut out {
-                        m.insert("required".into(), json!(["result"]));
-                    }
-                }
-                _ => schema::make_lenient(&mut out),
-            }
-            // The root must stay an object even where lenient rules would allow null.
-            if let Value::Object(m) = &mut out {
-                m.insert("type".into(), json!("object"));
-            }
-        } else if shape == OutputShape::Wrapped
-            && let Value::Object(m) = &mut out
-        {
-            m.insert("required".into(), json!(["result"]));
-        }
-        (Some(out), shape, accept)
+        let pending = PendingOutput {
+            root: root_map,
+            deps,
+            depth,
+            shape,
+            lenient: self.opts.output_schema == OutputSchemaMode::Lenient,
+        };
+        (Some(pending), shape, accept)
     }
 
     fn security(&self) -> Vec<SecurityRequirement> {
@@ -1609,16 +1610,97 @@ fn base_url(spec: &Spec) -> Option<String> {
     first_server_url(root.get("servers")?, docs)
 }
 
+/// What a converted tool's schemas are bundled from: its input and output roots (converted,
+/// with `$ref`s to the conversion's definitions) and the definitions they reference.
+pub(crate) struct SchemaParts {
+    input: Map<String, Value>,
+    input_deps: Deps,
+    /// The inputSchema properties that are parameters (they keep a `readOnly` schema).
+    params: Vec<String>,
+    output: Option<PendingOutput>,
+}
+
+/// The success response's schema, before bundling.
+pub(crate) struct PendingOutput {
+    root: Map<String, Value>,
+    deps: Deps,
+    /// `--output-ref-depth` in lenient mode.
+    depth: Option<usize>,
+    shape: OutputShape,
+    lenient: bool,
+}
+
+impl PendingOutput {
+    fn finish(&self, table: &DefTable) -> Value {
+        let mut out = Value::Object(table.bundle(self.root.clone(), &self.deps, self.depth));
+        schema::strip_write_only(&mut out);
+        if self.lenient {
+            match self.shape {
+                OutputShape::Wrapped => {
+                    // The wrapper itself is exact: `result` is always there.
+                    if let Some(r) = out.pointer_mut("/properties/result") {
+                        schema::make_lenient(r);
+                    }
+                    if let Some(Value::Object(defs)) = out.get_mut("$defs") {
+                        defs.values_mut().for_each(schema::make_lenient);
+                    }
+                    if let Value::Object(m) = &mut out {
+                        m.insert("required".into(), json!(["result"]));
+                    }
+                }
+                _ => schema::make_lenient(&mut out),
+            }
+            // The root must stay an object even where lenient rules would allow null.
+            if let Value::Object(m) = &mut out {
+                m.insert("type".into(), json!("object"));
+            }
+        } else if self.shape == OutputShape::Wrapped
+            && let Value::Object(m) = &mut out
+        {
+            m.insert("required".into(), json!(["result"]));
+        }
+        out
+    }
+}
+
+/// A converted tool's schema parts and the definitions they are bundled from (shared by every
+/// tool of the conversion).
+pub struct PendingSchemas {
+    table: Arc<DefTable>,
+    parts: SchemaParts,
+}
+
+impl PendingSchemas {
+    pub(crate) fn has_output(&self) -> bool {
+        self.parts.output.is_some()
+    }
+
+    /// The tool with its self-contained input and output schemas.
+    pub(crate) fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
+        let parts = &self.parts;
+        let mut input = Value::Object(self.table.bundle(
+            parts.input.clone(),
+            &parts.input_deps,
+            None,
+        ));
+        strip_read_only_from_body(&mut input, &parts.params);
+        let mut tool = head.clone();
+        tool.input_schema = Arc::new(into_map(input));
+        tool.output_schema = parts
+            .output
+            .as_ref()
+            .map(|o| Arc::new(into_map(o.finish(&self.table))));
+        compact_tool(&mut tool);
+        tool
+    }
+}
+
 /// `readOnly` properties leave request bodies. It concerns body properties only: a parameter
 /// keeps its argument even when its schema says `readOnly` (Cloudflare marks its path
 /// identifiers so, and dropping them made those operations uncallable); the annotation itself is
 /// dropped from the parameter.
-fn strip_read_only_from_body(input: &mut Value, args: &[ArgBinding]) {
-    let params: HashSet<&str> = args
-        .iter()
-        .filter(|a| !matches!(a.location, ArgLocation::Body | ArgLocation::BodyField))
-        .map(|a| a.arg.as_str())
-        .collect();
+fn strip_read_only_from_body(input: &mut Value, params: &[String]) {
+    let params: HashSet<&str> = params.iter().map(String::as_str).collect();
     let Some(Value::Object(props)) = input.get_mut("properties") else {
         schema::strip_read_only(input);
         return;

@@ -145,7 +145,7 @@ impl SpecDiff {
 
 fn tool_ref(t: &ToolDef, identity: &str) -> ToolRef {
     ToolRef {
-        name: t.tool.name.to_string(),
+        name: t.name().to_string(),
         identity: identity.to_string(),
         method: t.route.method.as_str().to_string(),
         path: t.route.path.clone(),
@@ -202,11 +202,11 @@ pub fn diff(old: &ToolSet, new: &ToolSet) -> SpecDiff {
             continue;
         };
         let o = &old.tools[i];
-        if o.tool.name != t.tool.name {
+        if o.name() != t.name() {
             d.renamed.push(Renamed {
                 identity: new_ids[j].clone(),
-                old: o.tool.name.to_string(),
-                new: t.tool.name.to_string(),
+                old: o.name().to_string(),
+                new: t.name().to_string(),
             });
         }
         compare_tool(o, t, &mut changes);
@@ -249,8 +249,8 @@ impl Ctx<'_> {
 }
 
 fn compare_tool(old: &ToolDef, new: &ToolDef, out: &mut Vec<Change>) {
-    let tool = new.tool.name.to_string();
-    if old.tool.description != new.tool.description {
+    let tool = new.name().to_string();
+    if old.tool().description != new.tool().description {
         out.push(Change {
             tool: tool.clone(),
             kind: "description_changed",
@@ -288,13 +288,13 @@ fn compare_tool(old: &ToolDef, new: &ToolDef, out: &mut Vec<Change>) {
     }
     let mut ctx = Ctx {
         tool,
-        old_root: &old.tool.input_schema,
-        new_root: &new.tool.input_schema,
+        old_root: &old.tool().input_schema,
+        new_root: &new.tool().input_schema,
         out,
         visiting: HashSet::new(),
     };
-    let o = Value::Object(old.tool.input_schema.as_ref().clone());
-    let n = Value::Object(new.tool.input_schema.as_ref().clone());
+    let o = Value::Object(old.tool().input_schema.as_ref().clone());
+    let n = Value::Object(new.tool().input_schema.as_ref().clone());
     compare_object(&mut ctx, &o, &n, "", 0);
 }
 
@@ -573,9 +573,9 @@ mod tests {
                 content_type: None,
             })
             .collect();
-        Arc::new(ToolDef {
-            tool: t,
-            route: Route {
+        Arc::new(ToolDef::new(
+            t,
+            Route {
                 method: HttpMethod::Get,
                 path: format!("/{op}"),
                 server: None,
@@ -586,10 +586,10 @@ mod tests {
                 output: OutputShape::None,
                 pinned: Map::new(),
             },
-            operation_id: Some(op.into()),
-            tags: vec![],
-            location: String::new(),
-        })
+            Some(op.into()),
+            vec![],
+            String::new(),
+        ))
     }
 
     fn set(tools: Vec<Arc<ToolDef>>) -> ToolSet {

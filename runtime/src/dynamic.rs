@@ -89,7 +89,7 @@ impl Meta {
 /// Whether an operation is pinned: a pattern matches its tool name, operationId or a tag.
 pub fn is_pinned(def: &ToolDef, pins: &[Pattern]) -> bool {
     pins.iter().any(|p| {
-        p.matches(&def.tool.name)
+        p.matches(&def.name())
             || def.operation_id.as_deref().is_some_and(|id| p.matches(id))
             || def.tags.iter().any(|t| p.matches(t))
     })
@@ -296,7 +296,7 @@ impl SearchIndex {
                     lens[f] = lens[f].saturating_add(1);
                 }
             };
-            let mut name = tokenize(&def.tool.name);
+            let mut name = tokenize(&def.name());
             if let Some(id) = &def.operation_id {
                 let seen: HashSet<String> = name.iter().cloned().collect();
                 name.extend(tokenize(id).into_iter().filter(|t| !seen.contains(t)));
@@ -329,7 +329,7 @@ impl SearchIndex {
             );
             add(
                 Field::Description,
-                tokenize(def.tool.description.as_deref().unwrap_or_default()),
+                tokenize(def.description().unwrap_or_default()),
             );
             add(
                 Field::Verbs,
@@ -343,9 +343,7 @@ impl SearchIndex {
             }
             idx.docs.push(op);
             idx.deprecated.push(
-                def.tool
-                    .description
-                    .as_deref()
+                def.description()
                     .is_some_and(|d| d.starts_with("Deprecated.")),
             );
             idx.lens.push(lens);
@@ -506,11 +504,11 @@ fn verbs(m: HttpMethod) -> &'static [&'static str] {
 /// first line.
 pub fn summary(def: &ToolDef) -> String {
     let s = def
-        .tool
+        .tool()
         .title
         .as_deref()
         .filter(|t| !t.trim().is_empty())
-        .or(def.tool.description.as_deref())
+        .or(def.description())
         .unwrap_or_default();
     let line = s
         .lines()
@@ -683,19 +681,19 @@ pub fn closest_names(
     let mut by_edit: Vec<(usize, usize)> = defs
         .iter()
         .enumerate()
-        .map(|(i, d)| (levenshtein(&lower, &d.tool.name.to_lowercase()), i))
+        .map(|(i, d)| (levenshtein(&lower, &d.name().to_lowercase()), i))
         .collect();
     by_edit.sort();
     let mut out: Vec<String> = Vec::new();
     let close_enough = (name.chars().count() / 3).max(2);
     for (d, i) in by_edit.iter().take(n) {
         if *d <= close_enough {
-            out.push(defs[*i].tool.name.to_string());
+            out.push(defs[*i].name().to_string());
         }
     }
     if let Some(index) = index {
         for hit in index.search(name, n) {
-            let nm = defs[hit.op].tool.name.to_string();
+            let nm = defs[hit.op].name().to_string();
             if !out.contains(&nm) {
                 out.push(nm);
             }
@@ -706,7 +704,7 @@ pub fn closest_names(
             by_edit
                 .iter()
                 .take(n)
-                .map(|(_, i)| defs[*i].tool.name.to_string()),
+                .map(|(_, i)| defs[*i].name().to_string()),
         );
     }
     out.truncate(n);
@@ -716,8 +714,8 @@ pub fn closest_names(
 /// The `describe_operation` result for one operation.
 pub fn describe(def: &ToolDef) -> Value {
     let mut m = Map::new();
-    m.insert("name".into(), Value::String(def.tool.name.to_string()));
-    if let Some(t) = &def.tool.title {
+    m.insert("name".into(), Value::String(def.name().to_string()));
+    if let Some(t) = &def.tool().title {
         m.insert("title".into(), Value::String(t.clone()));
     }
     m.insert(
@@ -725,17 +723,17 @@ pub fn describe(def: &ToolDef) -> Value {
         Value::String(def.route.method.as_str().into()),
     );
     m.insert("path".into(), Value::String(def.route.path.clone()));
-    if let Some(d) = &def.tool.description {
+    if let Some(d) = &def.tool().description {
         m.insert("description".into(), Value::String(d.to_string()));
     }
     m.insert(
         "inputSchema".into(),
-        Value::Object((*def.tool.input_schema).clone()),
+        Value::Object((*def.tool().input_schema).clone()),
     );
-    if let Some(o) = &def.tool.output_schema {
+    if let Some(o) = &def.tool().output_schema {
         m.insert("outputSchema".into(), Value::Object((**o).clone()));
     }
-    if let Some(a) = &def.tool.annotations {
+    if let Some(a) = &def.tool().annotations {
         m.insert(
             "annotations".into(),
             serde_json::to_value(a).unwrap_or(Value::Null),

@@ -122,19 +122,20 @@ pub fn apply(
     }
 
     if let Some(title) = op_string(op, "title") {
-        def.tool.title = Some(title.to_string());
-        if let Some(a) = &mut def.tool.annotations {
+        def.tool_mut().title = Some(title.to_string());
+        if let Some(a) = &mut def.tool_mut().annotations {
             a.title = Some(title.to_string());
         }
     }
     if let Some(d) = op_string(op, "description") {
         let d: String = d.chars().take(max_description_len).collect();
-        def.tool.description = Some(d.into());
+        def.tool_mut().description = Some(d.into());
     }
 
     // Annotations: root, then path item, then operation; on each level x-mcp.annotations and
     // x-speakeasy-mcp.annotations, then x-mcp-annotations.
-    let Some(ann) = &mut def.tool.annotations else {
+    let location = def.location.clone();
+    let Some(ann) = &mut def.tool_mut().annotations else {
         return;
     };
     for node in [root, item, op] {
@@ -153,11 +154,11 @@ pub fn apply(
                     ("openWorldHint", Value::Bool(b)) => ann.open_world_hint = Some(*b),
                     ("title", Value::String(t)) => ann.title = Some(t.clone()),
                     (k, _) if HINTS.contains(&k) || k == "title" => diags.warning(
-                        def.location.clone(),
+                        location.clone(),
                         format!("annotation `{k}` has the wrong type; ignored"),
                     ),
                     (k, _) => diags.warning(
-                        def.location.clone(),
+                        location.clone(),
                         format!(
                             "unknown annotation `{k}` (known: readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title); ignored"
                         ),

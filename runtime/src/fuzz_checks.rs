@@ -36,17 +36,17 @@ pub fn check_load_convert(data: &[u8]) -> Result<(), String> {
     let conversion = convert(&spec, &ToolOptions::default());
     let mut seen = HashSet::new();
     for def in &conversion.tools.tools {
-        let name = def.tool.name.as_ref();
+        let name = def.name();
         if !valid_tool_name(name) {
             return Err(format!("invalid tool name {name:?}"));
         }
         if !seen.insert(name.to_string()) {
             return Err(format!("duplicate tool name {name:?}"));
         }
-        if def.tool.input_schema.get("type") != Some(&Value::String("object".into())) {
+        if def.tool().input_schema.get("type") != Some(&Value::String("object".into())) {
             return Err(format!(
                 "tool {name}: inputSchema root is not type object: {}",
-                Value::Object((*def.tool.input_schema).clone())
+                Value::Object((*def.tool().input_schema).clone())
             ));
         }
     }
@@ -154,7 +154,7 @@ fn verify_request(
     def: &ToolDef,
     req: &crate::forward::BuiltRequest,
 ) -> Result<(), String> {
-    let name = def.tool.name.as_ref();
+    let name = def.name();
     let Ok(base) = fx.expected_base(def) else {
         return Err(format!(
             "{name}: a request was built for an unusable server URL"
@@ -421,7 +421,7 @@ mod seeds {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/build_request");
         std::fs::create_dir_all(&dir).expect("mkdir");
         for (i, def) in fx.tools.iter().enumerate() {
-            let props = def.tool.input_schema.get("properties");
+            let props = def.tool().input_schema.get("properties");
             for hostile in [false, true] {
                 let mut args = Map::new();
                 for b in &def.route.args {

@@ -308,7 +308,7 @@ impl Lock {
             if entry.removed {
                 report.restored.push((ids[i].clone(), entry.name.clone()));
             }
-            let current = set.tools[i].tool.name.to_string();
+            let current = set.tools[i].name().to_string();
             if current != entry.name {
                 if let Some(p) = crate::profile::name_problem(set, &opts.client, &entry.name) {
                     return Err(LockError {
@@ -331,7 +331,7 @@ impl Lock {
         let mut taken: HashSet<String> = locked.iter().map(|s| s.to_string()).collect();
         for (i, m) in matched.iter().enumerate() {
             if m.is_some() {
-                taken.insert(set.tools[i].tool.name.to_string());
+                taken.insert(set.tools[i].name().to_string());
             }
         }
         let mut alloc = NameAllocator::new("", max_len);
@@ -342,7 +342,7 @@ impl Lock {
             if m.is_some() {
                 continue;
             }
-            let wanted = set.tools[i].tool.name.to_string();
+            let wanted = set.tools[i].name().to_string();
             if taken.contains(&wanted) {
                 let given = alloc.allocate(&wanted, &ids[i]);
                 report
@@ -356,7 +356,7 @@ impl Lock {
             }
             report
                 .added
-                .push((ids[i].clone(), set.tools[i].tool.name.to_string()));
+                .push((ids[i].clone(), set.tools[i].name().to_string()));
         }
         for (key, e) in &self.entries {
             if !used_entries.contains(key) && !e.removed {
@@ -406,7 +406,7 @@ impl Lock {
             entries.insert(
                 ids[i].clone(),
                 LockEntry {
-                    name: t.tool.name.to_string(),
+                    name: t.name().to_string(),
                     method: t.route.method,
                     path: t.route.path.clone(),
                     removed: false,
@@ -481,7 +481,7 @@ impl Lock {
 
 fn rename(def: &mut Arc<ToolDef>, name: &str) {
     let mut d: ToolDef = def.as_ref().clone();
-    d.tool.name = name.to_string().into();
+    d.head_mut().set_name(name.to_string());
     *def = Arc::new(d);
 }
 
@@ -493,9 +493,9 @@ mod tests {
     fn tool(name: &str, op: Option<&str>, method: HttpMethod, path: &str) -> Arc<ToolDef> {
         let mut t = rmcp::model::Tool::default();
         t.name = name.to_string().into();
-        Arc::new(ToolDef {
-            tool: t,
-            route: Route {
+        Arc::new(ToolDef::new(
+            t,
+            Route {
                 method,
                 path: path.into(),
                 server: None,
@@ -506,10 +506,10 @@ mod tests {
                 output: OutputShape::None,
                 pinned: Map::new(),
             },
-            operation_id: op.map(str::to_string),
-            tags: Vec::new(),
-            location: String::new(),
-        })
+            op.map(str::to_string),
+            Vec::new(),
+            String::new(),
+        ))
     }
 
     fn set(tools: Vec<Arc<ToolDef>>) -> ToolSet {
@@ -524,7 +524,7 @@ mod tests {
     }
 
     fn names(s: &ToolSet) -> Vec<String> {
-        s.tools.iter().map(|t| t.tool.name.to_string()).collect()
+        s.tools.iter().map(|t| t.name().to_string()).collect()
     }
 
     fn opts() -> crate::ToolOptions {

@@ -265,15 +265,154 @@ pub enum ApiKeyLocation {
 }
 
 /// One tool: the MCP definition served in `tools/list`, and its route.
+///
+/// A converted tool's schemas are assembled from the conversion's shared definitions the first
+/// time something needs them ([`ToolDef::tool`]): a large API's tool list carries the same
+/// definitions in hundreds of self-contained schemas (Kubernetes: a 3.9 MB spec, a 24 MB
+/// `tools/list`), and dynamic mode, search, lint-free serving of a few tools or a filter only ever
+/// need a handful of them. The name, title, description and annotations are always at hand.
 #[derive(Clone, Debug)]
 pub struct ToolDef {
-    pub tool: rmcp::model::Tool,
+    /// The tool; its schemas are the final ones unless `deferred` is set.
+    head: rmcp::model::Tool,
+    deferred: Option<Deferred>,
     pub route: Route,
     /// The operation the tool was made from (for filters, lint, diagnostics).
     pub operation_id: Option<String>,
     pub tags: Vec<String>,
     /// `file#/paths/...` of the operation.
     pub location: String,
+}
+
+/// Schemas still to be bundled from shared definitions, and the tool once they are.
+#[derive(Clone)]
+struct Deferred {
+    schemas: Arc<crate::convert::PendingSchemas>,
+    full: std::sync::OnceLock<rmcp::model::Tool>,
+}
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Deferred")
+            .field("materialized", &self.full.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolDef {
+    /// A tool whose definition is complete (generated servers, tests, reshaped tools).
+    pub fn new(
+        tool: rmcp::model::Tool,
+        route: Route,
+        operation_id: Option<String>,
+        tags: Vec<String>,
+        location: String,
+    ) -> Self {
+        ToolDef {
+            head: tool,
+            deferred: None,
+            route,
+            operation_id,
+            tags,
+            location,
+        }
+    }
+
+    /// A converted tool whose schemas are bundled on first use.
+    pub(crate) fn with_deferred_schemas(
+        mut self,
+        schemas: Arc<crate::convert::PendingSchemas>,
+    ) -> Self {
+        self.deferred = Some(Deferred {
+            schemas,
+            full: std::sync::OnceLock::new(),
+        });
+        self
+    }
+
+    /// The complete MCP tool definition, as `tools/list` serves it (schemas bundled on first use,
+    /// then kept).
+    pub fn tool(&self) -> &rmcp::model::Tool {
+        match &self.deferred {
+            None => &self.head,
+            Some(d) => d.full.get_or_init(|| d.schemas.materialize(&self.head)),
+        }
+    }
+
+    /// The tool, to change (its schemas are bundled first).
+    pub fn tool_mut(&mut self) -> &mut rmcp::model::Tool {
+        if let Some(d) = self.deferred.take() {
+            self.head = match d.full.into_inner() {
+                Some(t) => t,
+                None => d.schemas.materialize(&self.head),
+            };
+        }
+        &mut self.head
+    }
+
+    /// Whether the schemas have been bundled (or never needed to be).
+    pub fn is_materialized(&self) -> bool {
+        self.deferred
+            .as_ref()
+            .is_none_or(|d| d.full.get().is_some())
+    }
+
+    pub fn name(&self) -> &str {
+        &self.head.name
+    }
+
+    pub fn title(&self) -> Option<&str> {
+        self.head.title.as_deref()
+    }
+
+    pub fn description(&self) -> Option<&str> {
+        self.head.description.as_deref()
+    }
+
+    pub fn annotations(&self) -> Option<&rmcp::model::ToolAnnotations> {
+        self.head.annotations.as_ref()
+    }
+
+    /// Whether the tool has an outputSchema (without bundling it).
+    pub fn has_output_schema(&self) -> bool {
+        match &self.deferred {
+            None => self.head.output_schema.is_some(),
+            Some(d) => d.schemas.has_output(),
+        }
+    }
+
+    /// Changes what every tool shows but its schemas (extensions, overrides, names).
+    pub fn head_mut(&mut self) -> HeadMut<'_> {
+        HeadMut(self)
+    }
+}
+
+/// Changes a tool's name, title, description or annotations without bundling its schemas.
+pub struct HeadMut<'a>(&'a mut ToolDef);
+
+impl HeadMut<'_> {
+    fn each(&mut self, mut f: impl FnMut(&mut rmcp::model::Tool)) {
+        f(&mut self.0.head);
+        if let Some(t) = self.0.deferred.as_mut().and_then(|d| d.full.get_mut()) {
+            f(t);
+        }
+    }
+    pub fn set_name(&mut self, name: String) {
+        self.each(|t| t.name = name.clone().into());
+    }
+    pub fn set_title(&mut self, title: Option<String>) {
+        self.each(|t| t.title = title.clone());
+    }
+    pub fn set_description(&mut self, description: Option<String>) {
+        self.each(|t| t.description = description.clone().map(Into::into));
+    }
+    pub fn update_annotations(&mut self, f: impl Fn(&mut rmcp::model::ToolAnnotations)) {
+        self.each(|t| {
+            if let Some(a) = &mut t.annotations {
+                f(a);
+            }
+        });
+    }
 }
 
 /// The converted API: tools plus what the runtime needs to reach the API.
@@ -290,6 +429,6 @@ pub struct ToolSet {
 
 impl ToolSet {
     pub fn find(&self, name: &str) -> Option<&Arc<ToolDef>> {
-        self.tools.iter().find(|t| t.tool.name == name)
+        self.tools.iter().find(|t| t.name() == name)
     }
 }

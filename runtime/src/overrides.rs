@@ -149,7 +149,7 @@ impl Overrides {
             let idx = set
                 .tools
                 .iter()
-                .position(|t| t.tool.name == key.as_str())
+                .position(|t| t.name() == key.as_str())
                 .or_else(|| {
                     set.tools
                         .iter()
@@ -157,7 +157,7 @@ impl Overrides {
                 });
             let Some(idx) = idx else {
                 let mut candidates: Vec<&str> =
-                    set.tools.iter().map(|t| t.tool.name.as_ref()).collect();
+                    set.tools.iter().map(|t| t.name().as_ref()).collect();
                 candidates.extend(set.tools.iter().filter_map(|t| t.operation_id.as_deref()));
                 let hint = closest(key, &candidates)
                     .map(|c| format!("; did you mean `{c}`?"))
@@ -172,15 +172,14 @@ impl Overrides {
             set.tools[idx] = Arc::new(def);
         }
         // Renames last, so they are checked against the final names of every tool.
-        let mut names: HashSet<String> =
-            set.tools.iter().map(|t| t.tool.name.to_string()).collect();
+        let mut names: HashSet<String> = set.tools.iter().map(|t| t.name().to_string()).collect();
         for (key, o) in &self.tools {
             let Some(new) = &o.name else { continue };
             let base = format!("tools.{key}.name");
             let Some((&idx, _)) = seen.iter().find(|(_, k)| *k == key) else {
                 continue;
             };
-            let old = set.tools[idx].tool.name.to_string();
+            let old = set.tools[idx].name().to_string();
             if *new == old {
                 continue;
             }
@@ -213,7 +212,7 @@ impl Overrides {
             names.remove(&old);
             names.insert(new.clone());
             let mut def: ToolDef = set.tools[idx].as_ref().clone();
-            def.tool.name = new.clone().into();
+            def.head_mut().set_name(new.clone());
             set.tools[idx] = Arc::new(def);
         }
         Ok(())
@@ -227,15 +226,14 @@ fn apply_one(
     err: &dyn Fn(String, String) -> OverrideError,
 ) -> Result<(), OverrideError> {
     if let Some(t) = &o.title {
-        def.tool.title = Some(t.clone());
-        if let Some(a) = &mut def.tool.annotations {
-            a.title = Some(t.clone());
-        }
+        let mut head = def.head_mut();
+        head.set_title(Some(t.clone()));
+        head.update_annotations(|a| a.title = Some(t.clone()));
     }
     if let Some(d) = &o.description {
-        def.tool.description = Some(d.clone().into());
+        def.head_mut().set_description(Some(d.clone()));
     }
-    let mut schema = (*def.tool.input_schema).clone();
+    let mut schema = (*def.tool().input_schema).clone();
     let props: Vec<String> = schema
         .get("properties")
         .and_then(Value::as_object)
@@ -269,7 +267,7 @@ fn apply_one(
             .unwrap_or_default();
         Err(err(
             key,
-            format!("tool `{}` has no argument `{name}`{hint}", def.tool.name),
+            format!("tool `{}` has no argument `{name}`{hint}", def.name()),
         ))
     };
     let mut pinned = Vec::new();
@@ -343,7 +341,7 @@ fn apply_one(
             }
         }
     }
-    def.tool.input_schema = Arc::new(schema);
+    def.tool_mut().input_schema = Arc::new(schema);
     for (arg, value) in pinned {
         def.route.pinned.insert(arg, value);
     }
@@ -402,9 +400,9 @@ mod tests {
             panic!()
         };
         t.input_schema = Arc::new(m);
-        let def = ToolDef {
-            tool: t,
-            route: Route {
+        let def = ToolDef::new(
+            t,
+            Route {
                 method: HttpMethod::Get,
                 path: "/pets/{petId}".into(),
                 server: None,
@@ -434,12 +432,12 @@ mod tests {
                 output: OutputShape::None,
                 pinned: Map::new(),
             },
-            operation_id: Some("getPet".into()),
-            tags: vec![],
-            location: "s.yaml#/paths/~1pets~1{petId}/get".into(),
-        };
+            Some("getPet".into()),
+            vec![],
+            "s.yaml#/paths/~1pets~1{petId}/get".into(),
+        );
         let mut other = def.clone();
-        other.tool.name = "pets_list_pets".into();
+        other.head_mut().set_name("pets_list_pets".into());
         other.operation_id = Some("listPets".into());
         ToolSet {
             title: "Pets".into(),
@@ -461,10 +459,10 @@ mod tests {
         let mut s = set();
         o.apply(&mut s, &ToolOptions::default()).expect("applies");
         let t = &s.tools[0];
-        assert_eq!(t.tool.name, "fetch_pet");
-        assert_eq!(t.tool.title.as_deref(), Some("Fetch"));
-        assert_eq!(t.tool.description.as_deref(), Some("New text"));
-        let schema = Value::Object((*t.tool.input_schema).clone());
+        assert_eq!(t.name(), "fetch_pet");
+        assert_eq!(t.title(), Some("Fetch"));
+        assert_eq!(t.description(), Some("New text"));
+        let schema = Value::Object((*t.tool().input_schema).clone());
         assert_eq!(
             schema,
             json!({"type": "object", "properties": {"petId": {"type": "integer"}}, "required": ["petId"]})

@@ -255,7 +255,7 @@ pub fn apply(set: &mut ToolSet, profile: &ClientProfile) -> Vec<Issue> {
     let mut issues = Vec::new();
     // Names first, then make them unique again (shortening can collide).
     let mut taken: HashSet<String> = HashSet::new();
-    let original: Vec<String> = set.tools.iter().map(|t| t.tool.name.to_string()).collect();
+    let original: Vec<String> = set.tools.iter().map(|t| t.name().to_string()).collect();
     let mut renamed = Vec::with_capacity(set.tools.len());
     for (i, def) in set.tools.iter().enumerate() {
         let name = &original[i];
@@ -297,14 +297,14 @@ pub fn apply(set: &mut ToolSet, profile: &ClientProfile) -> Vec<Issue> {
         let name = original[i].clone();
         let mut local = Vec::new();
         let mut new = def.as_ref().clone();
-        new.tool.name = renamed[i].clone().into();
+        new.head_mut().set_name(renamed[i].clone());
         fix_tool(&mut new, &rules, &mut |lvl, ptr, msg, fixed| {
             local.push((lvl, ptr, msg, fixed))
         });
         for (level, pointer, message, fixed) in local {
             issues.push(issue(&new, &name, pointer, level, message, fixed));
         }
-        if new.tool != def.tool || new.route != def.route {
+        if new.tool() != def.tool() || new.route != def.route {
             *def = Arc::new(new);
         }
     }
@@ -354,7 +354,7 @@ fn issue(
 
 /// Checks every client needs (MCP spec, Inspector, conformance suite); reported, never fixed.
 fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
-    let name = def.tool.name.to_string();
+    let name = def.name().to_string();
     let ok_chars = name
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
@@ -370,7 +370,7 @@ fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
     }
     // For the other clients the profile itself reports (and fixes) a non-object root.
     if client == Client::Generic
-        && def.tool.input_schema.get("type").and_then(Value::as_str) != Some("object")
+        && def.tool().input_schema.get("type").and_then(Value::as_str) != Some("object")
     {
         issues.push(issue(
             def,
@@ -381,7 +381,7 @@ fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
             false,
         ));
     }
-    if def.tool.description.as_deref().is_none_or(str::is_empty) {
+    if def.description().is_none_or(str::is_empty) {
         issues.push(issue(
             def,
             &name,
@@ -392,7 +392,7 @@ fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
         ));
     }
     if client == Client::Generic {
-        let root = Value::Object((*def.tool.input_schema).clone());
+        let root = Value::Object((*def.tool().input_schema).clone());
         walk(
             &root,
             &JsonPointer::root().join("inputSchema"),
@@ -535,7 +535,7 @@ type Report<'a> = dyn FnMut(Level, String, String, bool) + 'a;
 
 fn fix_tool(def: &mut ToolDef, r: &Rules, report: &mut Report<'_>) {
     let input_ptr = JsonPointer::root().join("inputSchema");
-    let mut input = Value::Object((*def.tool.input_schema).clone());
+    let mut input = Value::Object((*def.tool().input_schema).clone());
 
     if r.object_root {
         let m = input.as_object_mut();
@@ -572,19 +572,19 @@ fn fix_tool(def: &mut ToolDef, r: &Rules, report: &mut Report<'_>) {
         rename_args(def, &mut input, &input_ptr, report);
     }
     if let Value::Object(m) = input {
-        def.tool.input_schema = Arc::new(m);
+        def.tool_mut().input_schema = Arc::new(m);
     }
     if r.refs_must_resolve
-        && let Some(out) = &def.tool.output_schema
+        && let Some(out) = def.tool().output_schema.clone()
     {
-        let mut output = Value::Object((**out).clone());
+        let mut output = Value::Object((*out).clone());
         drop_unresolved_refs(
             &mut output,
             &JsonPointer::root().join("outputSchema"),
             report,
         );
         if let Value::Object(m) = output {
-            def.tool.output_schema = Some(Arc::new(m));
+            def.tool_mut().output_schema = Some(Arc::new(m));
         }
     }
 }
@@ -1095,9 +1095,9 @@ mod tests {
             panic!("object")
         };
         t.input_schema = Arc::new(m);
-        Arc::new(ToolDef {
-            tool: t,
-            route: Route {
+        Arc::new(ToolDef::new(
+            t,
+            Route {
                 method: HttpMethod::Get,
                 path: "/x".into(),
                 server: None,
@@ -1108,10 +1108,10 @@ mod tests {
                 output: OutputShape::None,
                 pinned: Map::new(),
             },
-            operation_id: None,
-            tags: Vec::new(),
-            location: "spec.yaml#/paths/~1x/get".into(),
-        })
+            None,
+            Vec::new(),
+            "spec.yaml#/paths/~1x/get".into(),
+        ))
     }
 
     fn set(tools: Vec<Arc<ToolDef>>) -> ToolSet {
@@ -1126,7 +1126,7 @@ mod tests {
     }
 
     fn input(s: &ToolSet, i: usize) -> Value {
-        Value::Object((*s.tools[i].tool.input_schema).clone())
+        Value::Object((*s.tools[i].tool().input_schema).clone())
     }
 
     #[test]
@@ -1138,7 +1138,7 @@ mod tests {
         let before = input(&s, 0);
         assert!(apply(&mut s, &ClientProfile::new(Client::Generic)).is_empty());
         assert_eq!(input(&s, 0), before);
-        assert_eq!(s.tools[0].tool.name, "a.b");
+        assert_eq!(s.tools[0].name(), "a.b");
         // lint still reports the type array as a warning
         let issues = check(&s, &ClientProfile::new(Client::Generic));
         assert_eq!(issues.len(), 1);
@@ -1152,8 +1152,8 @@ mod tests {
         let mut s = set(vec![tool(&long, json!({"type": "object"}))]);
         let issues = apply(&mut s, &ClientProfile::new(Client::Claude));
         // mcp__acme__ is 11 characters: 53 left.
-        assert_eq!(s.tools[0].tool.name.len(), 53);
-        assert!(s.tools[0].tool.name.starts_with("acme_xxx"));
+        assert_eq!(s.tools[0].name().len(), 53);
+        assert!(s.tools[0].name().starts_with("acme_xxx"));
         assert_eq!(issues.len(), 1);
         assert_eq!(issues[0].pointer, "/name");
         let named = ClientProfile {
@@ -1174,8 +1174,8 @@ mod tests {
             tool(&b, json!({"type": "object"})),
         ]);
         apply(&mut s, &ClientProfile::new(Client::Openai));
-        assert_ne!(s.tools[0].tool.name, s.tools[1].tool.name);
-        assert!(s.tools.iter().all(|t| t.tool.name.len() <= 64));
+        assert_ne!(s.tools[0].name(), s.tools[1].name());
+        assert!(s.tools.iter().all(|t| t.name().len() <= 64));
     }
 
     #[test]
@@ -1189,7 +1189,7 @@ mod tests {
             server_name: Some("github".into()),
         };
         let issues = apply(&mut s, &profile);
-        let n = s.tools[0].tool.name.to_string();
+        let n = s.tools[0].name().to_string();
         assert!(n.len() <= 54, "{n}");
         assert!(!n.contains('.'));
         assert_eq!(issues.len(), 2, "{issues:?}");
@@ -1241,7 +1241,7 @@ mod tests {
         });
         s.tools[0] = Arc::new(t);
         let issues = apply(&mut s, &ClientProfile::new(Client::Gemini));
-        assert_eq!(s.tools[0].tool.name, "t_9lives");
+        assert_eq!(s.tools[0].name(), "t_9lives");
         let i = input(&s, 0);
         assert!(i.get("additionalProperties").is_none());
         assert!(i.get("$defs").is_none());
@@ -1317,7 +1317,7 @@ mod tests {
         else {
             panic!()
         };
-        t.tool.output_schema = Some(Arc::new(out));
+        t.tool_mut().output_schema = Some(Arc::new(out));
         let mut s = set(vec![Arc::new(t)]);
         let issues = apply(&mut s, &ClientProfile::new(Client::Vscode));
         let ptrs: Vec<&str> = issues.iter().map(|i| i.pointer.as_str()).collect();
@@ -1329,7 +1329,7 @@ mod tests {
             ]
         );
         let out = s.tools[0]
-            .tool
+            .tool()
             .output_schema
             .as_ref()
             .map(|o| Value::Object((**o).clone()));

@@ -29,12 +29,11 @@ struct Def {
     size: usize,
 }
 
-/// Converts schemas, caching each referenced schema once.
-pub struct SchemaStore<'a> {
-    docs: &'a DocumentSet,
-    version: SpecVersion,
+/// The converted definitions of a spec: what tool schemas are bundled from. Shared by every
+/// tool of a conversion (each bundles its own closure when its schema is first needed).
+#[derive(Default)]
+pub struct DefTable {
     defs: Vec<Def>,
-    by_loc: FastMap<Loc, usize>,
     /// Definition name -> index (names are unique).
     by_name: FastMap<String, usize>,
     /// Whether each converted definition can reach itself through `$ref`s. A definition's deps
@@ -42,6 +41,14 @@ pub struct SchemaStore<'a> {
     /// runs through a definition converted by an earlier flush: each flush classifies just the
     /// definitions it added.
     recursive: Vec<bool>,
+}
+
+/// Converts schemas, caching each referenced schema once.
+pub struct SchemaStore<'a> {
+    docs: &'a DocumentSet,
+    version: SpecVersion,
+    table: DefTable,
+    by_loc: FastMap<Loc, usize>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -55,10 +62,8 @@ impl<'a> SchemaStore<'a> {
         Self {
             docs,
             version,
-            defs: Vec::new(),
+            table: DefTable::default(),
             by_loc: FastMap::default(),
-            by_name: FastMap::default(),
-            recursive: Vec::new(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
         }
@@ -87,16 +92,16 @@ impl<'a> SchemaStore<'a> {
     /// Converts every pending definition (iteratively: ref chains never grow the stack).
     fn flush(&mut self) {
         while let Some(i) = self.pending.pop_front() {
-            let loc = self.defs[i].loc.clone();
+            let loc = self.table.defs[i].loc.clone();
             let docs = self.docs;
             let node = docs.get(&loc).unwrap_or(&Value::Null);
             let mut deps = Vec::new();
             let v = self.convert(&loc, node, &mut deps);
             deps.sort_unstable();
             deps.dedup();
-            self.defs[i].size = approx_size(&v);
-            self.defs[i].value = v;
-            self.defs[i].deps = deps;
+            self.table.defs[i].size = approx_size(&v);
+            self.table.defs[i].value = v;
+            self.table.defs[i].deps = deps;
         }
         self.mark_recursive();
     }
@@ -106,13 +111,13 @@ impl<'a> SchemaStore<'a> {
     /// Iterative Tarjan over the new definitions only; their edges to older ones are skipped,
     /// as no cycle goes through those.
     fn mark_recursive(&mut self) {
-        let start = self.recursive.len();
-        let n = self.defs.len();
+        let start = self.table.recursive.len();
+        let n = self.table.defs.len();
         if start == n {
             return;
         }
-        let defs = &self.defs;
-        let recursive = &mut self.recursive;
+        let defs = &self.table.defs;
+        let recursive = &mut self.table.recursive;
         recursive.resize(n, false);
         const UNSEEN: usize = usize::MAX;
         let mut index = vec![UNSEEN; n - start];
@@ -185,13 +190,13 @@ impl<'a> SchemaStore<'a> {
         let base = def_base_name(&target, self.docs);
         let mut name = base.clone();
         let mut n = 2;
-        while self.by_name.contains_key(&name) {
+        while self.table.by_name.contains_key(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
-        let i = self.defs.len();
-        self.by_name.insert(name.clone(), i);
-        self.defs.push(Def {
+        let i = self.table.defs.len();
+        self.table.by_name.insert(name.clone(), i);
+        self.table.defs.push(Def {
             name,
             loc: target.clone(),
             value: Value::Bool(true),
@@ -205,7 +210,7 @@ impl<'a> SchemaStore<'a> {
 
     /// Name of definition `i` in `$defs`.
     pub fn def_name(&self, i: usize) -> &str {
-        &self.defs[i].name
+        &self.table.defs[i].name
     }
 
     fn ref_to(&mut self, from: &Loc, reference: &str, deps: &mut Deps) -> Value {
@@ -213,7 +218,7 @@ impl<'a> SchemaStore<'a> {
             Ok(target) => {
                 let i = self.def_for(target);
                 deps.push(i);
-                json!({ "$ref": format!("#/$defs/{}", self.defs[i].name) })
+                json!({ "$ref": format!("#/$defs/{}", self.table.defs[i].name) })
             }
             Err(e) => {
                 self.diags.warning(
@@ -413,8 +418,10 @@ impl<'a> SchemaStore<'a> {
                                     if let Ok(tl) = self.docs.resolve(loc.doc, &r) {
                                         let i = self.def_for(tl);
                                         deps.push(i);
-                                        *target =
-                                            Value::String(format!("#/$defs/{}", self.defs[i].name));
+                                        *target = Value::String(format!(
+                                            "#/$defs/{}",
+                                            self.table.defs[i].name
+                                        ));
                                     }
                                 }
                             }
@@ -446,6 +453,17 @@ impl<'a> SchemaStore<'a> {
         Value::Object(out)
     }
 
+    /// The converted definitions, for bundling tool schemas once conversion is over.
+    pub fn into_table(self) -> DefTable {
+        self.table
+    }
+
+    pub fn table(&self) -> &DefTable {
+        &self.table
+    }
+}
+
+impl DefTable {
     /// Builds a self-contained schema: `root` plus the closure of `deps` in `$defs`, with
     /// small or single-use non-recursive definitions inlined. With `max_depth`, definitions more
     /// than that many `$ref`s away from the root are elided to `{"title": name}` (accepts anything).
@@ -1219,7 +1237,7 @@ mod tests {
         assert_eq!(v, json!({"$ref": "#/$defs/Tree"}));
         let mut root = Map::new();
         root.insert("properties".into(), json!({ "tree": v }));
-        let b = store.bundle(root, &deps, None);
+        let b = store.table().bundle(root, &deps, None);
         let b = Value::Object(b);
         assert_eq!(b["properties"]["tree"], json!({"$ref": "#/$defs/Tree"}));
         assert_eq!(

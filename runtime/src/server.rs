@@ -102,7 +102,7 @@ impl ToolState {
             .tools
             .iter()
             .enumerate()
-            .map(|(i, t)| (t.tool.name.to_string(), i))
+            .map(|(i, t)| (t.name().to_string(), i))
             .collect();
         let validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
         let output_validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
@@ -132,7 +132,7 @@ impl ToolState {
         let mut tools: Vec<Tool> = Vec::new();
         let mut index = HashMap::new();
         for i in direct {
-            let t = &set.tools[i].tool;
+            let t = set.tools[i].tool();
             if discovery.is_some() && Meta::from_name(&t.name).is_some() {
                 tracing::warn!(
                     "operation tool `{}` has the name of a discovery tool; reach it with {}",
@@ -228,7 +228,7 @@ impl ProxyServer {
         let state = self.state();
         tokio::task::spawn_blocking(move || {
             for (def, v) in state.set.tools.iter().zip(&state.validators) {
-                let _ = v.get(&def.tool.input_schema);
+                let _ = v.get(&def.tool().input_schema);
             }
         });
     }
@@ -241,11 +241,11 @@ impl ProxyServer {
         // In dynamic mode the listed tools barely change; what they reach does.
         let changed = old.tools != new.tools
             || (new.discovery.is_some()
-                && !old.set.tools.iter().map(|t| &t.tool).eq(new
+                && !old.set.tools.iter().map(|t| t.tool()).eq(new
                     .set
                     .tools
                     .iter()
-                    .map(|t| &t.tool)));
+                    .map(|t| t.tool())));
         if let Ok(mut s) = self.inner.state.write() {
             *s = Arc::new(new);
         }
@@ -384,7 +384,7 @@ impl ServerHandler for ProxyServer {
         state
             .index
             .get(name)
-            .map(|&i| state.set.tools[i].tool.clone())
+            .map(|&i| state.set.tools[i].tool().clone())
     }
 
     async fn call_tool(
@@ -455,11 +455,12 @@ impl ProxyServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let def = &state.set.tools[i];
-        if let Err(problems) = validate::check(&state.validators[i], &def.tool.input_schema, &args)
+        if let Err(problems) =
+            validate::check(&state.validators[i], &def.tool().input_schema, &args)
         {
             let text = format!(
                 "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- {}",
-                def.tool.name,
+                def.name(),
                 problems.join("\n- ")
             );
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
@@ -481,7 +482,7 @@ impl ProxyServer {
                 .opts
                 .dispatcher
                 .as_ref()
-                .and_then(|d| d(&def.tool.name, fwd, route, args.clone()));
+                .and_then(|d| d(&def.name(), fwd, route, args.clone()));
             match custom {
                 Some(f) => f.await,
                 None => fwd.call(route, &args).await,
@@ -492,13 +493,13 @@ impl ProxyServer {
         let (result, status) = tokio::select! {
             r = scoped => r,
             _ = context.ct.cancelled() => {
-                tracing::info!(tool = %def.tool.name, method = route.method.as_str(), path = %route.path, "cancelled by the client");
+                tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, "cancelled by the client");
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
             }
         };
         let result = conform_to_output_schema(result, def, &state.output_validators[i]);
         tracing::info!(
-            tool = %def.tool.name,
+            tool = %def.name(),
             method = route.method.as_str(),
             path = %route.path,
             status = status.map(i64::from).unwrap_or(-1),
@@ -524,14 +525,14 @@ fn conform_to_output_schema(
     if result.is_error == Some(true) {
         return result;
     }
-    let (Some(structured), Some(schema)) = (&result.structured_content, &def.tool.output_schema)
+    let (Some(structured), Some(schema)) = (&result.structured_content, &def.tool().output_schema)
     else {
         return result;
     };
     let Err(problems) = validate::check_output(validator, schema, structured) else {
         return result;
     };
-    tracing::warn!(tool = %def.tool.name, "response does not match the output schema: {}", problems.join("; "));
+    tracing::warn!(tool = %def.name(), "response does not match the output schema: {}", problems.join("; "));
     let note = format!(
         "The API call succeeded, but the response does not match this tool's output schema, so it is returned as text only below (this is reported as an error because MCP clients reject structured results that do not match). The request was carried out: do not repeat it because of this.\nMismatches:\n- {}",
         problems.join("\n- ")
@@ -579,13 +580,13 @@ fn search_result(
         text.push_str(&format!(
             "{}. {} — {} {} — {}\n",
             rank + 1,
-            def.tool.name,
+            def.name(),
             def.route.method.as_str(),
             def.route.path,
             summary
         ));
         results.push(serde_json::json!({
-            "name": def.tool.name,
+            "name": def.name(),
             "method": def.route.method.as_str(),
             "path": def.route.path,
             "summary": summary,
@@ -628,7 +629,7 @@ fn describe_result(
     let text = format!(
         "Call it with `{}` {{\"name\": \"{}\", \"arguments\": {{...}}}} where arguments match inputSchema.\n{}",
         dynamic::CALL,
-        def.tool.name,
+        def.name(),
         serde_json::to_string_pretty(&v).unwrap_or_default()
     );
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);

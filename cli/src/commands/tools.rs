@@ -16,7 +16,8 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
     if args.stats {
         print_stats(&mut out, &conversion.tools)?;
     } else if args.json {
-        let tools: Vec<&rmcp_tool::Tool> = conversion.tools.tools.iter().map(|t| &t.tool).collect();
+        let tools: Vec<&rmcp_tool::Tool> =
+            conversion.tools.tools.iter().map(|t| t.tool()).collect();
         serde_json::to_writer_pretty(&mut out, &tools).context("writing JSON")?;
         writeln!(out)?;
     } else {
@@ -24,7 +25,7 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
             .tools
             .tools
             .iter()
-            .map(|t| t.tool.name.len())
+            .map(|t| t.name().len())
             .max()
             .unwrap_or(4)
             .max(4);
@@ -37,11 +38,11 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
             writeln!(
                 out,
                 "{:<w$}  {:<7} {:<40} {:>4}  {}",
-                t.tool.name,
+                t.name(),
                 t.route.method.as_str(),
                 t.route.path,
                 t.route.args.len(),
-                if t.tool.output_schema.is_some() {
+                if t.tool().output_schema.is_some() {
                     "yes"
                 } else {
                     "no"
@@ -93,8 +94,8 @@ fn print_stats(
 
     let mut sizes = Vec::with_capacity(set.tools.len());
     for t in &set.tools {
-        let json = serde_json::to_string(&t.tool)?;
-        sizes.push((t.tool.name.to_string(), json.len(), count_tokens(&json)));
+        let json = serde_json::to_string(&t.tool())?;
+        sizes.push((t.name().to_string(), json.len(), count_tokens(&json)));
     }
     let w = sizes.iter().map(|s| s.0.len()).max().unwrap_or(4).max(4);
     writeln!(out, "{:<w$}  {:>9}  {:>8}", "NAME", "BYTES", "TOKENS")?;
@@ -108,7 +109,7 @@ fn print_stats(
         writeln!(out, "  {name:<w$}  {bytes:>9}  {tokens:>8}")?;
     }
 
-    let all: Vec<rmcp_tool::Tool> = set.tools.iter().map(|t| t.tool.clone()).collect();
+    let all: Vec<rmcp_tool::Tool> = set.tools.iter().map(|t| t.tool().clone()).collect();
     let (tools_bytes, tools_tokens) = payload(&all)?;
     let dynamic = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
     let (dyn_bytes, dyn_tokens) = payload(dynamic.tools())?;

@@ -44,7 +44,7 @@ pub fn api_json(set: &ToolSet) -> Result<String, CodegenError> {
             .tools
             .iter()
             .map(|t| ToolEntry {
-                tool: &t.tool,
+                tool: t.tool(),
                 route: &t.route,
                 operation_id: t.operation_id.as_deref(),
                 tags: &t.tags,

@@ -63,13 +63,13 @@ pub fn lib_rs(set: &ToolSet) -> Result<String, CodegenError> {
                     .tools
                     .into_iter()
                     .map(|t| {
-                        ::std::sync::Arc::new(::openapi_mcp_runtime::model::ToolDef {
-                            tool: t.tool,
-                            route: t.route,
-                            operation_id: t.operation_id,
-                            tags: t.tags,
-                            location: t.location,
-                        })
+                        ::std::sync::Arc::new(::openapi_mcp_runtime::model::ToolDef::new(
+                            t.tool,
+                            t.route,
+                            t.operation_id,
+                            t.tags,
+                            t.location,
+                        ))
                     })
                     .collect(),
             })
@@ -87,8 +87,8 @@ pub fn lib_rs(set: &ToolSet) -> Result<String, CodegenError> {
                 )
                 .expect("forwarder");
                 for def in &set.tools {
-                    let call = super::tools::dispatch(&def.tool.name, &forwarder, &def.route, ::serde_json::Map::new());
-                    assert!(call.is_some(), "no handler for {}", def.tool.name);
+                    let call = super::tools::dispatch(def.name(), &forwarder, &def.route, ::serde_json::Map::new());
+                    assert!(call.is_some(), "no handler for {}", def.name());
                 }
                 assert!(super::tools::dispatch("no such tool", &forwarder, &set.tools[0].route, ::serde_json::Map::new()).is_none());
             }

@@ -196,7 +196,7 @@ fn run_corpus() -> Option<(Vec<String>, Vec<String>)> {
         }
         let mut seen = HashSet::new();
         for t in &conv.tools.tools {
-            let tname = t.tool.name.to_string();
+            let tname = t.name().to_string();
             if !is_valid_tool_name(&tname) {
                 problems.push(format!("{name}: invalid tool name {tname:?}"));
             }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::support::*;
 
 fn annotations(t: &openapi_mcp_runtime::model::ToolDef) -> Value {
-    serde_json::to_value(&t.tool.annotations).expect("annotations serialize")
+    serde_json::to_value(&t.tool().annotations).expect("annotations serialize")
 }
 
 #[test]
@@ -23,19 +23,16 @@ fn x_mcp_include_exclude_name_description() {
 
     // Names go through snake_case, the prefix and collision handling.
     let list = tool(&conv, "listWidgets");
-    assert_eq!(list.tool.name, "widgets_find_widgets");
-    assert_eq!(
-        list.tool.description.as_deref(),
-        Some("Search the widget catalogue.")
-    );
-    assert_eq!(list.tool.title.as_deref(), Some("List widgets"));
+    assert_eq!(list.name(), "widgets_find_widgets");
+    assert_eq!(list.description(), Some("Search the widget catalogue."));
+    assert_eq!(list.title(), Some("List widgets"));
     let get = tool(&conv, "getWidget");
-    assert_eq!(get.tool.name, "widgets_get_widget");
+    assert_eq!(get.name(), "widgets_get_widget");
     let status = tool(&conv, "reindexStatus");
     assert!(
-        status.tool.name.starts_with("widgets_get_widget_") && status.tool.name.len() == 25,
+        status.name().starts_with("widgets_get_widget_") && status.name().len() == 25,
         "{}",
-        status.tool.name
+        status.name()
     );
 }
 
@@ -43,10 +40,10 @@ fn x_mcp_include_exclude_name_description() {
 fn speakeasy_and_annotation_overrides() {
     let conv = convert_fixture("extensions.yaml");
     let create = tool(&conv, "createWidget");
-    assert_eq!(create.tool.name, "widgets_create_product");
-    assert_eq!(create.tool.title.as_deref(), Some("Create widget"));
+    assert_eq!(create.name(), "widgets_create_product");
+    assert_eq!(create.title(), Some("Create widget"));
     assert_eq!(
-        create.tool.description.as_deref(),
+        create.description(),
         Some("Creates a widget from the given fields.")
     );
     // POST: not idempotent by method; x-mcp-annotations says it is. Root x-mcp sets openWorld.
@@ -85,13 +82,13 @@ fn generic_profile_is_todays_output() {
             .tools
             .tools
             .iter()
-            .map(|t| serde_json::to_string(&t.tool).expect("json"))
+            .map(|t| serde_json::to_string(&t.tool()).expect("json"))
             .collect();
         let b: Vec<_> = generic
             .tools
             .tools
             .iter()
-            .map(|t| serde_json::to_string(&t.tool).expect("json"))
+            .map(|t| serde_json::to_string(&t.tool()).expect("json"))
             .collect();
         assert_eq!(a, b, "{fixture}");
     }
@@ -169,7 +166,7 @@ fn gemini_profile_output_is_in_the_subset() {
             },
         );
         for t in &conv.tools.tools {
-            let name = t.tool.name.to_string();
+            let name = t.name().to_string();
             assert!(
                 name.len() <= 64 && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'),
                 "{name}"
@@ -199,8 +196,8 @@ fn lint_findings_point_into_the_unprofiled_tools() {
     let conv = convert_fixture("extensions.yaml");
     let issues = profile::check(&conv.tools, &ClientProfile::new(Client::Gemini));
     let list = tool(&conv, "listWidgets");
-    let doc = serde_json::to_value(&list.tool).expect("json");
-    let mine: Vec<_> = issues.iter().filter(|i| i.tool == list.tool.name).collect();
+    let doc = serde_json::to_value(&list.tool()).expect("json");
+    let mine: Vec<_> = issues.iter().filter(|i| i.tool == list.name()).collect();
     assert!(!mine.is_empty());
     for i in &mine {
         assert_eq!(i.level, Level::Reject);
@@ -243,11 +240,11 @@ fn openai_items_required() {
         json!({})
     );
     let mut def = conv.tools.tools[0].as_ref().clone();
-    let mut schema = (*def.tool.input_schema).clone();
+    let mut schema = (*def.tool().input_schema).clone();
     if let Some(Value::Object(ids)) = schema.get_mut("properties").and_then(|p| p.get_mut("ids")) {
         ids.remove("items");
     }
-    def.tool.input_schema = std::sync::Arc::new(schema);
+    def.tool_mut().input_schema = std::sync::Arc::new(schema);
     conv.tools.tools[0] = std::sync::Arc::new(def);
     let openai = ClientProfile::new(Client::Openai);
     let issues = profile::check(&conv.tools, &openai);
@@ -324,7 +321,7 @@ fn profiles_fix_everything_they_find_on_real_specs() {
                 "{name} {client:?}: {:?}",
                 &again[..again.len().min(3)]
             );
-            let mut names: Vec<&str> = shaped.tools.iter().map(|t| t.tool.name.as_ref()).collect();
+            let mut names: Vec<&str> = shaped.tools.iter().map(|t| t.name().as_ref()).collect();
             names.sort_unstable();
             names.dedup();
             assert_eq!(
@@ -334,7 +331,7 @@ fn profiles_fix_everything_they_find_on_real_specs() {
             );
             if client == Client::Gemini {
                 for t in &shaped.tools {
-                    assert_gemini_clean(&input(t), &format!("{name} {}", t.tool.name));
+                    assert_gemini_clean(&input(t), &format!("{name} {}", t.name()));
                 }
             }
             eprintln!(
@@ -344,7 +341,7 @@ fn profiles_fix_everything_they_find_on_real_specs() {
                     .tools
                     .iter()
                     .zip(&plain.tools)
-                    .filter(|(a, b)| a.tool != b.tool)
+                    .filter(|(a, b)| a.tool() != b.tool())
                     .count()
             );
         }

@@ -51,7 +51,7 @@ fn every_fixture_converts_with_valid_unique_names_and_object_roots() {
         assert_eq!(r.tools, conv.tools.tools.len(), "{fixture}");
         let mut seen = HashSet::new();
         for t in &conv.tools.tools {
-            let name = t.tool.name.to_string();
+            let name = t.name().to_string();
             assert!(
                 is_valid_tool_name(&name),
                 "{fixture}: invalid tool name {name:?}"
@@ -233,9 +233,9 @@ fn collisions_same_parameter_name_in_four_locations() {
 fn collisions_operation_ids_equal_after_snake_case() {
     let conv = convert_fixture("collisions.yaml");
     let prefix = "name_"; // "Name Collisions"
-    let a = tool(&conv, "getUser").tool.name.to_string();
-    let b = tool(&conv, "get_user").tool.name.to_string();
-    let c = tool(&conv, "GetUser").tool.name.to_string();
+    let a = tool(&conv, "getUser").tool().name.to_string();
+    let b = tool(&conv, "get_user").tool().name.to_string();
+    let c = tool(&conv, "GetUser").tool().name.to_string();
     assert_eq!(
         a,
         format!("{prefix}get_user"),
@@ -251,14 +251,14 @@ fn collisions_operation_ids_equal_after_snake_case() {
     assert_ne!(b, c);
     // Hash suffixes are a function of the operation (method + path), so they are stable.
     let again = convert_fixture("collisions.yaml");
-    assert_eq!(tool(&again, "get_user").tool.name, b.as_str());
-    assert_eq!(tool(&again, "GetUser").tool.name, c.as_str());
+    assert_eq!(tool(&again, "get_user").tool().name, b.as_str());
+    assert_eq!(tool(&again, "GetUser").tool().name, c.as_str());
 }
 
 #[test]
 fn collisions_slash_missing_and_long_operation_ids() {
     let conv = convert_fixture("collisions.yaml");
-    let orgs = tool(&conv, "orgs/list").tool.name.to_string();
+    let orgs = tool(&conv, "orgs/list").tool().name.to_string();
     assert_eq!(orgs, "name_orgs_list");
     assert!(orgs.ends_with("_orgs_list"));
 
@@ -269,17 +269,17 @@ fn collisions_slash_missing_and_long_operation_ids() {
         .find(|t| t.route.method == HttpMethod::Post && t.route.path == "/orgs")
         .expect("POST /orgs without operationId is a tool");
     assert_eq!(no_id.operation_id, None);
-    assert_eq!(no_id.tool.name, "name_post_orgs");
+    assert_eq!(no_id.name(), "name_post_orgs");
 
     let long = tool(
         &conv,
         "listAllTheReportsForTheGivenOrganizationAndProjectIncludingArchivedOnesThatWereGeneratedByScheduledJobsDuringTheLastFiscalYear",
     );
-    assert!(long.tool.name.len() <= 64, "{}", long.tool.name);
+    assert!(long.name().len() <= 64, "{}", long.name());
     assert!(
-        long.tool.name.starts_with("name_list_all_the_reports"),
+        long.name().starts_with("name_list_all_the_reports"),
         "{}",
-        long.tool.name
+        long.name()
     );
     let q1 = tool(
         &conv,
@@ -289,7 +289,7 @@ fn collisions_slash_missing_and_long_operation_ids() {
         &conv,
         "exportOrganizationProjectReportsAsSpreadsheetWithEveryColumnIncludedForSecondQuarter",
     );
-    assert_ne!(q1.tool.name, q2.tool.name);
+    assert_ne!(q1.name(), q2.name());
     for n in names(&conv) {
         assert!(is_valid_tool_name(&n), "{n}");
     }
@@ -644,7 +644,7 @@ fn recursive_schemas_become_defs_cycles() {
 fn recursive_diamond_is_not_inlined_exponentially() {
     let conv = convert_fixture("recursive.yaml");
     let d = tool(&conv, "submitDiamond");
-    let tool_json = serde_json::to_string(&d.tool).expect("json");
+    let tool_json = serde_json::to_string(&d.tool()).expect("json");
     assert!(
         tool_json.len() < 20_000,
         "diamond tool is {} bytes",
@@ -654,8 +654,15 @@ fn recursive_diamond_is_not_inlined_exponentially() {
         tool_json.contains("Leaf") || tool_json.contains("leaf"),
         "Leaf is reachable"
     );
-    let all = serde_json::to_string(&conv.tools.tools.iter().map(|t| &t.tool).collect::<Vec<_>>())
-        .expect("json");
+    let all = serde_json::to_string(
+        &conv
+            .tools
+            .tools
+            .iter()
+            .map(|t| t.tool())
+            .collect::<Vec<_>>(),
+    )
+    .expect("json");
     assert!(
         all.len() < 100_000,
         "whole recursive.yaml tool list is {} bytes",
@@ -821,7 +828,7 @@ fn output_schemas_object_wrapped_or_absent() {
     );
     // No JSON response -> no outputSchema.
     let contact = tool(&conv, "createContact");
-    assert!(contact.tool.output_schema.is_none());
+    assert!(contact.tool().output_schema.is_none());
     assert_eq!(contact.route.output, OutputShape::None);
 
     let forms = convert_fixture("forms.yaml");
@@ -834,7 +841,7 @@ fn output_schemas_object_wrapped_or_absent() {
         "deleteBlob",
     ] {
         let t = tool(&forms, op);
-        assert!(t.tool.output_schema.is_none(), "{op} has an outputSchema");
+        assert!(t.tool().output_schema.is_none(), "{op} has an outputSchema");
         assert_eq!(t.route.output, OutputShape::None, "{op}");
     }
     assert_eq!(
@@ -921,7 +928,7 @@ fn lenient_outputs_have_no_required_or_closed_objects() {
                 assert!(
                     left.is_empty(),
                     "{fixture} {}: lenient output keeps {left:?}",
-                    t.tool.name
+                    t.name()
                 );
             }
         }
@@ -984,8 +991,8 @@ fn strict_outputs_keep_required_and_none_mode_drops_outputs() {
         },
     );
     for t in &none.tools.tools {
-        assert!(t.tool.output_schema.is_none(), "{}", t.tool.name);
-        assert_eq!(t.route.output, OutputShape::None, "{}", t.tool.name);
+        assert!(t.tool().output_schema.is_none(), "{}", t.name());
+        assert_eq!(t.route.output, OutputShape::None, "{}", t.name());
     }
     // Accept is still derived from the responses.
     assert_eq!(
@@ -1203,7 +1210,7 @@ fn swagger2_base_url_security_and_collection_formats() {
     assert_eq!(b.content_type, "application/x-www-form-urlencoded");
     assert_eq!(required_of(&input(rate)), vec!["bookId", "stars"]);
     assert_eq!(prop(rate, "stars")["maximum"], 5);
-    assert!(rate.tool.output_schema.is_none());
+    assert!(rate.tool().output_schema.is_none());
 
     // Definitions: nested Author keeps x-nullable as a null type.
     let text = serde_json::to_string(&input(create)).expect("json");
@@ -1341,11 +1348,11 @@ fn external_refs_resolve_without_diagnostics() {
     // The same-file ref inside common.yaml (#/ErrorDetail) is only used by error responses, but
     // the whole document set still resolves: no warnings at all (checked above).
     for t in &conv.tools.tools {
-        let text = serde_json::to_string(&t.tool).expect("json");
+        let text = serde_json::to_string(&t.tool()).expect("json");
         assert!(
             !text.contains(".yaml"),
             "{}: file refs left: {text}",
-            t.tool.name
+            t.name()
         );
     }
 }
@@ -1502,7 +1509,7 @@ fn security_schemes_and_requirements() {
     );
     // Text-only response.
     let export = tool(&conv, "exportReport");
-    assert!(export.tool.output_schema.is_none());
+    assert!(export.tool().output_schema.is_none());
     assert_eq!(export.route.accept.as_deref(), Some("text/csv"));
 }
 
@@ -1550,7 +1557,7 @@ fn annotations_follow_the_http_method() {
     let conv = convert_fixture("petstore.yaml");
     let ann = |op: &str| {
         tool(&conv, op)
-            .tool
+            .tool()
             .annotations
             .clone()
             .expect("annotations")
@@ -1572,13 +1579,13 @@ fn annotations_follow_the_http_method() {
     assert_eq!(put.destructive_hint, Some(true));
     assert_eq!(put.idempotent_hint, Some(true));
     for t in &conv.tools.tools {
-        let a = t.tool.annotations.as_ref().expect("annotations");
+        let a = t.tool().annotations.as_ref().expect("annotations");
         assert_eq!(a.open_world_hint, Some(true));
-        assert_eq!(a.title, t.tool.title);
+        assert_eq!(a.title, t.tool().title);
     }
     let patch = convert_fixture("broken-ops.yaml");
     let p = tool(&patch, "patchOrder")
-        .tool
+        .tool()
         .annotations
         .clone()
         .expect("annotations");
@@ -1587,7 +1594,7 @@ fn annotations_follow_the_http_method() {
         (Some(false), Some(true), Some(false))
     );
     assert_eq!(
-        tool(&conv, "showPetById").tool.title.as_deref(),
+        tool(&conv, "showPetById").tool().title.as_deref(),
         Some("Info for a specific pet")
     );
 }
@@ -1624,28 +1631,28 @@ paths:
         .iter()
         .find(|t| t.route.method == HttpMethod::Get)
         .expect("GET tool");
-    assert_eq!(bare.tool.description.as_deref(), Some("GET /things/{id}"));
-    assert_eq!(bare.tool.title.as_deref(), Some("GET /things/{id}"));
-    assert_eq!(bare.tool.name, "text_get_things_id");
+    assert_eq!(bare.description(), Some("GET /things/{id}"));
+    assert_eq!(bare.title(), Some("GET /things/{id}"));
+    assert_eq!(bare.name(), "text_get_things_id");
     let del = tool(&conv, "deleteThing");
-    let d = del.tool.description.as_deref().expect("description");
+    let d = del.description().expect("description");
     assert!(d.to_ascii_lowercase().contains("deprecated"), "{d}");
     assert!(d.contains("Removes the thing."), "{d}");
     let put = tool(&conv, "putThing");
     assert_eq!(
-        put.tool.description.as_deref(),
+        put.description(),
         Some("Replace a thing entirely, keeping its id."),
         "summary prefix not repeated"
     );
 
     let pet = convert_fixture("petstore.yaml");
     let legacy = tool(&pet, "searchPetsLegacy");
-    let d = legacy.tool.description.as_deref().expect("description");
+    let d = legacy.description().expect("description");
     assert!(d.starts_with("Deprecated"), "{d}");
     assert!(d.contains("Superseded by listPets"), "{d}");
     assert!(
         !tool(&pet, "listPets")
-            .tool
+            .tool()
             .description
             .as_deref()
             .unwrap_or("")
@@ -1661,7 +1668,7 @@ paths:
         },
     );
     for t in &short.tools.tools {
-        let d = t.tool.description.as_deref().expect("description");
+        let d = t.description().expect("description");
         assert!(d.chars().count() <= 10, "{d:?}");
     }
 }
@@ -1696,7 +1703,7 @@ fn filtered(fixture: &str, filter: Filter) -> (Vec<String>, openapi_mcp_runtime:
         .map(|t| {
             t.operation_id
                 .clone()
-                .unwrap_or_else(|| t.tool.name.to_string())
+                .unwrap_or_else(|| t.name().to_string())
         })
         .collect();
     ids.sort();
@@ -1857,7 +1864,7 @@ fn path_filter_matches_a_template_written_as_in_the_spec() {
 fn prefix_default_custom_and_disabled() {
     let spec = load_fixture("petstore.yaml");
     let default = convert(&spec, &ToolOptions::default());
-    assert_eq!(tool(&default, "listPets").tool.name, "petstore_list_pets");
+    assert_eq!(tool(&default, "listPets").tool().name, "petstore_list_pets");
     for n in names(&default) {
         assert!(n.starts_with("petstore_"), "{n}");
     }
@@ -1868,8 +1875,8 @@ fn prefix_default_custom_and_disabled() {
             ..ToolOptions::default()
         },
     );
-    assert_eq!(tool(&none, "listPets").tool.name, "list_pets");
-    assert_eq!(tool(&none, "showPetById").tool.name, "show_pet_by_id");
+    assert_eq!(tool(&none, "listPets").tool().name, "list_pets");
+    assert_eq!(tool(&none, "showPetById").tool().name, "show_pet_by_id");
     let custom = convert(
         &spec,
         &ToolOptions {
@@ -1877,18 +1884,18 @@ fn prefix_default_custom_and_disabled() {
             ..ToolOptions::default()
         },
     );
-    assert_eq!(tool(&custom, "listPets").tool.name, "my_pets_list_pets");
+    assert_eq!(tool(&custom, "listPets").tool().name, "my_pets_list_pets");
 
     // Titles of other fixtures.
     assert_eq!(
         tool(&convert_fixture("swagger2.yaml"), "listBooks")
-            .tool
+            .tool()
             .name,
         "bookshelf_list_books"
     );
     assert_eq!(
         tool(&convert_fixture("openapi31.yaml"), "listInvoices")
-            .tool
+            .tool()
             .name,
         "invoicing_list_invoices"
     );
@@ -1921,7 +1928,7 @@ fn names_by_operation(conv: &openapi_mcp_runtime::Conversion) -> Vec<(String, St
         .map(|t| {
             (
                 format!("{} {}", t.route.method.as_str(), t.route.path),
-                t.tool.name.to_string(),
+                t.name().to_string(),
             )
         })
         .collect()

@@ -43,16 +43,16 @@ fn added_operation_does_not_take_a_published_name() {
     ]);
     // Without the lock the newcomer takes the plain name and the published tool is renamed.
     let unlocked = convert_inline(&v2_text);
-    assert_eq!(tool(&unlocked, "getUser").tool.name, "shop_get_user");
-    assert_ne!(tool(&unlocked, "get_user").tool.name, "shop_get_user");
+    assert_eq!(tool(&unlocked, "getUser").tool().name, "shop_get_user");
+    assert_ne!(tool(&unlocked, "get_user").tool().name, "shop_get_user");
     // With it the published names stay; the newcomer gets a stable hashed variant.
     let mut v2 = convert_inline(&v2_text);
     let report = lock
         .apply(&mut v2.tools, &ToolOptions::default())
         .expect("lock applies");
-    assert_eq!(tool(&v2, "get_user").tool.name, "shop_get_user");
-    assert_eq!(tool(&v2, "listOrders").tool.name, "shop_list_orders");
-    let newcomer = tool(&v2, "getUser").tool.name.to_string();
+    assert_eq!(tool(&v2, "get_user").tool().name, "shop_get_user");
+    assert_eq!(tool(&v2, "listOrders").tool().name, "shop_list_orders");
+    let newcomer = tool(&v2, "getUser").tool().name.to_string();
     assert!(newcomer.starts_with("shop_get_user_") && newcomer.len() == "shop_get_user_".len() + 6);
     assert_eq!(report.moved.len(), 1, "{report:?}");
     assert_eq!(report.added.len(), 1);
@@ -87,7 +87,7 @@ fn added_operation_does_not_take_a_published_name() {
     lock3
         .apply(&mut v4.tools, &ToolOptions::default())
         .expect("lock applies");
-    let reused = tool(&v4, "list_orders").tool.name.to_string();
+    let reused = tool(&v4, "list_orders").tool().name.to_string();
     assert_ne!(reused, "shop_list_orders");
     assert!(reused.starts_with("shop_list_orders_"), "{reused}");
     let lock4 = lock3.updated(&v4.tools);
@@ -102,14 +102,14 @@ fn renamed_operation_id_keeps_the_locked_name_and_diff_sees_no_rename() {
     let text = lock.to_text();
     let lock = Lock::parse("names.yaml", &text, 64).expect("written lock parses");
     let mut new = convert_fixture("diff-new.yaml");
-    assert_eq!(tool(&new, "fetchItem").tool.name, "inventory_fetch_item");
+    assert_eq!(tool(&new, "fetchItem").tool().name, "inventory_fetch_item");
     let unlocked = diff(&old.tools, &new.tools);
     assert_eq!(unlocked.renamed.len(), 1, "{unlocked:?}");
 
     let report = lock
         .apply(&mut new.tools, &ToolOptions::default())
         .expect("lock applies");
-    assert_eq!(tool(&new, "fetchItem").tool.name, "inventory_get_item");
+    assert_eq!(tool(&new, "fetchItem").tool().name, "inventory_get_item");
     assert_eq!(
         report.rekeyed,
         [("getItem".to_string(), "fetchItem".to_string())]

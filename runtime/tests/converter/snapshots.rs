@@ -8,12 +8,12 @@ use super::support::*;
 fn snapshot(fixture: &str, name: &str) {
     let conv = convert_fixture(fixture);
     let tools: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
-        conv.tools.tools.iter().map(|t| &t.tool).collect();
+        conv.tools.tools.iter().map(|t| t.tool()).collect();
     let routes: Vec<Value> = conv
         .tools
         .tools
         .iter()
-        .map(|t| json!({ "tool": t.tool.name, "location": normalize_paths(&t.location), "route": t.route }))
+        .map(|t| json!({ "tool": t.name(), "location": normalize_paths(&t.location), "route": t.route }))
         .collect();
     let r = &conv.report;
     let doc = json!({

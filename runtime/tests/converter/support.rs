@@ -97,7 +97,7 @@ pub fn names(conv: &Conversion) -> Vec<String> {
     conv.tools
         .tools
         .iter()
-        .map(|t| t.tool.name.to_string())
+        .map(|t| t.name().to_string())
         .collect()
 }
 
@@ -105,19 +105,16 @@ pub fn names(conv: &Conversion) -> Vec<String> {
 pub fn arg<'t>(t: &'t ToolDef, arg: &str) -> &'t ArgBinding {
     t.route.arg(arg).unwrap_or_else(|| {
         let have: Vec<_> = t.route.args.iter().map(|a| (&a.arg, &a.wire)).collect();
-        panic!(
-            "tool {} has no argument {arg:?}; have {have:?}",
-            t.tool.name
-        )
+        panic!("tool {} has no argument {arg:?}; have {have:?}", t.name())
     })
 }
 
 pub fn input(t: &ToolDef) -> Value {
-    Value::Object((*t.tool.input_schema).clone())
+    Value::Object((*t.tool().input_schema).clone())
 }
 
 pub fn output(t: &ToolDef) -> Option<Value> {
-    t.tool
+    t.tool()
         .output_schema
         .as_ref()
         .map(|s| Value::Object((**s).clone()))
@@ -125,7 +122,7 @@ pub fn output(t: &ToolDef) -> Option<Value> {
 
 /// The inputSchema property of argument `arg`.
 pub fn prop(t: &ToolDef, arg: &str) -> Value {
-    t.tool
+    t.tool()
         .input_schema
         .get("properties")
         .and_then(|p| p.get(arg))
@@ -133,7 +130,7 @@ pub fn prop(t: &ToolDef, arg: &str) -> Value {
         .unwrap_or_else(|| {
             panic!(
                 "tool {} inputSchema has no property {arg:?}: {}",
-                t.tool.name,
+                t.name(),
                 input(t)
             )
         })

@@ -461,7 +461,7 @@ fn string(o: &Map<String, Value>) -> Value {
 
 /// Arguments for a tool: required ones plus up to two optional top-level ones.
 fn arguments(def: &ToolDef) -> Map<String, Value> {
-    let root = Value::Object((*def.tool.input_schema).clone());
+    let root = Value::Object((*def.tool().input_schema).clone());
     let g = Gen { root: &root };
     match g.value(&root, 0, 2) {
         Value::Object(m) => m,
@@ -621,7 +621,7 @@ async fn every_tool_of_small_and_medium_specs_is_called() {
             .display()
             .to_string();
         for def in &defs {
-            let tool = def.tool.name.to_string();
+            let tool = def.name().to_string();
             let args = arguments(def);
             up.clear();
             let call = client

@@ -363,7 +363,7 @@ async fn hit_rate(spec_path: &Path, tasks: &[(&str, &str)]) -> f64 {
             .iter()
             .find(|t| t.operation_id.as_deref() == Some(op_id))
             .unwrap_or_else(|| panic!("no operation {op_id}"))
-            .tool
+            .tool()
             .name
             .to_string();
         let found = search(&client, task, 10).await;

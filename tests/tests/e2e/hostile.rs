@@ -685,7 +685,7 @@ fn values_nested_10000_deep_are_refused_without_recursion() {
                 }
                 args.insert(arg.into(), deep);
                 // Validation: one line naming the argument, nothing else looked at.
-                let problems = check(&LazyValidator::default(), &def.tool.input_schema, &args)
+                let problems = check(&LazyValidator::default(), &def.tool().input_schema, &args)
                     .expect_err("too deep");
                 assert_eq!(
                     problems,

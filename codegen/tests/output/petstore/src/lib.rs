@@ -49,13 +49,15 @@ pub fn tool_set() -> ::std::result::Result<
             .tools
             .into_iter()
             .map(|t| {
-                ::std::sync::Arc::new(::openapi_mcp_runtime::model::ToolDef {
-                    tool: t.tool,
-                    route: t.route,
-                    operation_id: t.operation_id,
-                    tags: t.tags,
-                    location: t.location,
-                })
+                ::std::sync::Arc::new(
+                    ::openapi_mcp_runtime::model::ToolDef::new(
+                        t.tool,
+                        t.route,
+                        t.operation_id,
+                        t.tags,
+                        t.location,
+                    ),
+                )
             })
             .collect(),
     })
@@ -75,12 +77,12 @@ mod tests {
             .expect("forwarder");
         for def in &set.tools {
             let call = super::tools::dispatch(
-                &def.tool.name,
+                def.name(),
                 &forwarder,
                 &def.route,
                 ::serde_json::Map::new(),
             );
-            assert!(call.is_some(), "no handler for {}", def.tool.name);
+            assert!(call.is_some(), "no handler for {}", def.name());
         }
         assert!(
             super::tools::dispatch("no such tool", & forwarder, & set.tools[0].route,
