@@ -317,7 +317,11 @@ impl<'a> OpContext<'a> {
     }
 
     fn passes_filter(&self) -> bool {
-        let base = self.base_name();
+        let base = if self.opts.filter.matches_operations() {
+            self.base_name()
+        } else {
+            String::new()
+        };
         self.opts.filter.matches(&crate::filter::OpFacts {
             method: self.method,
             path: self.path,
@@ -334,10 +338,13 @@ impl<'a> OpContext<'a> {
         {
             return n;
         }
-        match self.operation_id() {
-            Some(id) if !snake(id).is_empty() => snake(id),
-            _ => snake(&format!("{} {}", self.method.key(), self.path)),
+        if let Some(id) = self.operation_id() {
+            let s = snake(id);
+            if !s.is_empty() {
+                return s;
+            }
         }
+        snake(&format!("{} {}", self.method.key(), self.path))
     }
 
     fn build(
@@ -568,7 +575,7 @@ impl<'a> OpContext<'a> {
             for (i, p) in list.iter().enumerate() {
                 let ploc = list_loc.index(i);
                 let (loc, node) = if p.get("$ref").is_some() {
-                    self.docs.deref(&ploc).map_err(|e| {
+                    self.docs.deref_node(&ploc, p).map_err(|e| {
                         OpError(format!("parameter {}: {e}", self.docs.describe(&ploc)))
                     })?
                 } else {
@@ -1063,7 +1070,9 @@ impl<'a> OpContext<'a> {
             accept.sort_by_key(|m| !is_json(m));
         } else {
             for c in &codes {
-                if let Ok((_, r)) = self.docs.deref(&resp_loc.join(c.as_str()))
+                if let Ok((_, r)) = self
+                    .docs
+                    .deref_node(&resp_loc.join(c.as_str()), &responses[*c])
                     && let Some(Value::Object(content)) = r.get("content")
                 {
                     let mut types: Vec<&String> = content.keys().collect();
@@ -1088,7 +1097,10 @@ impl<'a> OpContext<'a> {
         if self.opts.output_schema == OutputSchemaMode::None {
             return (None, OutputShape::None, accept);
         }
-        let Ok((rloc, r)) = self.docs.deref(&resp_loc.join(code.as_str())) else {
+        let Ok((rloc, r)) = self
+            .docs
+            .deref_node(&resp_loc.join(code.as_str()), &responses[code])
+        else {
             return (None, OutputShape::None, accept);
         };
         let schema_loc = if self.version == SpecVersion::Swagger2 {

@@ -62,6 +62,11 @@ pub struct OpFacts<'a> {
 }
 
 impl Filter {
+    /// Whether any pattern looks at the operationId or tool base name.
+    pub fn matches_operations(&self) -> bool {
+        !self.include_operations.is_empty() || !self.exclude_operations.is_empty()
+    }
+
     pub fn matches(&self, op: &OpFacts<'_>) -> bool {
         if self.exclude_deprecated && op.deprecated {
             return false;

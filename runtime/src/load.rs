@@ -160,6 +160,11 @@ impl DocumentSet {
 
     /// Resolves a `$ref` string found in document `from`.
     pub fn resolve(&self, from: DocId, reference: &str) -> Result<Loc, RefError> {
+        self.resolve_node(from, reference).map(|(loc, _)| loc)
+    }
+
+    /// [`Self::resolve`], with the node it names (found by the same lookup).
+    fn resolve_node(&self, from: DocId, reference: &str) -> Result<(Loc, &Value), RefError> {
         let (file, fragment) = match reference.split_once('#') {
             Some((f, frag)) => (f, frag),
             None => (reference, ""),
@@ -193,28 +198,38 @@ impl DocumentSet {
             return Err(RefError::Malformed(reference.to_string()));
         }
         let ptr = JsonPointer::parse(&decoded);
-        if self.docs[doc].lookup(ptr.as_str()).is_none() {
-            return Err(RefError::Dangling {
+        match self.docs[doc].lookup(ptr.as_str()) {
+            Some(node) => Ok((Loc::new(doc, ptr), node)),
+            None => Err(RefError::Dangling {
                 reference: reference.to_string(),
                 doc: self.docs[doc].name.clone(),
                 pointer: ptr,
-            });
+            }),
         }
-        Ok(Loc::new(doc, ptr))
     }
 
     /// Follows `$ref` chains starting at `loc` until a node without `$ref` (cycles and dangling
     /// refs are errors). Returns the final location and node.
     pub fn deref<'a>(&'a self, loc: &Loc) -> Result<(Loc, &'a Value), RefError> {
-        let mut cur = loc.clone();
+        let node = self.get(loc).ok_or_else(|| RefError::Dangling {
+            reference: loc.ptr.to_string(),
+            doc: self.docs[loc.doc].name.clone(),
+            pointer: loc.ptr.clone(),
+        })?;
+        self.deref_node(loc, node)
+    }
+
+    /// [`Self::deref`] for the node at `loc` the caller already holds: no lookup unless it is a
+    /// `$ref`, and one lookup per `$ref` followed.
+    pub fn deref_node<'a>(
+        &'a self,
+        loc: &Loc,
+        node: &'a Value,
+    ) -> Result<(Loc, &'a Value), RefError> {
+        let (mut cur, mut node) = (loc.clone(), node);
         for _ in 0..64 {
-            let node = self.get(&cur).ok_or_else(|| RefError::Dangling {
-                reference: cur.ptr.to_string(),
-                doc: self.docs[cur.doc].name.clone(),
-                pointer: cur.ptr.clone(),
-            })?;
             match node.get("$ref").and_then(Value::as_str) {
-                Some(r) => cur = self.resolve(cur.doc, r)?,
+                Some(r) => (cur, node) = self.resolve_node(cur.doc, r)?,
                 None => return Ok((cur, node)),
             }
         }

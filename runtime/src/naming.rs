@@ -2,8 +2,6 @@
 
 use std::collections::HashSet;
 
-use heck::ToSnakeCase;
-
 /// FNV-1a: a stable hash (unlike `DefaultHasher`, it never changes between Rust releases).
 pub fn stable_hash(s: &str) -> u64 {
     let mut h: u64 = 0xcbf29ce484222325;
@@ -29,11 +27,17 @@ pub fn short_hash(s: &str) -> String {
 /// `snake_case` restricted to `[a-z0-9_]`, no leading/trailing/double underscores.
 pub fn snake(s: &str) -> String {
     // Separators heck does not know about become spaces first.
-    let spaced: String = s
+    let spaced: Vec<u8> = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c as u8
+            } else {
+                b' '
+            }
+        })
         .collect();
-    let snake = spaced.to_snake_case();
+    let snake = ascii_snake_case(&spaced);
     let mut out = String::with_capacity(snake.len());
     for c in snake.chars() {
         let c = if c.is_ascii_alphanumeric() {
@@ -48,6 +52,52 @@ pub fn snake(s: &str) -> String {
     }
     while out.ends_with('_') {
         out.pop();
+    }
+    out
+}
+
+/// `heck`'s `to_snake_case` for ASCII letters, digits and spaces, without its per-character
+/// formatting (a third of converting Kubernetes' spec went there): the same word boundaries
+/// (lower -> upper; upper -> upper followed by lower; digits take the case before them).
+fn ascii_snake_case(s: &[u8]) -> String {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mode {
+        Boundary,
+        Lower,
+        Upper,
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    let mut first = true;
+    let mut emit = |word: &[u8], out: &mut String| {
+        if !std::mem::replace(&mut first, false) {
+            out.push('_');
+        }
+        out.extend(word.iter().map(|b| b.to_ascii_lowercase() as char));
+    };
+    for word in s.split(|b| *b == b' ') {
+        let (mut init, mut mode) = (0, Mode::Boundary);
+        for (i, &c) in word.iter().enumerate() {
+            let Some(&next) = word.get(i + 1) else {
+                emit(&word[init..], &mut out);
+                break;
+            };
+            let next_mode = if c.is_ascii_lowercase() {
+                Mode::Lower
+            } else if c.is_ascii_uppercase() {
+                Mode::Upper
+            } else {
+                mode
+            };
+            if next_mode == Mode::Lower && next.is_ascii_uppercase() {
+                emit(&word[init..=i], &mut out);
+                (init, mode) = (i + 1, Mode::Boundary);
+            } else if mode == Mode::Upper && c.is_ascii_uppercase() && next.is_ascii_lowercase() {
+                emit(&word[init..i], &mut out);
+                (init, mode) = (i, Mode::Boundary);
+            } else {
+                mode = next_mode;
+            }
+        }
     }
     out
 }
@@ -211,6 +261,38 @@ mod tests {
         assert_eq!(snake("__x__y__"), "x_y");
         assert_eq!(snake("repos/get-content"), "repos_get_content");
         assert_eq!(snake("Ünïcode op"), "n_code_op");
+    }
+
+    /// The ASCII port splits words exactly as `heck` does: every string of up to 7 characters
+    /// over an alphabet with both cases, a digit and a separator, and real operationIds.
+    #[test]
+    fn ascii_snake_case_is_hecks() {
+        use heck::ToSnakeCase;
+        let alphabet = [b'a', b'B', b'c', b'D', b'1', b' '];
+        let mut checked = 0;
+        for len in 0..=7u32 {
+            for mut n in 0..alphabet.len().pow(len) {
+                let mut s = Vec::with_capacity(len as usize);
+                for _ in 0..len {
+                    s.push(alphabet[n % alphabet.len()]);
+                    n /= alphabet.len();
+                }
+                let text = String::from_utf8(s.clone()).expect("ascii");
+                assert_eq!(ascii_snake_case(&s), text.to_snake_case(), "{text:?}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 300_000);
+        for id in [
+            "listCoreV1NamespacedPersistentVolumeClaim",
+            "HTTPServerGetURLForID2",
+            "getV2ABTestsXMLHttpRequest",
+            "repos get content",
+            "PostApiV1UsersMeOAuth2Tokens",
+            "a1B2c3D4",
+        ] {
+            assert_eq!(ascii_snake_case(id.as_bytes()), id.to_snake_case(), "{id}");
+        }
     }
 
     #[test]

@@ -42,11 +42,7 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
                 t.route.method.as_str(),
                 t.route.path,
                 t.route.args.len(),
-                if t.tool().output_schema.is_some() {
-                    "yes"
-                } else {
-                    "no"
-                }
+                if t.has_output_schema() { "yes" } else { "no" }
             )?;
         }
         let r = &conversion.report;

@@ -165,6 +165,55 @@ async fn describe_matches_the_tools_mode_definition() {
     );
 }
 
+/// Dynamic mode serves large APIs from a handful of schemas: searching bundles none, describing
+/// or calling an operation bundles that operation's only, and tools mode bundles every one.
+#[tokio::test]
+async fn dynamic_mode_bundles_only_the_schemas_it_uses() {
+    let up = Upstream::start().await;
+    let materialized = |server: &ProxyServer| -> Vec<String> {
+        server
+            .state()
+            .set
+            .tools
+            .iter()
+            .filter(|t| t.is_materialized())
+            .map(|t| t.name().to_string())
+            .collect()
+    };
+    let server = petstore(&up.url("/api"), ToolMode::Dynamic).await;
+    assert!(server.state().set.tools.len() > 2);
+    assert_eq!(materialized(&server), Vec::<String>::new());
+    let client = connect_in_process(server.clone()).await;
+    assert!(!search(&client, "list pets", 5).await.is_empty());
+    assert_eq!(materialized(&server), Vec::<String>::new());
+    let r = call(
+        &client,
+        DESCRIBE,
+        json!({"name": "petstore_show_pet_by_id"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(materialized(&server), vec!["petstore_show_pet_by_id"]);
+    let r = call(
+        &client,
+        CALL,
+        json!({"name": "petstore_list_pets", "arguments": {"limit": "many"}}),
+    )
+    .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "an invalid call is refused: {}",
+        text(&r)
+    );
+    let mut now = materialized(&server);
+    now.sort();
+    assert_eq!(now, vec!["petstore_list_pets", "petstore_show_pet_by_id"]);
+
+    let tools = petstore(&up.url("/api"), ToolMode::Tools).await;
+    assert_eq!(materialized(&tools).len(), tools.state().set.tools.len());
+}
+
 #[tokio::test]
 async fn call_operation_sends_the_same_request_as_the_tool() {
     let up = Upstream::start().await;
