@@ -286,6 +286,8 @@ struct RawParam<'a> {
     node: &'a Value,
     name: String,
     location: String,
+    /// Declared on the path item or reached through a `$ref`: other operations use it too.
+    shared: bool,
 }
 
 impl<'a> OpContext<'a> {
@@ -560,10 +562,15 @@ impl<'a> OpContext<'a> {
             (
                 self.item.get("parameters"),
                 self.item_loc.join("parameters"),
+                true,
             ),
-            (self.op.get("parameters"), self.op_loc.join("parameters")),
+            (
+                self.op.get("parameters"),
+                self.op_loc.join("parameters"),
+                false,
+            ),
         ];
-        for (list, list_loc) in sources {
+        for (list, list_loc, on_item) in sources {
             let Some(list) = list else { continue };
             let Some(list) = list.as_array() else {
                 diags.warning(
@@ -574,6 +581,7 @@ impl<'a> OpContext<'a> {
             };
             for (i, p) in list.iter().enumerate() {
                 let ploc = list_loc.index(i);
+                let shared = on_item || p.get("$ref").is_some();
                 let (loc, node) = if p.get("$ref").is_some() {
                     self.docs.deref_node(&ploc, p).map_err(|e| {
                         OpError(format!("parameter {}: {e}", self.docs.describe(&ploc)))
@@ -604,6 +612,7 @@ impl<'a> OpContext<'a> {
                         node,
                         name: name.to_string(),
                         location: location.to_string(),
+                        shared,
                     };
                 } else {
                     out.push(RawParam {
@@ -611,6 +620,7 @@ impl<'a> OpContext<'a> {
                         node,
                         name: name.to_string(),
                         location: location.to_string(),
+                        shared,
                     });
                 }
             }
@@ -627,23 +637,32 @@ impl<'a> OpContext<'a> {
     ) -> (ArgBinding, Value, Deps) {
         let node = p.node;
         let mut content_type = None;
+        // A parameter many operations share is converted once.
+        let convert = |store: &mut SchemaStore<'_>,
+                       f: &dyn Fn(&mut SchemaStore<'_>) -> (Value, Deps)| {
+            if p.shared {
+                store.convert_remembered(&p.loc, f)
+            } else {
+                f(store)
+            }
+        };
         let (schema, deps) = if let Some(s) = node.get("schema") {
-            store.convert_node(&p.loc.join("schema"), s)
+            convert(store, &|store| store.convert_node(&p.loc.join("schema"), s))
         } else if let Some(Value::Object(content)) = node.get("content") {
             match content.iter().next() {
                 Some((mt, media)) => {
                     content_type = Some(mt.clone());
                     match media.get("schema") {
-                        Some(s) => {
+                        Some(s) => convert(store, &|store| {
                             store.convert_node(&p.loc.join("content").join(mt).join("schema"), s)
-                        }
+                        }),
                         None => (json!({}), Vec::new()),
                     }
                 }
                 None => (json!({}), Vec::new()),
             }
         } else if self.version == SpecVersion::Swagger2 {
-            swagger2_param_schema(store, &p.loc, node)
+            convert(store, &|store| swagger2_param_schema(store, &p.loc, node))
         } else {
             diags.warning(
                 self.docs.describe(&p.loc),

@@ -49,6 +49,8 @@ pub struct SchemaStore<'a> {
     version: SpecVersion,
     table: DefTable,
     by_loc: FastMap<Loc, usize>,
+    /// [`Self::convert_remembered`]'s results by location.
+    remembered: FastMap<Loc, (Value, Deps)>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -64,6 +66,7 @@ impl<'a> SchemaStore<'a> {
             version,
             table: DefTable::default(),
             by_loc: FastMap::default(),
+            remembered: FastMap::default(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
         }
@@ -87,6 +90,25 @@ impl<'a> SchemaStore<'a> {
         let v = self.convert(loc, node, &mut deps);
         self.flush();
         (v, deps)
+    }
+
+    /// `convert(self)` for the schema at `loc`, converted once and remembered for the next
+    /// caller (parameters shared by many operations). A conversion that reported a problem is not
+    /// remembered, so each use reports it as before.
+    pub fn convert_remembered(
+        &mut self,
+        loc: &Loc,
+        convert: &dyn Fn(&mut Self) -> (Value, Deps),
+    ) -> (Value, Deps) {
+        if let Some((v, d)) = self.remembered.get(loc) {
+            return (v.clone(), d.clone());
+        }
+        let before = self.diags.len();
+        let (v, d) = convert(self);
+        if self.diags.len() == before {
+            self.remembered.insert(loc.clone(), (v.clone(), d.clone()));
+        }
+        (v, d)
     }
 
     /// Converts every pending definition (iteratively: ref chains never grow the stack).
