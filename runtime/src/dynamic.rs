@@ -504,9 +504,7 @@ fn verbs(m: HttpMethod) -> &'static [&'static str] {
 /// first line.
 pub fn summary(def: &ToolDef) -> String {
     let s = def
-        .tool()
-        .title
-        .as_deref()
+        .title()
         .filter(|t| !t.trim().is_empty())
         .or(def.description())
         .unwrap_or_default();
@@ -715,8 +713,8 @@ pub fn closest_names(
 pub fn describe(def: &ToolDef) -> Value {
     let mut m = Map::new();
     m.insert("name".into(), Value::String(def.name().to_string()));
-    if let Some(t) = &def.tool().title {
-        m.insert("title".into(), Value::String(t.clone()));
+    if let Some(t) = def.title() {
+        m.insert("title".into(), Value::String(t.to_string()));
     }
     m.insert(
         "method".into(),
