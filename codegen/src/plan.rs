@@ -131,7 +131,7 @@ pub fn plan(set: &ToolSet, crate_name: &str) -> Plan {
             // Argument structs first, so they keep their names whatever the other types are called.
             let bases: Vec<String> = defs
                 .iter()
-                .map(|def| type_part(&def.name(), "Tool"))
+                .map(|def| type_part(def.name(), "Tool"))
                 .collect();
             let args: Vec<String> = bases.iter().map(|b| format!("{b}Args")).collect();
             let (mut types, struct_idents) = ModuleTypes::new(&args);

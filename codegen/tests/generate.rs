@@ -137,7 +137,7 @@ fn output_is_deterministic_and_tools_round_trip() {
         let tools = api["tools"].as_array().expect("tools array");
         assert_eq!(tools.len(), set.tools.len(), "{name}");
         for (entry, def) in tools.iter().zip(&set.tools) {
-            let served = serde_json::to_string(&def.tool()).expect("serialize tool");
+            let served = serde_json::to_string(def.tool()).expect("serialize tool");
             let back: Tool =
                 serde_json::from_value(entry["tool"].clone()).expect("tool deserializes");
             assert_eq!(
@@ -238,7 +238,7 @@ fn generated_crates_build_and_serve_the_same_tools() {
         let expected: Vec<serde_json::Value> = set
             .tools
             .iter()
-            .map(|t| serde_json::to_value(&t.tool()).expect("tool"))
+            .map(|t| serde_json::to_value(t.tool()).expect("tool"))
             .collect();
         assert_eq!(
             replies[&2]["result"]["tools"],

@@ -92,7 +92,7 @@ fn main() {
                 let names: Vec<&str> = found
                     .iter()
                     .take(3)
-                    .map(|h| set.tools[h.op].name().as_ref())
+                    .map(|h| set.tools[h.op].name())
                     .collect();
                 misses.push(format!(
                     "  miss: {task:?} -> {op_id} (rank {}), got {names:?}",

@@ -89,7 +89,7 @@ impl Meta {
 /// Whether an operation is pinned: a pattern matches its tool name, operationId or a tag.
 pub fn is_pinned(def: &ToolDef, pins: &[Pattern]) -> bool {
     pins.iter().any(|p| {
-        p.matches(&def.name())
+        p.matches(def.name())
             || def.operation_id.as_deref().is_some_and(|id| p.matches(id))
             || def.tags.iter().any(|t| p.matches(t))
     })
@@ -296,7 +296,7 @@ impl SearchIndex {
                     lens[f] = lens[f].saturating_add(1);
                 }
             };
-            let mut name = tokenize(&def.name());
+            let mut name = tokenize(def.name());
             if let Some(id) = &def.operation_id {
                 let seen: HashSet<String> = name.iter().cloned().collect();
                 name.extend(tokenize(id).into_iter().filter(|t| !seen.contains(t)));

@@ -156,8 +156,7 @@ impl Overrides {
                         .position(|t| t.operation_id.as_deref() == Some(key.as_str()))
                 });
             let Some(idx) = idx else {
-                let mut candidates: Vec<&str> =
-                    set.tools.iter().map(|t| t.name().as_ref()).collect();
+                let mut candidates: Vec<&str> = set.tools.iter().map(|t| t.name()).collect();
                 candidates.extend(set.tools.iter().filter_map(|t| t.operation_id.as_deref()));
                 let hint = closest(key, &candidates)
                     .map(|c| format!("; did you mean `{c}`?"))

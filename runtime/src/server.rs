@@ -482,7 +482,7 @@ impl ProxyServer {
                 .opts
                 .dispatcher
                 .as_ref()
-                .and_then(|d| d(&def.name(), fwd, route, args.clone()));
+                .and_then(|d| d(def.name(), fwd, route, args.clone()));
             match custom {
                 Some(f) => f.await,
                 None => fwd.call(route, &args).await,

@@ -90,7 +90,7 @@ fn print_stats(
 
     let mut sizes = Vec::with_capacity(set.tools.len());
     for t in &set.tools {
-        let json = serde_json::to_string(&t.tool())?;
+        let json = serde_json::to_string(t.tool())?;
         sizes.push((t.name().to_string(), json.len(), count_tokens(&json)));
     }
     let w = sizes.iter().map(|s| s.0.len()).max().unwrap_or(4).max(4);

@@ -82,13 +82,13 @@ fn generic_profile_is_todays_output() {
             .tools
             .tools
             .iter()
-            .map(|t| serde_json::to_string(&t.tool()).expect("json"))
+            .map(|t| serde_json::to_string(t.tool()).expect("json"))
             .collect();
         let b: Vec<_> = generic
             .tools
             .tools
             .iter()
-            .map(|t| serde_json::to_string(&t.tool()).expect("json"))
+            .map(|t| serde_json::to_string(t.tool()).expect("json"))
             .collect();
         assert_eq!(a, b, "{fixture}");
     }
@@ -196,7 +196,7 @@ fn lint_findings_point_into_the_unprofiled_tools() {
     let conv = convert_fixture("extensions.yaml");
     let issues = profile::check(&conv.tools, &ClientProfile::new(Client::Gemini));
     let list = tool(&conv, "listWidgets");
-    let doc = serde_json::to_value(&list.tool()).expect("json");
+    let doc = serde_json::to_value(list.tool()).expect("json");
     let mine: Vec<_> = issues.iter().filter(|i| i.tool == list.name()).collect();
     assert!(!mine.is_empty());
     for i in &mine {
@@ -321,7 +321,7 @@ fn profiles_fix_everything_they_find_on_real_specs() {
                 "{name} {client:?}: {:?}",
                 &again[..again.len().min(3)]
             );
-            let mut names: Vec<&str> = shaped.tools.iter().map(|t| t.name().as_ref()).collect();
+            let mut names: Vec<&str> = shaped.tools.iter().map(|t| t.name()).collect();
             names.sort_unstable();
             names.dedup();
             assert_eq!(

@@ -644,7 +644,7 @@ fn recursive_schemas_become_defs_cycles() {
 fn recursive_diamond_is_not_inlined_exponentially() {
     let conv = convert_fixture("recursive.yaml");
     let d = tool(&conv, "submitDiamond");
-    let tool_json = serde_json::to_string(&d.tool()).expect("json");
+    let tool_json = serde_json::to_string(d.tool()).expect("json");
     assert!(
         tool_json.len() < 20_000,
         "diamond tool is {} bytes",
@@ -1348,7 +1348,7 @@ fn external_refs_resolve_without_diagnostics() {
     // The same-file ref inside common.yaml (#/ErrorDetail) is only used by error responses, but
     // the whole document set still resolves: no warnings at all (checked above).
     for t in &conv.tools.tools {
-        let text = serde_json::to_string(&t.tool()).expect("json");
+        let text = serde_json::to_string(t.tool()).expect("json");
         assert!(
             !text.contains(".yaml"),
             "{}: file refs left: {text}",
