@@ -350,6 +350,26 @@ impl ToolDef {
         &mut self.head
     }
 
+    /// Whether `self` and `other` serve the same MCP definition. Schemas not bundled yet are
+    /// bundled for the comparison only, not kept (a `--watch` reload in dynamic mode compares
+    /// every operation).
+    pub fn serves_same_tool(&self, other: &ToolDef) -> bool {
+        fn peek(d: &ToolDef) -> std::borrow::Cow<'_, rmcp::model::Tool> {
+            match &d.deferred {
+                None => std::borrow::Cow::Borrowed(&d.head),
+                Some(l) => match l.full.get() {
+                    Some(t) => std::borrow::Cow::Borrowed(t),
+                    None => std::borrow::Cow::Owned(l.schemas.materialize(&d.head)),
+                },
+            }
+        }
+        self.head.name == other.head.name
+            && self.head.title == other.head.title
+            && self.head.description == other.head.description
+            && self.head.annotations == other.head.annotations
+            && peek(self) == peek(other)
+    }
+
     /// Whether the schemas have been bundled (or never needed to be).
     pub fn is_materialized(&self) -> bool {
         self.deferred

@@ -241,11 +241,13 @@ impl ProxyServer {
         // In dynamic mode the listed tools barely change; what they reach does.
         let changed = old.tools != new.tools
             || (new.discovery.is_some()
-                && !old.set.tools.iter().map(|t| t.tool()).eq(new
-                    .set
-                    .tools
-                    .iter()
-                    .map(|t| t.tool())));
+                && (old.set.tools.len() != new.set.tools.len()
+                    || !old
+                        .set
+                        .tools
+                        .iter()
+                        .zip(&new.set.tools)
+                        .all(|(a, b)| a.serves_same_tool(b))));
         if let Ok(mut s) = self.inner.state.write() {
             *s = Arc::new(new);
         }

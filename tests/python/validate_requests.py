@@ -47,7 +47,33 @@ MAX_TOOLS = int(os.environ.get("VALIDATE_MAX_TOOLS", str(MAX_TOOLS)))
 CALL_TIMEOUT = 15.0
 
 # (spec file name, tool name) -> why openapi-core's verdict is not a proxy defect.
-KNOWN: dict[tuple[str, str], str] = {}
+_READONLY_REQUIRED = (
+    "a `required` property is readOnly behind a $ref (or allOf); the proxy rightly leaves it out "
+    "(OAS: required readOnly properties apply to responses only), openapi-core still requires it"
+)
+_DISCRIMINATOR = (
+    "oneOf with a discriminator without mapping: openapi-core looks the value up as a schema name "
+    "(`function` -> #/components/schemas/function) and rejects every option; jsonschema accepts the body"
+)
+KNOWN: dict[tuple[str, str], str] = {
+    ("cloudflare-api-3.0.json", "cloudflare_dns_firewall_update_dns_firewall_cluster"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_create_zone_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_update_zone_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_update_zone_entrypoint_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_create_account_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_update_account_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_update_account_entrypoint_ruleset"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_user_api_tokens_create_token"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_user_api_tokens_update_token"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_tunnel_route_create_a_tunnel_route"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_tunnel_route_create_a_tunnel_route_with_cidr"): _READONLY_REQUIRED,
+    ("cloudflare-api-3.0.json", "cloudflare_stream_watermark_profile_create_watermark_prof_3u6rto"): (
+        "openapi-core does not cast multipart text parts (`opacity=0`) to numbers"
+    ),
+    ("openai-api-3.1.yaml", "openai_getinputtokencounts"): _DISCRIMINATOR,
+    ("openai-api-3.1.yaml", "openai_beta_getinputtokencounts"): _DISCRIMINATOR,
+    ("openai-api-3.1.yaml", "openai_beta_create_response"): _DISCRIMINATOR,
+}
 
 
 class Upstream(RecordingUpstream):
@@ -329,6 +355,14 @@ def validator_limitation(why: str) -> str | None:
         return "openapi-core does not cast multipart text parts to numbers"
     if "Tried to write read-only property" in why and re.search(r"Invalid (path|query|header|cookie) parameter", why):
         return "openapi-core applies readOnly to parameters"
+    m = re.search(r"Invalid path parameter: \S+ \| InvalidSchemaValue: Value (\S+) not valid", why)
+    if m and re.search(r"%[0-9A-Fa-f]{2}", m.group(1)) and "%25" not in m.group(1):
+        return "openapi-core does not percent-decode path parameters (`:` is sent as %3A, RFC 6570)"
+    if "RequestBodyValidationError" in why and re.search(r"CastError: Failed to cast value to (object|array) type", why):
+        return "openapi-core does not read nested deepObject (bracket) keys in form bodies"
+    m = re.search(r"Invalid (?:query|header|cookie|path) parameter: .*\"'([^']*)' is not one of \[([^\]]*)\]", why)
+    if m and m.group(1) in [e.strip().lower() for e in m.group(2).split(",") if not e.strip().startswith("'")]:
+        return "openapi-core does not cast parameters whose schema has an enum of numbers/booleans but no type"
     return None
 
 

@@ -210,6 +210,29 @@ async fn dynamic_mode_bundles_only_the_schemas_it_uses() {
     now.sort();
     assert_eq!(now, vec!["petstore_list_pets", "petstore_show_pet_by_id"]);
 
+    // A `--watch` reload compares every operation without keeping what it bundled for that.
+    let loaded = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+        "petstore.yaml",
+    )))
+    .await
+    .expect("spec");
+    let same = openapi_mcp_runtime::convert(&loaded, &ToolOptions::default()).tools;
+    assert!(
+        !server.replace_tools(same).await,
+        "same spec: nothing changed"
+    );
+    assert_eq!(materialized(&server), Vec::<String>::new());
+    let strict = ToolOptions {
+        output_schema: openapi_mcp_runtime::OutputSchemaMode::Strict,
+        ..Default::default()
+    };
+    let other = openapi_mcp_runtime::convert(&loaded, &strict).tools;
+    assert!(
+        server.replace_tools(other).await,
+        "only output schemas differ"
+    );
+    assert_eq!(materialized(&server), Vec::<String>::new());
+
     let tools = petstore(&up.url("/api"), ToolMode::Tools).await;
     assert_eq!(materialized(&tools).len(), tools.state().set.tools.len());
 }
