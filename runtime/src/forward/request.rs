@@ -984,6 +984,17 @@ pub(crate) fn effective_base(base: &Url, server: Option<&str>) -> Result<Url, Ar
             message: format!("the operation's server URL `{server}` is not an http(s) URL"),
         });
     }
+    // The URL standard accepts hosts the HTTP stack does not (`https://{your-agent-url}`: a
+    // server variable whose default is a placeholder); refuse them here, naming the server URL,
+    // instead of failing later with the HTTP client's "not a valid Uri".
+    if http::Uri::try_from(url.as_str()).is_err() {
+        return Err(ArgError {
+            arg: None,
+            message: format!(
+                "the operation's server URL `{server}` is not a valid HTTP URL (a server variable left as a placeholder?)"
+            ),
+        });
+    }
     Ok(url)
 }
 
@@ -1515,6 +1526,24 @@ mod tests {
         assert_eq!(
             build_ok(&r3, json!({})).url.as_str(),
             "https://api.example.com/v2/up"
+        );
+        // A server variable whose default is a placeholder (DigitalOcean's agent inference:
+        // `https://{agent_url}`, default `{your-agent-url}`): the URL standard accepts the host,
+        // the HTTP stack does not; refused before sending, naming the server URL.
+        r3.server = Some("https://{your-agent-url}".into());
+        let e = build_err(&r3, json!({}));
+        assert!(e.arg.is_none());
+        assert!(
+            e.message
+                .contains("`https://{your-agent-url}` is not a valid HTTP URL"),
+            "{}",
+            e.message
+        );
+        r3.server = Some("https://".into());
+        assert!(
+            build_err(&r3, json!({}))
+                .message
+                .contains("`https://` is invalid")
         );
     }
 
