@@ -808,8 +808,7 @@ impl<'a> OpContext<'a> {
                 if let Some(shape) = flatten_object(self.docs, &schema_loc) {
                     binding.flattened = true;
                     for (prop, ploc, is_req) in shape {
-                        let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
-                        let (mut s, d) = store.convert_node(&ploc, node);
+                        let (mut s, d) = body_field_schema(store, &ploc);
                         deps.extend(d);
                         if let Value::Object(m) = &s
                             && m.get("readOnly") == Some(&Value::Bool(true))
@@ -945,8 +944,7 @@ impl<'a> OpContext<'a> {
             {
                 binding.flattened = true;
                 for (prop, ploc, is_req) in shape {
-                    let node = self.docs.get(&ploc).unwrap_or(&Value::Null);
-                    let (s, d) = store.convert_node(&ploc, node);
+                    let (s, d) = body_field_schema(store, &ploc);
                     deps.extend(d);
                     if s.get("readOnly") == Some(&Value::Bool(true)) {
                         continue;
@@ -1405,7 +1403,28 @@ fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, boo
     for (name, _, req) in props.iter_mut() {
         *req = required.contains(name);
     }
+    // A name the object requires but never declares (Cloudflare's rate-limit update requires an
+    // `id` its body schema does not list) still becomes an argument: the API needs it, and the
+    // flat inputSchema would otherwise refuse it as unknown. Its location names no schema.
+    for name in required {
+        if !props.iter().any(|(n, _, _)| *n == name) {
+            let at = loc.join("properties").join(&name);
+            props.push((name, at, true));
+        }
+    }
     Some(props)
+}
+
+/// The converted schema of a flattened body property; a property only named in `required` (no
+/// schema at `ploc`) accepts any value and says why.
+fn body_field_schema(store: &mut SchemaStore<'_>, ploc: &Loc) -> (Value, Deps) {
+    match store.docs().get(ploc) {
+        Some(node) => store.convert_node(ploc, node),
+        None => (
+            json!({"description": "Required by the API; its spec does not describe this field."}),
+            Vec::new(),
+        ),
+    }
 }
 
 fn collect_object(
@@ -1457,8 +1476,11 @@ fn collect_object(
     }
     if let Some(Value::Object(ps)) = m.get("properties") {
         *saw_object = true;
+        let Ok((ps_loc, ps)) = docs.schema_map(&loc.join("properties"), ps) else {
+            return false;
+        };
         for k in ps.keys() {
-            let ploc = loc.join("properties").join(k);
+            let ploc = ps_loc.join(k);
             match props.iter_mut().find(|(n, _, _)| n == k) {
                 Some(existing) => existing.1 = ploc,
                 None => props.push((k.clone(), ploc, false)),

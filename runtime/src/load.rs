@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 use url::Url;
 
 use crate::pointer::{DocId, JsonPointer, Loc};
@@ -205,6 +205,32 @@ impl DocumentSet {
                 doc: self.docs[doc].name.clone(),
                 pointer: ptr,
             }),
+        }
+    }
+
+    /// A map of name -> schema (`properties` and the like) at `loc`. Some specs write the whole
+    /// map as a JSON Reference (DigitalOcean: `properties: {$ref: 'attributes.yml#/droplet_ids'}`,
+    /// the target holding `droplet_ids: {type: array, ...}`); that is followed, and the map it
+    /// names is returned with its location. A property literally named `$ref` has a schema object
+    /// as its value, never a string, so it is not mistaken for one.
+    pub fn schema_map<'a>(
+        &'a self,
+        loc: &Loc,
+        map: &'a Map<String, Value>,
+    ) -> Result<(Loc, &'a Map<String, Value>), RefError> {
+        match map.get("$ref") {
+            Some(Value::String(r)) if map.len() == 1 => {
+                let (target, node) = self.resolve_node(loc.doc, r)?;
+                let (target, node) = self.deref_node(&target, node)?;
+                match node.as_object() {
+                    Some(m) => Ok((target, m)),
+                    None => Err(RefError::Malformed(format!(
+                        "{r} names {}, not a map of schemas",
+                        self.describe(&target)
+                    ))),
+                }
+            }
+            _ => Ok((loc.clone(), map)),
         }
     }
 

@@ -366,9 +366,20 @@ impl<'a> SchemaStore<'a> {
                 }
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     if let Value::Object(m) = v {
+                        let docs = self.docs;
+                        let (ml, m) = match docs.schema_map(&kl, m) {
+                            Ok(found) => found,
+                            Err(e) => {
+                                self.diags.warning(
+                                    docs.describe(&kl),
+                                    format!("{e}; no {k} taken from there"),
+                                );
+                                continue;
+                            }
+                        };
                         let mut props = Map::new();
                         for (pk, pv) in m {
-                            props.insert(pk.clone(), self.convert(&kl.join(pk), pv, deps));
+                            props.insert(pk.clone(), self.convert(&ml.join(pk), pv, deps));
                         }
                         out.insert(k.clone(), Value::Object(props));
                     }

@@ -2343,3 +2343,111 @@ components:
         "{input}"
     );
 }
+
+/// `properties` written as a JSON Reference to a map of properties (DigitalOcean's load
+/// balancers: `properties: {$ref: 'attributes.yml#/load_balancer_droplet_ids'}`) is followed, in
+/// flattened bodies and in nested schemas; a dangling one is a diagnostic, not a property `$ref`.
+#[test]
+fn properties_written_as_a_reference_to_a_map() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: {title: LB, version: "1"}
+paths:
+  /lbs/{id}/droplets:
+    post:
+      operationId: addDroplets
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                $ref: '#/components/x-attributes/droplet_ids'
+              required: [droplet_ids]
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  lb:
+                    type: object
+                    properties: {$ref: '#/components/x-attributes/droplet_ids'}
+                  broken:
+                    type: object
+                    properties: {$ref: '#/components/x-attributes/missing'}
+components:
+  x-attributes:
+    droplet_ids:
+      droplet_ids:
+        type: array
+        items: {type: integer}
+"##,
+    );
+    let t = tool(&conv, "addDroplets");
+    assert_eq!(prop_names(&input(t)), ["id", "droplet_ids"]);
+    assert_eq!(required_of(&input(t)), ["id", "droplet_ids"]);
+    assert_eq!(prop(t, "droplet_ids")["items"], json!({"type": "integer"}));
+    assert_eq!(arg(t, "droplet_ids").location, ArgLocation::BodyField);
+    let out = output(t).expect("output schema");
+    assert_eq!(
+        out["properties"]["lb"]["properties"]["droplet_ids"]["items"],
+        json!({"type": "integer"})
+    );
+    assert!(out["properties"]["broken"].get("properties").is_none());
+    let diags = diagnostics_text(&conv).join("\n");
+    assert!(
+        diags.contains("x-attributes/missing") && diags.contains("no properties taken"),
+        "{diags}"
+    );
+}
+
+/// A body that requires a name it never declares still gets that argument (any value, required):
+/// the flat inputSchema is closed, so the API's required field could not be sent otherwise.
+/// Colliding with a parameter, it is location-qualified and still sent in the body.
+#[test]
+fn required_body_fields_without_a_schema_are_arguments() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: {title: RL, version: "1"}
+paths:
+  /rate_limits/{id}:
+    put:
+      operationId: updateRateLimit
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string}}
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                period: {type: integer}
+              required: [id, period]
+      responses:
+        "200": {description: ok}
+"##,
+    );
+    let t = tool(&conv, "updateRateLimit");
+    assert_eq!(prop_names(&input(t)), ["id", "period", "body_id"]);
+    assert_eq!(required_of(&input(t)), ["id", "period", "body_id"]);
+    let b = arg(t, "body_id");
+    assert_eq!(
+        (b.wire.as_str(), &b.location),
+        ("id", &ArgLocation::BodyField)
+    );
+    assert!(b.required);
+    assert!(
+        prop(t, "body_id")["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("does not describe"))
+    );
+}
