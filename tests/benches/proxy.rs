@@ -11,7 +11,9 @@
 //! 4. time from spawn to the first complete `tools/list` (petstore, and GitHub's 13 MB spec): as a
 //!    minimal line-reading client receives it (the target), and through rmcp's client, which
 //!    adds its own deserialization of the response;
-//! 5. peak RSS (VmHWM) of the proxy with the GitHub spec loaded.
+//! 5. peak RSS (VmHWM) of the proxy with the GitHub spec loaded;
+//! 6. GitHub's and Kubernetes' specs served as tools and in `--mode dynamic`: spawn to complete
+//!    `tools/list` and VmHWM.
 //!
 //! The release binary is (re)built first with `cargo build --release -p openapi-mcp-cli`; if that
 //! build fails (a shared checkout mid-edit), the previous binary is measured and the table says
@@ -47,6 +49,7 @@ const HTTP_WARMUP: Duration = Duration::from_millis(500);
 const HTTP_DURATION: Duration = Duration::from_secs(5);
 const SPAWNS: usize = 5;
 const GITHUB_SPEC: &str = "github-octokit-2026-3.0.json";
+const K8S_SPEC: &str = "k8s-swagger-2.0.json";
 
 const TARGET_ADDED_P50_US: f64 = 100.0;
 const TARGET_CALLS_PER_S: f64 = 8_000.0;
@@ -117,11 +120,28 @@ async fn main() -> anyhow::Result<()> {
         Some(g) => Some(bench_spawn(&bin, g, &base, true).await?),
         None => None,
     };
-    let pet_raw = bench_spawn_raw(&bin, &petstore, &base).await?;
+    let pet_raw = bench_spawn_raw(&bin, &petstore, &base, &[]).await?;
     let gh_raw = match &github {
-        Some(g) => Some(bench_spawn_raw(&bin, g, &base).await?),
+        Some(g) => Some(bench_spawn_raw(&bin, g, &base, &[]).await?),
         None => None,
     };
+    // 6. Large specs as tools and in dynamic mode (which bundles no tool schema up front).
+    eprintln!("[4/5] ... GitHub and Kubernetes as tools and --mode dynamic ({SPAWNS} spawns each)...");
+    let mut by_mode = Vec::new();
+    if let Some(dir) = shared_specs() {
+        for name in [GITHUB_SPEC, K8S_SPEC] {
+            let path = dir.join(name);
+            if !path.is_file() {
+                continue;
+            }
+            for (mode, args) in [
+                ("tools", &[][..]),
+                ("--mode dynamic", &["--mode", "dynamic"][..]),
+            ] {
+                by_mode.push((name, mode, bench_spawn_raw(&bin, &path, &base, args).await?));
+            }
+        }
+    }
 
     // The table.
     report.section("1. floor: direct reqwest -> axum upstream, GET /api/pets/{id}, sequential");
@@ -222,8 +242,8 @@ async fn main() -> anyhow::Result<()> {
         )
     };
     report.info(
-        &format!("petstore.yaml ({} tools): response received", pet_raw.1),
-        span(&pet_raw.0),
+        &format!("petstore.yaml ({} tools): response received", pet_raw.tools),
+        span(&pet_raw.times),
     );
     report.info(
         "  same, rmcp client (incl. its deserialization)",
@@ -235,7 +255,14 @@ async fn main() -> anyhow::Result<()> {
         ),
     );
     match (&gh_list, &gh_raw) {
-        (Some(g), Some((raw, n))) => {
+        (
+            Some(g),
+            Some(RawSpawns {
+                times: raw,
+                tools: n,
+                ..
+            }),
+        ) => {
             let median = raw[raw.len() / 2];
             report.target_row(
                 &format!("{GITHUB_SPEC} ({n} tools): response received"),
@@ -284,6 +311,22 @@ async fn main() -> anyhow::Result<()> {
             );
         }
         None => report.skipped("peak RSS (GitHub spec)", "../shared/specs is absent"),
+    }
+    report.section(
+        "6. large specs by mode: spawn -> complete tools/list (median of 5), VmHWM of the last spawn",
+    );
+    if by_mode.is_empty() {
+        report.skipped("large specs by mode", "../shared/specs is absent");
+    }
+    for (name, mode, raw) in &by_mode {
+        report.info(
+            &format!("{name}, {mode} ({} tools listed)", raw.tools),
+            format!(
+                "{:.1} ms | {:.1} MB",
+                ms(raw.times[raw.times.len() / 2]),
+                raw.hwm_kb.map_or(f64::NAN, mb)
+            ),
+        );
     }
     report.print();
     Ok(())
@@ -850,10 +893,12 @@ async fn bench_spawn_raw(
     bin: &Path,
     spec: &Path,
     base: &str,
-) -> anyhow::Result<(Vec<Duration>, usize)> {
+    extra_args: &[&str],
+) -> anyhow::Result<RawSpawns> {
     use tokio::io::AsyncWriteExt;
     let mut times = Vec::with_capacity(SPAWNS);
     let mut tools = 0;
+    let mut hwm_kb = None;
     let hello = concat!(
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#,
         "\n",
@@ -868,12 +913,14 @@ async fn bench_spawn_raw(
             .arg("proxy")
             .arg(spec)
             .args(["--base-url", base])
+            .args(extra_args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
             .context("spawning the proxy")?;
+        let pid = child.id();
         let mut stdin = child.stdin.take().context("stdin")?;
         let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
         stdin.write_all(hello.as_bytes()).await?;
@@ -889,6 +936,7 @@ async fn bench_spawn_raw(
             }
         };
         times.push(t.elapsed());
+        hwm_kb = pid.and_then(|p| status_kb(p, "VmHWM"));
         let v: Value = serde_json::from_slice(&list).context("tools/list response")?;
         if v["result"].get("nextCursor").is_some() {
             bail!("tools/list was paged; the bench expects the whole list");
@@ -898,7 +946,19 @@ async fn bench_spawn_raw(
         let _ = child.wait().await;
     }
     times.sort();
-    Ok((times, tools))
+    Ok(RawSpawns {
+        times,
+        tools,
+        hwm_kb,
+    })
+}
+
+/// What [`bench_spawn_raw`] measured: sorted spawn -> tools/list times, the number of tools
+/// listed, and the VmHWM (kB) of the last spawn right after the list arrived.
+struct RawSpawns {
+    times: Vec<Duration>,
+    tools: usize,
+    hwm_kb: Option<u64>,
 }
 
 /// Waits (at most 10 s) until the process stops using CPU for 300 ms.
