@@ -126,7 +126,9 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
     // 6. Large specs as tools and in dynamic mode (which bundles no tool schema up front).
-    eprintln!("[4/5] ... GitHub and Kubernetes as tools and --mode dynamic ({SPAWNS} spawns each)...");
+    eprintln!(
+        "[4/5] ... GitHub and Kubernetes as tools and --mode dynamic ({SPAWNS} spawns each)..."
+    );
     let mut by_mode = Vec::new();
     if let Some(dir) = shared_specs() {
         for name in [GITHUB_SPEC, K8S_SPEC] {
