@@ -394,6 +394,20 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Boxed: rmcp spawns one task per request whose future embeds this one, and tokio moves
+        // a task's whole future in memory when it starts and when it finishes. Unboxed, the
+        // forwarding state (reqwest, validation, cancellation) made those copies a measurable
+        // share of the proxy's CPU per call.
+        Box::pin(self.handle_call(request, context)).await
+    }
+}
+
+impl ProxyServer {
+    async fn handle_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let state = self.state();
         let name = request.name.as_ref();
         if let Some(d) = &state.discovery
@@ -445,9 +459,7 @@ impl ServerHandler for ProxyServer {
         let args = request.arguments.unwrap_or_default();
         Ok(self.invoke(&state, i, args, &context).await?.into())
     }
-}
 
-impl ProxyServer {
     /// Validates and forwards a call of operation `i` (a tool call, or `call_operation`).
     async fn invoke(
         &self,
