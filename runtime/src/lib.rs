@@ -19,6 +19,7 @@ pub mod lock;
 pub mod model;
 pub mod naming;
 pub mod overrides;
+pub mod pattern;
 pub mod pointer;
 pub mod profile;
 pub mod schema;

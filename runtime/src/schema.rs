@@ -252,6 +252,24 @@ impl<'a> SchemaStore<'a> {
         }
     }
 
+    /// `pattern` as clients compile it (see [`crate::pattern`]), or `None` (with a warning)
+    /// when no equivalent exists: the schema then leaves the check to the API.
+    fn portable_pattern(&mut self, loc: &Loc, pattern: &str) -> Option<String> {
+        match crate::pattern::portable(pattern) {
+            Ok(None) => Some(pattern.to_string()),
+            Ok(Some(rewritten)) => Some(rewritten),
+            Err(e) => {
+                self.diags.warning(
+                    self.docs.describe(loc),
+                    format!(
+                        "pattern {pattern:?} is not an ECMA-262 regular expression in Unicode mode ({e}); left out, because MCP clients that compile it would reject the tool (the TypeScript SDK rejects the whole tools/list)"
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     fn convert(&mut self, loc: &Loc, node: &Value, deps: &mut Deps) -> Value {
         let obj = match node {
             Value::Bool(b) => return Value::Bool(*b),
@@ -283,11 +301,18 @@ impl<'a> SchemaStore<'a> {
                         out.insert("type".into(), t);
                     }
                 }
-                "title" | "description" | "format" | "pattern" | "contentEncoding"
-                | "contentMediaType" | "$comment"
+                "title" | "description" | "format" | "contentEncoding" | "contentMediaType"
+                | "$comment"
                     if v.is_string() =>
                 {
                     out.insert(k.clone(), v.clone());
+                }
+                "pattern" => {
+                    if let Value::String(p) = v
+                        && let Some(p) = self.portable_pattern(&kl, p)
+                    {
+                        out.insert(k.clone(), Value::String(p));
+                    }
                 }
                 "minimum" | "maximum" if v.is_number() => {
                     out.insert(k.clone(), v.clone());
@@ -379,7 +404,15 @@ impl<'a> SchemaStore<'a> {
                         };
                         let mut props = Map::new();
                         for (pk, pv) in m {
-                            props.insert(pk.clone(), self.convert(&ml.join(pk), pv, deps));
+                            let name = if k == "patternProperties" {
+                                match self.portable_pattern(&ml.join(pk), pk) {
+                                    Some(p) => p,
+                                    None => continue,
+                                }
+                            } else {
+                                pk.clone()
+                            };
+                            props.insert(name, self.convert(&ml.join(pk), pv, deps));
                         }
                         out.insert(k.clone(), Value::Object(props));
                     }
@@ -1190,9 +1223,14 @@ fn def_flagged(d: &Value, flag: &str, defs: &Map<String, Value>, depth: usize) -
 }
 
 /// Lenient output schemas describe the shape without rejecting real-world deviations: no
-/// `required`, no `additionalProperties: false`, and optional properties accept `null`.
+/// `required`, no `additionalProperties: false`, optional properties accept `null`, and no
+/// `pattern` or `format`: the TypeScript SDK checks both on every structured result (Ajv with
+/// ajv-formats), and APIs return date-times without a zone or identifiers outside their
+/// documented pattern often enough that those checks would fail calls that worked.
 pub fn make_lenient(v: &mut Value) {
     for_each_schema_mut(v, &mut |m| {
+        m.remove("pattern");
+        m.remove("format");
         let required: Vec<String> = match m.remove("required") {
             Some(Value::Array(r)) => r
                 .into_iter()

@@ -2451,3 +2451,71 @@ paths:
             .is_some_and(|d| d.contains("does not describe"))
     );
 }
+
+/// Patterns written for other regex engines (AWS's `\p{Print}`, `[\w-.]`, `\@`) are rewritten
+/// to ECMA-262 Unicode mode, which the TypeScript SDK's Ajv compiles; one without an
+/// equivalent is left out with a warning naming its place. Lenient output schemas carry no
+/// `pattern` or `format` at all (clients assert both on every structured result).
+#[test]
+fn patterns_are_ones_clients_can_compile() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: {title: Tags, version: "1"}
+paths:
+  /tags:
+    post:
+      operationId: tagResource
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                key: {type: string, pattern: '^[\w-.+]+$'}
+                value: {type: string, pattern: '\p{Print}+'}
+                email: {type: string, pattern: '^a\@b$'}
+                scope: {type: string, pattern: '[\p{Print}&&[^|:/]]+'}
+                name: {type: string, pattern: '^[\p{L}\p{N}_.:/=+\-@]*$'}
+                labels:
+                  type: object
+                  patternProperties:
+                    '^\p{XDigit}+$': {type: string}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  created: {type: string, format: date-time}
+                  key: {type: string, pattern: '^[a-z]+$'}
+"##,
+    );
+    let t = tool(&conv, "tagResource");
+    let i = input(t);
+    let pattern = |p: &str| i["properties"][p]["pattern"].as_str().map(str::to_string);
+    assert_eq!(pattern("key").as_deref(), Some(r"^[\w\-.+]+$"));
+    assert_eq!(pattern("value").as_deref(), Some(r"[ -~]+"));
+    assert_eq!(pattern("email").as_deref(), Some(r"^a@b$"));
+    assert_eq!(pattern("scope"), None);
+    assert_eq!(
+        pattern("name").as_deref(),
+        Some(r"^[\p{L}\p{N}_.:/=+\-@]*$")
+    );
+    let labels = i["properties"]["labels"]["patternProperties"]
+        .as_object()
+        .expect("patternProperties");
+    assert_eq!(labels.keys().collect::<Vec<_>>(), [r"^[0-9a-fA-F]+$"]);
+    let warnings = diagnostics_text(&conv);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("/properties/scope/pattern") && warnings[0].contains("left out"),
+        "{warnings:?}"
+    );
+    let o = output(t).expect("output schema");
+    assert_eq!(o["properties"]["created"].get("format"), None);
+    assert_eq!(o["properties"]["key"].get("pattern"), None);
+}
