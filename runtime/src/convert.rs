@@ -770,7 +770,9 @@ impl<'a> OpContext<'a> {
         let Some(Value::Object(content)) = rb.get("content") else {
             return Ok(None);
         };
-        let Some((mt, media)) = choose_media_type(content) else {
+        let Some((mt, media)) = choose_media_type(content, |mt| {
+            flatten_object(self.docs, &rb_loc.join("content").join(mt).join("schema")).is_some()
+        }) else {
             return Ok(None);
         };
         let kind = body_kind(mt);
@@ -857,6 +859,20 @@ impl<'a> OpContext<'a> {
             BodyKind::Binary => {
                 let mut s = json!({"type": "string"});
                 mark_base64(&mut s, Some(mt.as_str()).filter(|m| !m.contains('*')));
+                add_description(&mut s, rb.get("description"));
+                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+            }
+            // A text body whose schema is a string keeps its constraints (enum, pattern,
+            // lengths); any other schema (XML described as an object) is sent as text.
+            BodyKind::Text
+                if has_schema
+                    && self
+                        .docs
+                        .deref(&schema_loc)
+                        .is_ok_and(|(_, n)| n.get("type") == Some(&json!("string"))) =>
+            {
+                let (mut s, d) = store.convert_at(&schema_loc);
+                deps.extend(d);
                 add_description(&mut s, rb.get("description"));
                 self.whole_body_arg(taken, args, properties, required, &mut binding, s);
             }
@@ -1370,15 +1386,27 @@ fn body_kind(mt: &str) -> BodyKind {
 }
 
 /// JSON first, then forms, multipart, text, and anything else.
-fn choose_media_type(content: &Map<String, Value>) -> Option<(&String, &Value)> {
+///
+/// A form or multipart type whose schema declares no fields (`{type: object, format: file}`)
+/// comes after a raw binary alternative: the file is then sent as the body, as the spec offers.
+fn choose_media_type(
+    content: &Map<String, Value>,
+    declares_fields: impl Fn(&str) -> bool,
+) -> Option<(&String, &Value)> {
+    let has_binary = content.keys().any(|mt| body_kind(mt) == BodyKind::Binary);
     let score = |mt: &str| match body_kind(mt) {
         BodyKind::Json => JSON_BODY_PREFERENCE,
+        BodyKind::Form | BodyKind::Multipart if has_binary && !declares_fields(mt) => 5,
         BodyKind::Form => 1,
         BodyKind::Multipart => 2,
         BodyKind::Text => 3,
         BodyKind::Binary => 4,
     };
-    content.iter().min_by_key(|(mt, _)| score(mt))
+    // Among equals, a concrete media type before a range (`application/json` before
+    // `application/*+json` or `*/*`).
+    content
+        .iter()
+        .min_by_key(|(mt, _)| (score(mt), mt.contains('*')))
 }
 
 /// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or
@@ -1402,6 +1430,16 @@ fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, boo
     }
     for (name, _, req) in props.iter_mut() {
         *req = required.contains(name);
+    }
+    // An object that declares nothing (`{type: object}`) accepts any members: it is one
+    // argument, not zero (unless it is closed with `additionalProperties: false`).
+    if props.is_empty() && required.is_empty() {
+        let closed = docs
+            .deref(loc)
+            .is_ok_and(|(_, n)| n.get("additionalProperties") == Some(&Value::Bool(false)));
+        if !closed {
+            return None;
+        }
     }
     // A name the object requires but never declares (Cloudflare's rate-limit update requires an
     // `id` its body schema does not list) still becomes an argument: the API needs it, and the

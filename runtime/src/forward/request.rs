@@ -724,19 +724,24 @@ fn multipart_parts(
             content_type: Some(ct),
             data: v.to_string().into_bytes(),
         }),
-        (Value::Array(a), None) if a.iter().all(|x| !x.is_array() && !x.is_object()) => {
-            // Arrays of primitives: one text part per item (OpenAPI: the default content type of
-            // an array is that of its items).
+        (Value::Array(a), None) => {
+            // One part per item (OpenAPI: an array's default content type is that of its
+            // items): primitives as text, objects and arrays as JSON.
             for x in a {
+                let structured = x.is_array() || x.is_object();
                 out.push(Part {
                     name: wire.into(),
                     filename: None,
-                    content_type: None,
-                    data: prim(x).into_bytes(),
+                    content_type: structured.then(|| "application/json".into()),
+                    data: if structured {
+                        x.to_string().into_bytes()
+                    } else {
+                        prim(x).into_bytes()
+                    },
                 });
             }
         }
-        (Value::Array(_) | Value::Object(_), None) => out.push(Part {
+        (Value::Object(_), None) => out.push(Part {
             name: wire.into(),
             filename: None,
             content_type: Some("application/json".into()),
@@ -826,11 +831,16 @@ fn build_body(
     let Some(binding) = &route.body else {
         return Ok(None);
     };
-    let ct = binding.content_type.clone();
+    let mut ct = binding.content_type.clone();
     let fields = body_fields(route, args);
     let whole = body_arg(route, args);
     match binding.kind {
         BodyKind::Json => {
+            // A media range (`*/*`, `application/*`, `application/*+json`) is not a content
+            // type: what is sent is JSON.
+            if ct.contains('*') {
+                ct = "application/json".to_string();
+            }
             if let Some((_, v)) = whole {
                 return Ok(Some((ct, v.to_string().into_bytes())));
             }
@@ -2056,6 +2066,58 @@ mod tests {
             format!(
                 "--{boundary}\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nx\r\n--{boundary}--\r\n"
             )
+        );
+    }
+
+    /// A JSON body declared under a media range is sent as `application/json`, never with
+    /// the range as its Content-Type (Jellyfin's `application/*+json`, `*/*`).
+    #[test]
+    fn json_bodies_under_a_media_range_are_application_json() {
+        for range in ["application/*+json", "*/*", "application/*"] {
+            let r = body_route(
+                BodyKind::Json,
+                range,
+                true,
+                vec![arg("name", ArgLocation::BodyField)],
+                vec![],
+            );
+            let (ct, body) = body_str(&build_ok(&r, json!({"name": "x"})));
+            assert_eq!(
+                (ct.as_str(), body.as_str()),
+                ("application/json", r#"{"name":"x"}"#)
+            );
+        }
+        let r = body_route(
+            BodyKind::Json,
+            "application/merge-patch+json",
+            true,
+            vec![arg("name", ArgLocation::BodyField)],
+            vec![],
+        );
+        assert_eq!(
+            body_str(&build_ok(&r, json!({"name": "x"}))).0,
+            "application/merge-patch+json"
+        );
+    }
+
+    /// A multipart array of objects is one JSON part per item, as OpenAPI's default encoding
+    /// of arrays says (a primitive array already was one text part per item).
+    #[test]
+    fn multipart_arrays_of_objects_are_one_json_part_per_item() {
+        let r = body_route(
+            BodyKind::Multipart,
+            "multipart/form-data",
+            true,
+            vec![arg("parts", ArgLocation::BodyField)],
+            vec![],
+        );
+        let (_, body) = body_str(&build_ok(&r, json!({"parts": [{"a": 1}, [2], "x"]})));
+        assert_eq!(
+            body,
+            "--BOUNDARY\r\nContent-Disposition: form-data; name=\"parts\"\r\nContent-Type: application/json\r\n\r\n{\"a\":1}\r\n\
+             --BOUNDARY\r\nContent-Disposition: form-data; name=\"parts\"\r\nContent-Type: application/json\r\n\r\n[2]\r\n\
+             --BOUNDARY\r\nContent-Disposition: form-data; name=\"parts\"\r\n\r\nx\r\n\
+             --BOUNDARY--\r\n"
         );
     }
 

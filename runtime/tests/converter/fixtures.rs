@@ -2519,3 +2519,94 @@ paths:
     assert_eq!(o["properties"]["created"].get("format"), None);
     assert_eq!(o["properties"]["key"].get("pattern"), None);
 }
+
+/// Bodies found wrong by validating requests of APIs.guru specs with openapi-core:
+/// - an object body that declares no members (`{type: object}`) accepts any, so it is one
+///   `body` argument (it used to become zero arguments, so nothing could be sent);
+/// - a concrete JSON media type is chosen over a range listed first (`application/*+json`);
+/// - multipart whose schema declares no fields yields to a raw binary alternative;
+/// - a text body's string schema keeps its constraints.
+#[test]
+fn bodies_that_declare_no_fields_and_media_ranges() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: {title: B, version: "1"}
+paths:
+  /documents:
+    post:
+      operationId: createDocument
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {type: object}
+      responses:
+        "201": {description: ok}
+  /empty:
+    post:
+      operationId: closedEmpty
+      requestBody:
+        content:
+          application/json:
+            schema: {type: object, additionalProperties: false}
+      responses:
+        "204": {description: ok}
+  /profiles:
+    post:
+      operationId: createProfile
+      requestBody:
+        content:
+          application/*+json:
+            schema: {type: object, properties: {name: {type: string}}}
+          application/json:
+            schema: {type: object, properties: {name: {type: string}}}
+      responses:
+        "204": {description: ok}
+  /images:
+    post:
+      operationId: tagImage
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema: {type: object, format: file}
+          application/octet-stream:
+            schema: {type: string, format: binary}
+      responses:
+        "200": {description: ok}
+  /token:
+    post:
+      operationId: getToken
+      requestBody:
+        required: true
+        content:
+          text/plain:
+            schema: {type: string, minLength: 55, enum: [on, off]}
+      responses:
+        "200": {description: ok}
+"##,
+    );
+    let t = tool(&conv, "createDocument");
+    assert_eq!(prop_names(&input(t)), ["body"]);
+    assert_eq!(required_of(&input(t)), ["body"]);
+    assert_eq!(prop(t, "body")["type"], "object");
+    assert_eq!(arg(t, "body").location, ArgLocation::Body);
+
+    // Closed: there is nothing to send, no argument.
+    assert!(prop_names(&input(tool(&conv, "closedEmpty"))).is_empty());
+
+    let t = tool(&conv, "createProfile");
+    let b = t.route.body.as_ref().expect("body");
+    assert_eq!(b.content_type, "application/json");
+    assert_eq!(prop_names(&input(t)), ["name"]);
+
+    let t = tool(&conv, "tagImage");
+    let b = t.route.body.as_ref().expect("body");
+    assert_eq!(b.content_type, "application/octet-stream");
+    assert_eq!(prop(t, "body")["contentEncoding"], "base64");
+
+    let t = tool(&conv, "getToken");
+    assert_eq!(prop(t, "body")["minLength"], 55);
+    assert_eq!(prop(t, "body")["enum"], serde_json::json!(["on", "off"]));
+}
