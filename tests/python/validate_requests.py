@@ -345,7 +345,11 @@ def reason_of(err: Exception) -> str:
     cause = err.__cause__ or err.__context__
     depth = 0
     while cause is not None and depth < 4:
-        parts.append(f"{type(cause).__name__}: {cause}")
+        try:
+            text = str(cause)
+        except Exception as e:  # openapi-core's own __str__ can fail (MediaTypeDeserializeError on str values)
+            text = f"<str() failed: {e!r}> {getattr(cause, 'args', '')!r}"
+        parts.append(f"{type(cause).__name__}: {text}")
         for sub in getattr(cause, "schema_errors", []) or []:
             parts.append(f"  - {getattr(sub, 'message', sub)} at {list(getattr(sub, 'absolute_path', []))}")
         cause = cause.__cause__ or cause.__context__
@@ -394,7 +398,13 @@ def credentials_env(spec: dict) -> dict:
         # upper snake case of the scheme name, like the proxy derives it
         out = []
         for i, c in enumerate(name):
-            if c.isupper() and i > 0 and (name[i - 1].islower() or name[i - 1].isdigit()):
+            prev = name[i - 1] if i > 0 else ""
+            nxt = name[i + 1] if i + 1 < len(name) else ""
+            # word starts as heck's snake_case splits them: `apiKey` -> api_key, and the last
+            # capital of an acronym before a lowercase letter (`APIToken` -> api_token)
+            if c.isupper() and i > 0 and (
+                prev.islower() or prev.isdigit() or (prev.isupper() and nxt.islower())
+            ):
                 out.append("_")
             out.append(c if c.isalnum() else "_")
         snake = "".join(out).upper().strip("_")
