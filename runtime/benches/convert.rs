@@ -67,6 +67,8 @@ struct Row {
     tools: usize,
     best: Duration,
     median: Duration,
+    /// Best time of the load part alone (read + parse + external refs) in the same runs.
+    load: Duration,
     parse: Option<Duration>,
     /// Why the bare parse is n/a.
     parse_error: Option<String>,
@@ -146,6 +148,7 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
 
     // Full load + convert, timed; peak heap measured over the same runs.
     let mut times = Vec::with_capacity(RUNS);
+    let mut load_times = Vec::with_capacity(RUNS);
     let mut list_times = Vec::with_capacity(RUNS);
     let mut peak = 0usize;
     let mut list_peak = 0usize;
@@ -153,6 +156,7 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
         HEAP.reset_peak_memory();
         let start = Instant::now();
         let spec = block_on(load(&source)).map_err(|e| e.to_string())?;
+        load_times.push(start.elapsed());
         let conv = convert(&spec, &ToolOptions::default());
         let elapsed = start.elapsed();
         peak = peak.max(HEAP.get_peak_memory());
@@ -213,6 +217,7 @@ fn run_case(dir: &Path, case: &Case) -> Result<Row, String> {
         ops,
         tools,
         best: *times.iter().min().expect("runs"),
+        load: *load_times.iter().min().expect("runs"),
         median: median(times),
         parse: parse_ok.then(|| *parse_times.iter().min().expect("runs")),
         parse_error,
@@ -267,7 +272,7 @@ fn main() {
     }
 
     let header = format!(
-        "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
+        "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>8} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
         "spec",
         "files",
         "MiB",
@@ -275,6 +280,7 @@ fn main() {
         "tools",
         "best ms",
         "median ms",
+        "load ms",
         "parse ms",
         "ratio (<=3)",
         "peak MiB",
@@ -302,7 +308,7 @@ fn main() {
         };
         let peak_ratio = r.peak as f64 / r.bytes.max(1) as f64;
         println!(
-            "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
+            "{:<27} {:>5} {:>8} {:>5} {:>5} {:>9} {:>9} {:>8} {:>9} {:>11} {:>9} {:>11} {:>10} {:>9} {:>8} {:>10}",
             r.label,
             r.files,
             mib(r.bytes as usize),
@@ -310,6 +316,7 @@ fn main() {
             r.tools,
             ms(r.best),
             ms(r.median),
+            ms(r.load),
             parse,
             ratio,
             mib(r.peak),
@@ -336,7 +343,8 @@ fn main() {
     }
     println!();
     println!(
-        "best/median: wall time of load (read + parse + external refs) + convert with default options;"
+        "best/median: wall time of load (read + parse + external refs) + convert with default options;
+load: best time of the load part alone, in the same runs;"
     );
     println!(
         "parse: best bare serde_json / serde_yaml_ng parse of the same bytes into serde_json::Value;"
