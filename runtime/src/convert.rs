@@ -935,9 +935,18 @@ impl<'a> OpContext<'a> {
     ) -> Option<BodyBinding> {
         let consumes = self.consumes();
         if let Some(p) = params.iter().find(|p| p.location == "body") {
+            // JSON Patch fits a body that is an array of operations.
+            let array_body = self
+                .docs
+                .deref(&p.loc.join("schema"))
+                .is_ok_and(|(_, n)| n.get("type") == Some(&json!("array")));
             let ct = consumes
                 .iter()
-                .find(|c| is_json(c))
+                .filter(|c| is_json(c))
+                .min_by_key(|c| match json_rank(c) {
+                    2 if array_body => 1,
+                    r => r,
+                })
                 .or_else(|| consumes.first())
                 .cloned()
                 .unwrap_or_else(|| "application/json".to_string());
@@ -1402,11 +1411,32 @@ fn choose_media_type(
         BodyKind::Text => 3,
         BodyKind::Binary => 4,
     };
-    // Among equals, a concrete media type before a range (`application/json` before
-    // `application/*+json` or `*/*`).
+    // Among equals, the JSON type that fits best (see `json_rank`).
     content
         .iter()
-        .min_by_key(|(mt, _)| (score(mt), mt.contains('*')))
+        .min_by_key(|(mt, _)| (score(mt), json_rank(mt)))
+}
+
+/// Order among JSON media types for an object body: `application/json`, then other concrete
+/// types (`application/merge-patch+json`), then JSON Patch (`application/json-patch+json`,
+/// whose document is an array of operations, as Kubernetes lists it first), then ranges
+/// (`*/*`, `application/*+json`).
+fn json_rank(mt: &str) -> u8 {
+    let base = mt
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if base.contains('*') {
+        3
+    } else if base == "application/json-patch+json" {
+        2
+    } else if base == "application/json" {
+        0
+    } else {
+        1
+    }
 }
 
 /// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or

@@ -2610,3 +2610,51 @@ paths:
     assert_eq!(prop(t, "body")["minLength"], 55);
     assert_eq!(prop(t, "body")["enum"], serde_json::json!(["on", "off"]));
 }
+
+/// Kubernetes lists `application/json-patch+json` first for its PATCH operations, whose body is
+/// an object (`v1.Patch`): a JSON Patch document is an array of operations, so the object body
+/// goes as a merge patch; an array body keeps JSON Patch.
+#[test]
+fn json_patch_only_for_array_bodies() {
+    let conv = convert_inline(
+        r##"
+swagger: "2.0"
+info: {title: K, version: "1"}
+host: k.example
+consumes: [application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml]
+paths:
+  /things/{name}:
+    patch:
+      operationId: patchThing
+      parameters:
+        - {name: name, in: path, required: true, type: string}
+        - {name: body, in: body, required: true, schema: {type: object}}
+      responses: {"200": {description: ok}}
+  /ops/{name}:
+    patch:
+      operationId: patchOps
+      parameters:
+        - {name: name, in: path, required: true, type: string}
+        - name: body
+          in: body
+          required: true
+          schema: {type: array, items: {type: object}}
+      responses: {"200": {description: ok}}
+"##,
+    );
+    let ct = |op: &str| {
+        tool(&conv, op)
+            .route
+            .body
+            .as_ref()
+            .expect("body")
+            .content_type
+            .clone()
+    };
+    assert_eq!(ct("patchThing"), "application/merge-patch+json");
+    assert_eq!(
+        prop_names(&input(tool(&conv, "patchThing"))),
+        ["name", "body"]
+    );
+    assert_eq!(ct("patchOps"), "application/json-patch+json");
+}
