@@ -41,8 +41,11 @@ pub type Dispatcher = Arc<
 /// Options of the MCP side of the proxy.
 #[derive(Clone, Default)]
 pub struct ServerOptions {
-    /// Tools per `tools/list` page (all in one page when `None`).
+    /// Tools per `tools/list` page (all in one page when `None`, within `page_bytes`).
     pub page_size: Option<usize>,
+    /// Serialized bytes of the tools of one `tools/list` page at most ([`MAX_PAGE_BYTES`] when
+    /// `None`); a page always holds at least one tool.
+    pub page_bytes: Option<usize>,
     /// Upstream calls in flight at once (unlimited when `None`).
     pub max_concurrency: Option<usize>,
     pub dispatcher: Option<Dispatcher>,
@@ -58,6 +61,7 @@ impl std::fmt::Debug for ServerOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerOptions")
             .field("page_size", &self.page_size)
+            .field("page_bytes", &self.page_bytes)
             .field("max_concurrency", &self.max_concurrency)
             .field("dispatcher", &self.dispatcher.is_some())
             .field("forward_headers", &self.forward_headers)
@@ -65,6 +69,12 @@ impl std::fmt::Debug for ServerOptions {
             .finish()
     }
 }
+
+/// Default bytes of one `tools/list` page. The TypeScript SDK's stdio transport (1.30 and
+/// later, the SDK of Claude Desktop, Claude Code and Cursor) closes the connection on any
+/// message over 10 MiB, so a large API's whole list in one message (Kubernetes: 24 MiB) would
+/// end the session; past this size the list is served in pages with `nextCursor`.
+pub const MAX_PAGE_BYTES: usize = 8 << 20;
 
 /// The discovery tools of `dynamic`/`hybrid` mode: their search index (built once per tool set)
 /// and validators of their own arguments.
@@ -80,6 +90,8 @@ pub struct ToolState {
     pub set: ToolSet,
     /// What `tools/list` serves.
     tools: Vec<Tool>,
+    /// Serialized size of each of `tools` (for pages of bounded bytes).
+    sizes: Vec<usize>,
     /// Operations served as their own tool: name -> operation index.
     index: HashMap<String, usize>,
     /// Every operation: name -> operation index (for `describe_operation` / `call_operation`).
@@ -147,9 +159,11 @@ impl ToolState {
         if let Some(d) = &discovery {
             tools.extend(d.tools.iter().cloned());
         }
+        let sizes: Vec<usize> = tools.iter().map(json_size).collect();
         Self {
             set,
             tools,
+            sizes,
             index,
             ops,
             validators,
@@ -161,6 +175,30 @@ impl ToolState {
     /// The tools `tools/list` serves.
     pub fn tools(&self) -> &[Tool] {
         &self.tools
+    }
+
+    /// Serialized bytes of the whole tools array `tools/list` serves.
+    pub fn list_bytes(&self) -> usize {
+        self.sizes.iter().map(|s| s + 1).sum::<usize>() + 1
+    }
+
+    /// End (exclusive) of the `tools/list` page that starts at tool `start`: at most
+    /// `max_tools` tools and `max_bytes` serialized bytes, and at least one tool.
+    pub fn page_end(&self, start: usize, max_tools: Option<usize>, max_bytes: usize) -> usize {
+        let last = max_tools
+            .map_or(self.tools.len(), |n| start.saturating_add(n.max(1)))
+            .min(self.tools.len());
+        let mut end = start;
+        let mut bytes = 0;
+        while end < last {
+            let size = self.sizes[end] + 1;
+            if end > start && bytes + size > max_bytes {
+                break;
+            }
+            bytes += size;
+            end += 1;
+        }
+        end
     }
 
     /// Operations reachable through the discovery tools (searchable), if they are served.
@@ -365,10 +403,12 @@ impl ServerHandler for ProxyServer {
                 .filter(|s| *s <= all.len())
                 .ok_or_else(|| ErrorData::invalid_params(format!("invalid cursor {c:?}"), None))?,
         };
-        let end = match self.inner.opts.page_size {
-            Some(n) => (start + n.max(1)).min(all.len()),
-            None => all.len(),
-        };
+        let opts = &self.inner.opts;
+        let end = state.page_end(
+            start,
+            opts.page_size,
+            opts.page_bytes.unwrap_or(MAX_PAGE_BYTES),
+        );
         let mut result = ListToolsResult::with_all_items(all[start..end].to_vec());
         if end < all.len() {
             result.next_cursor = Some(end.to_string());
@@ -674,4 +714,22 @@ pub fn as_object(v: Value) -> serde_json::Map<String, Value> {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     }
+}
+
+/// Bytes of `v` serialized as compact JSON, without building the text.
+fn json_size(v: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing to a counter cannot fail; a tool that could not be serialized counts as empty.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }

@@ -72,7 +72,9 @@ pub struct ProxyArgs {
     /// Largest response body returned to the client; longer bodies are cut with a note.
     #[arg(long, default_value_t = 1024 * 1024)]
     pub max_response_bytes: usize,
-    /// Tools per tools/list page (default: all in one page).
+    /// Tools per tools/list page (default: all in one page, unless the list is over 8 MiB:
+    /// clients on the TypeScript SDK drop stdio messages over 10 MiB, so larger lists are served
+    /// in pages of at most 8 MiB).
     #[arg(long)]
     pub page_size: Option<usize>,
     /// Reload the spec when the file changes and tell clients the tool list changed.
@@ -184,6 +186,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         forwarder,
         ServerOptions {
             page_size: args.page_size,
+            page_bytes: None,
             max_concurrency: args.max_concurrency,
             dispatcher: None,
             forward_headers: args.forward_header.clone(),
@@ -205,6 +208,14 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     for m in &missing {
         tracing::warn!(
             "no credentials for security scheme {m} (operations needing it will get 401/403 from the API)"
+        );
+    }
+    let list_bytes = server.state().list_bytes();
+    if list_bytes > openapi_mcp_runtime::server::MAX_PAGE_BYTES {
+        tracing::warn!(
+            "the tool list is {:.1} MiB: tools/list is served in pages of at most {} MiB (clients on the TypeScript SDK drop stdio messages over 10 MiB); clients that read only the first page see part of the tools; --mode dynamic serves 3 tools, or filter operations (--include-tag, --include-path)",
+            list_bytes as f64 / (1 << 20) as f64,
+            openapi_mcp_runtime::server::MAX_PAGE_BYTES >> 20
         );
     }
     if args.watch {

@@ -386,6 +386,67 @@ async fn pagination_of_tools_list() {
     assert_eq!(all.len(), total);
 }
 
+/// Pages are bounded in bytes as well as in tools (a stdio message over 10 MiB makes the
+/// TypeScript SDK close the connection): every page but a single-tool one fits the budget, and
+/// the pages together are the whole list, in order.
+#[tokio::test]
+async fn tools_list_pages_are_bounded_in_bytes() {
+    use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+    use openapi_mcp_runtime::rmcp::model::PaginatedRequestParams;
+    use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
+    let spec = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+        "param-styles.yaml",
+    )))
+    .await
+    .unwrap();
+    let set = openapi_mcp_runtime::convert(&spec, &ToolOptions::default()).tools;
+    let names: Vec<String> = set.tools.iter().map(|t| t.name().to_string()).collect();
+    let fwd = Forwarder::new(
+        ForwardOptions::new(url::Url::parse("http://127.0.0.1:9/").unwrap()),
+        vec![],
+        Credentials::from_env(&[], |_| None),
+    )
+    .unwrap();
+    const BUDGET: usize = 2048;
+    let server = ProxyServer::new(
+        set,
+        fwd,
+        ServerOptions {
+            page_bytes: Some(BUDGET),
+            ..Default::default()
+        },
+    );
+    let client = connect_in_process(server).await;
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let page = client
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor)))
+            .await
+            .unwrap();
+        pages += 1;
+        assert!(!page.tools.is_empty());
+        let bytes: usize = page
+            .tools
+            .iter()
+            .map(|t| serde_json::to_vec(t).unwrap().len() + 1)
+            .sum();
+        assert!(
+            page.tools.len() == 1 || bytes <= BUDGET,
+            "page of {} tools is {bytes} bytes",
+            page.tools.len()
+        );
+        seen.extend(page.tools.iter().map(|t| t.name.to_string()));
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => break,
+        }
+    }
+    assert!(pages > 2, "{pages} pages");
+    assert_eq!(seen, names);
+}
+
 #[tokio::test]
 async fn connection_refused_is_an_actionable_tool_error() {
     // Bind and drop a listener to get a port nobody listens on.
