@@ -1002,13 +1002,29 @@ fn substitute(v: &mut Value, inline: &FastMap<&str, &Value>) {
             substitute(v, inline);
             return;
         }
-    } else if let Some(Value::Bool(b)) = target
-        && m.len() == 1
-    {
-        *v = Value::Bool(*b);
-        return;
+        // Siblings that conflict with the definition (`type: [string, null]` beside a
+        // `$ref` to a `type: string` enum): both apply, as `$ref` with siblings means; the
+        // definition leaves `$defs`, so the reference must not stay.
+        and_with(m, Value::Object(def.clone()));
+    } else if let Some(Value::Bool(b)) = target {
+        if m.len() == 1 {
+            *v = Value::Bool(*b);
+            return;
+        }
+        and_with(m, Value::Bool(*b));
     }
     substitute_children(m, inline);
+}
+
+/// Replaces the `$ref` of `m` by `schema` as one more `allOf` member.
+fn and_with(m: &mut Map<String, Value>, schema: Value) {
+    m.remove("$ref");
+    match m.get_mut("allOf") {
+        Some(Value::Array(all)) => all.push(schema),
+        _ => {
+            m.insert("allOf".into(), Value::Array(vec![schema]));
+        }
+    }
 }
 
 fn substitute_children(m: &mut Map<String, Value>, inline: &FastMap<&str, &Value>) {

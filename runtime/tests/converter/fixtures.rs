@@ -2658,3 +2658,56 @@ paths:
     );
     assert_eq!(ct("patchOps"), "application/json-patch+json");
 }
+
+/// A `$ref` whose siblings conflict with the definition it names (Twilio's
+/// `{$ref: channel_enum_channel_type, type: string, nullable: true}` once `nullable` becomes
+/// `type: [string, null]`), where that definition is inlined: the reference must not be left
+/// pointing at a definition the tool's `$defs` no longer holds (the TypeScript SDK then rejects
+/// the whole tools/list); both constraints stay, as `allOf`.
+#[test]
+fn inlined_references_with_conflicting_siblings_leave_no_dangling_ref() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.1.0
+info: {title: Chat, version: "1"}
+paths:
+  /channels/{sid}:
+    post:
+      operationId: updateChannel
+      parameters:
+        - {name: sid, in: path, required: true, schema: {type: string}}
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                type: {$ref: '#/components/schemas/channel_type', type: [string, "null"]}
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/channel'}
+components:
+  schemas:
+    channel_type: {type: string, enum: [public, private]}
+    channel:
+      type: object
+      properties:
+        sid: {type: string}
+        type: {$ref: '#/components/schemas/channel_type', type: [string, "null"]}
+"##,
+    );
+    let t = tool(&conv, "updateChannel");
+    for schema in [input(t), output(t).expect("output schema")] {
+        let text = schema.to_string();
+        assert!(!text.contains("#/$defs/channel_type"), "{text}");
+        let ty = &schema["properties"]["type"];
+        assert_eq!(
+            ty["allOf"][0]["enum"],
+            serde_json::json!(["public", "private"]),
+            "{text}"
+        );
+    }
+}
