@@ -81,6 +81,13 @@ struct OpError(String);
 
 const JSON_BODY_PREFERENCE: usize = 0;
 
+/// Approximate bytes of definitions one tool's inputSchema carries at most. Above it, deeper
+/// definitions accept any value (see [`DefTable::bundle_within`]): an entity model as
+/// interlinked as Microsoft Graph's gave single tools 1.7 MB schemas (about 450k tokens, more
+/// than a model's context) and its whole list 12 GB. The largest inputSchema of the shared
+/// real-world specs (Kubernetes' pod status, 199 kB) stays whole.
+const INPUT_DEFS_BUDGET: usize = 256 * 1024;
+
 /// Converts a loaded spec into a tool set.
 pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     let docs = &spec.docs;
@@ -1799,10 +1806,11 @@ impl PendingSchemas {
     /// The tool with its self-contained input and output schemas.
     pub(crate) fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
         let parts = &self.parts;
-        let mut input = Value::Object(self.table.bundle(
+        let mut input = Value::Object(self.table.bundle_within(
             parts.input.clone(),
             &parts.input_deps,
             None,
+            Some(INPUT_DEFS_BUDGET),
         ));
         strip_read_only_from_body(&mut input, &parts.params);
         let mut tool = head.clone();

@@ -535,10 +535,51 @@ impl DefTable {
     /// than that many `$ref`s away from the root are elided to `{"title": name}` (accepts anything).
     pub fn bundle(
         &self,
-        mut root: Map<String, Value>,
+        root: Map<String, Value>,
         deps: &[usize],
         max_depth: Option<usize>,
     ) -> Map<String, Value> {
+        self.bundle_within(root, deps, max_depth, None)
+    }
+
+    /// [`Self::bundle`], and when the definitions it would carry add up to more than
+    /// `max_bytes` (Microsoft Graph's `update_user`: 1,006 definitions, 1.7 MB), only those up
+    /// to the deepest `$ref` depth that fits are carried; deeper ones accept any value (small
+    /// leaf definitions are still inlined), as beyond `max_depth`.
+    pub fn bundle_within(
+        &self,
+        mut root: Map<String, Value>,
+        deps: &[usize],
+        mut max_depth: Option<usize>,
+        max_bytes: Option<usize>,
+    ) -> Map<String, Value> {
+        if let Some(budget) = max_bytes {
+            // Sizes by depth of the closure within `max_depth`.
+            let mut by_depth: Vec<usize> = Vec::new();
+            let mut seen = vec![false; self.defs.len()];
+            let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
+            while let Some((i, depth)) = queue.pop_front() {
+                if std::mem::replace(&mut seen[i], true) || max_depth.is_some_and(|m| depth > m) {
+                    continue;
+                }
+                if by_depth.len() < depth {
+                    by_depth.resize(depth, 0);
+                }
+                by_depth[depth - 1] += self.defs[i].size;
+                queue.extend(self.defs[i].deps.iter().map(|&d| (d, depth + 1)));
+            }
+            if by_depth.iter().sum::<usize>() > budget {
+                let mut total = 0;
+                let fits = by_depth
+                    .iter()
+                    .take_while(|&&b| {
+                        total += b;
+                        total <= budget
+                    })
+                    .count();
+                max_depth = Some(fits);
+            }
+        }
         // Closure of referenced definitions, breadth-first with depth.
         let mut closure: Vec<usize> = Vec::new();
         let mut elided: Vec<usize> = Vec::new();

@@ -2711,3 +2711,63 @@ components:
         );
     }
 }
+
+/// An inputSchema's definitions are bounded (256 kB): past that, the deepest levels of `$ref`s
+/// that do not fit accept any value, named by their title. Microsoft Graph's entity model gave
+/// single tools 1.7 MB schemas; here three 100 kB levels keep two.
+#[test]
+fn input_schemas_carry_a_bounded_closure_of_definitions() {
+    let big = |tag: &str| format!("{tag} {}", "x".repeat(100_000));
+    let doc = format!(
+        r##"
+openapi: 3.0.3
+info: {{title: G, version: "1"}}
+paths:
+  /users/{{id}}:
+    patch:
+      operationId: updateUser
+      parameters:
+        - {{name: id, in: path, required: true, schema: {{type: string}}}}
+      requestBody:
+        content:
+          application/json:
+            schema: {{$ref: '#/components/schemas/User'}}
+      responses:
+        "204": {{description: ok}}
+components:
+  schemas:
+    User:
+      type: object
+      properties:
+        manager: {{$ref: '#/components/schemas/Manager'}}
+    Manager:
+      type: object
+      description: {a}
+      properties:
+        org: {{$ref: '#/components/schemas/Org'}}
+    Org:
+      type: object
+      description: {b}
+      properties:
+        parent: {{$ref: '#/components/schemas/Parent'}}
+    Parent:
+      type: object
+      description: {c}
+      properties:
+        name: {{type: string}}
+"##,
+        a = big("LEVEL-ONE"),
+        b = big("LEVEL-TWO"),
+        c = big("LEVEL-THREE"),
+    );
+    let conv = convert_inline(&doc);
+    let text = input(tool(&conv, "updateUser")).to_string();
+    assert!(text.contains("LEVEL-ONE") && text.contains("LEVEL-TWO"));
+    assert!(!text.contains("LEVEL-THREE"), "{} bytes", text.len());
+    assert!(
+        text.contains(r#"{"title":"Parent"}"#),
+        "{}",
+        &text[text.len() - 300..]
+    );
+    assert!(conv.diagnostics.is_empty(), "{:?}", diagnostics_text(&conv));
+}
