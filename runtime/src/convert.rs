@@ -236,9 +236,26 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
 /// built entry by entry keep up to half their capacity unused, and with a thousand tools alive
 /// next to the parsed spec that is what sets the peak memory of a conversion.
 fn compact_tool(tool: &mut rmcp::model::Tool) {
-    compact_map(Arc::make_mut(&mut tool.input_schema));
+    let input = Arc::make_mut(&mut tool.input_schema);
+    object_properties(input);
+    compact_map(input);
     if let Some(out) = &mut tool.output_schema {
-        compact_map(Arc::make_mut(out));
+        let out = Arc::make_mut(out);
+        object_properties(out);
+        compact_map(out);
+    }
+}
+
+/// The TypeScript SDK requires every top-level property schema of an input or output schema to
+/// be an object and rejects the whole `tools/list` otherwise; JSON Schema's boolean schemas (a
+/// spec's `someField: false`, as Codat writes one) become their object forms.
+fn object_properties(schema: &mut Map<String, Value>) {
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for v in props.values_mut() {
+            if let Value::Bool(b) = v {
+                *v = if *b { json!({}) } else { json!({"not": {}}) };
+            }
+        }
     }
 }
 

@@ -2771,3 +2771,52 @@ components:
     );
     assert!(conv.diagnostics.is_empty(), "{:?}", diagnostics_text(&conv));
 }
+
+/// Boolean property schemas (3.1, or a spec's `additionalProperties: false` written inside
+/// `properties`, as Codat's) are objects at the top level of input and output schemas: the
+/// TypeScript SDK rejects the whole tools/list over one that is not.
+#[test]
+fn top_level_property_schemas_are_objects() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.1.0
+info: {title: C, version: "1"}
+paths:
+  /connections:
+    post:
+      operationId: createConnection
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                name: {type: string}
+                anything: true
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  id: {type: string}
+                  additionalProperties: false
+"##,
+    );
+    let t = tool(&conv, "createConnection");
+    assert_eq!(prop(t, "anything"), serde_json::json!({}));
+    let o = output(t).expect("output schema");
+    assert_eq!(
+        o["properties"]["additionalProperties"],
+        serde_json::json!({"not": {}})
+    );
+    assert!(
+        o["properties"]
+            .as_object()
+            .expect("properties")
+            .values()
+            .all(|v| v.is_object())
+    );
+}
