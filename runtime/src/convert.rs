@@ -106,10 +106,11 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     };
     let mut names = NameAllocator::new(&prefix, opts.max_name_len);
     let security_schemes = security_schemes(spec, &mut diags);
-    let credential_params: Vec<(String, &'static str)> = security_schemes
+    let credential_params: Vec<(String, String, &'static str)> = security_schemes
         .iter()
-        .filter_map(|(_, s)| match s {
+        .filter_map(|(scheme, s)| match s {
             SecurityScheme::ApiKey { name, location } => Some((
+                scheme.clone(),
                 name.to_ascii_lowercase(),
                 match location {
                     ApiKeyLocation::Header => "header",
@@ -299,7 +300,8 @@ struct OpContext<'a> {
     item_loc: &'a Loc,
     op: &'a Value,
     op_loc: &'a Loc,
-    credential_params: &'a [(String, &'static str)],
+    /// apiKey schemes' parameters: (scheme, lowercase parameter name, location).
+    credential_params: &'a [(String, String, &'static str)],
     global_security: Option<&'a Value>,
     opts: &'a ToolOptions,
 }
@@ -388,6 +390,8 @@ impl<'a> OpContext<'a> {
         let mut deps: Deps = Vec::new();
         let mut taken: HashSet<String> = HashSet::new();
 
+        let security = self.security();
+        let mut extra_schemes: Vec<String> = Vec::new();
         // Path template names.
         let template_names = path_template_names(self.path);
         let mut declared_path: HashSet<String> = HashSet::new();
@@ -414,11 +418,21 @@ impl<'a> OpContext<'a> {
                 {
                     continue;
                 }
-                if self
+                // A security scheme's parameter is never an argument: the credential fills it.
+                // When the operation's own security does not name that scheme (apideck: the
+                // root requires an app id header, operations override security but still
+                // declare the header), the scheme is added to the operation's requirements,
+                // so its credential is sent whenever it is configured.
+                if let Some((scheme, _, _)) = self
                     .credential_params
                     .iter()
-                    .any(|(n, l)| *l == wanted && *n == p.name.to_ascii_lowercase())
+                    .find(|(_, n, l)| *l == wanted && *n == p.name.to_ascii_lowercase())
                 {
+                    if !security.iter().flatten().any(|s| s == scheme)
+                        && !extra_schemes.contains(scheme)
+                    {
+                        extra_schemes.push(scheme.clone());
+                    }
                     continue;
                 }
                 let (binding, mut schema, pdeps) = self.param_binding(store, p, diags);
@@ -561,7 +575,7 @@ impl<'a> OpContext<'a> {
             args,
             body,
             accept,
-            security: self.security(),
+            security: with_declared_schemes(security, &extra_schemes),
             output: if self.opts.output_schema == OutputSchemaMode::None {
                 OutputShape::None
             } else {
@@ -872,6 +886,14 @@ impl<'a> OpContext<'a> {
                 deps.extend(d);
                 if kind == BodyKind::Json {
                     add_description(&mut s, rb.get("description"));
+                } else if kind == BodyKind::Multipart && is_binary_schema(self.docs, &schema_loc) {
+                    // A file as the whole multipart body (loket.nl): one file part.
+                    mark_base64(&mut s, None);
+                    add_description(&mut s, rb.get("description"));
+                    diags.warning(
+                        self.docs.describe(&schema_loc),
+                        "multipart body schema is a file, not an object of parts; sent as one file part named `file`",
+                    );
                 } else {
                     diags.warning(
                         self.docs.describe(&schema_loc),
@@ -1268,6 +1290,29 @@ impl<'a> OpContext<'a> {
             .or_else(|| self.item.get("servers"))?;
         first_server_url(servers, self.docs)
     }
+}
+
+/// The operation's security alternatives, each first also with `extra` (schemes whose
+/// parameters the operation declares): the credentials of `extra` go along when configured,
+/// and each alternative still applies alone when they are not.
+fn with_declared_schemes(
+    security: Vec<SecurityRequirement>,
+    extra: &[String],
+) -> Vec<SecurityRequirement> {
+    if extra.is_empty() {
+        return security;
+    }
+    if security.is_empty() {
+        return vec![extra.to_vec()];
+    }
+    let mut out = Vec::with_capacity(security.len() * 2);
+    for alt in security {
+        let mut with = alt.clone();
+        with.extend(extra.iter().cloned());
+        out.push(with);
+        out.push(alt);
+    }
+    out
 }
 
 fn query_style(s: &str) -> Option<QueryStyle> {
@@ -1708,6 +1753,11 @@ fn first_server_url(servers: &Value, docs: &DocumentSet) -> Option<String> {
         && let Ok(joined) = base.join(&url)
     {
         return Some(joined.to_string());
+    }
+    // Scheme-relative (`//kubernetes.local`) in a spec read from a file: HTTPS, the scheme
+    // operations that repeat the server spell out (so they are recognised as the same server).
+    if url.starts_with("//") {
+        return Some(format!("https:{url}"));
     }
     Some(url)
 }

@@ -887,6 +887,20 @@ fn build_body(
                         multipart_parts(b, k, v, encoding_of(binding, k), &mut parts)?;
                     }
                 }
+                // A file as the whole body (the spec's multipart schema is a binary string):
+                // one file part, named `file` as the converter's warning says.
+                Some((b, Value::String(s))) => {
+                    let (data, mime) = decode_base64(s)
+                        .map_err(|e| arg_err(b, format!("the file content: {e}")))?;
+                    parts.push(Part {
+                        name: "file".into(),
+                        filename: Some("file".into()),
+                        content_type: Some(
+                            mime.unwrap_or_else(|| "application/octet-stream".to_string()),
+                        ),
+                        data,
+                    });
+                }
                 Some((b, _)) => return Err(arg_err(b, "a multipart body must be an object")),
                 None => {
                     if fields.is_empty() && !binding.required {
@@ -2098,6 +2112,27 @@ mod tests {
             body_str(&build_ok(&r, json!({"name": "x"}))).0,
             "application/merge-patch+json"
         );
+    }
+
+    /// A multipart body whose schema is a file (not an object of parts) is one file part.
+    #[test]
+    fn multipart_file_bodies_are_one_file_part() {
+        let mut r = body_route(
+            BodyKind::Multipart,
+            "multipart/form-data",
+            false,
+            vec![arg("body", ArgLocation::Body)],
+            vec![],
+        );
+        r.args[0].wire = String::new();
+        let (ct, body) = build_ok(&r, json!({"body": "AAEC"})).body.expect("body");
+        assert_eq!(ct, "multipart/form-data; boundary=BOUNDARY");
+        assert_eq!(
+            body,
+            b"--BOUNDARY\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\n\x00\x01\x02\r\n--BOUNDARY--\r\n"
+        );
+        let e = build_err(&r, json!({"body": 5}));
+        assert!(e.message.contains("must be an object"), "{e}");
     }
 
     /// A multipart array of objects is one JSON part per item, as OpenAPI's default encoding

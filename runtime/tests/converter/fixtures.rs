@@ -2820,3 +2820,72 @@ paths:
             .all(|v| v.is_object())
     );
 }
+
+/// Found by validating APIs.guru specs' requests (second round):
+/// - a scheme-relative root server (`//kubernetes.local`) read from a file is HTTPS, and
+///   operations that repeat it as `https://...` use the base URL (so `--base-url` applies);
+/// - a header that is an apiKey scheme's parameter is never an argument, and when the
+///   operation's own security does not name that scheme (apideck: the root requires an app id,
+///   operations override security but still declare the header) the scheme's credential goes
+///   along whenever it is configured;
+/// - a multipart body whose schema is a file is one base64 file argument.
+#[test]
+fn scheme_relative_servers_operation_security_and_file_multipart() {
+    let conv = convert_inline(
+        r##"
+openapi: 3.0.3
+info: {title: V, version: "1"}
+servers: [{url: '//vault.local/v1'}]
+security: [{apiKey: [], applicationId: []}]
+components:
+  securitySchemes:
+    apiKey: {type: apiKey, in: header, name: Authorization}
+    applicationId: {type: apiKey, in: header, name: x-app-id}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      servers: [{url: 'https://vault.local/v1'}]
+      security: [{apiKey: []}]
+      parameters:
+        - {name: x-app-id, in: header, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+  /others:
+    get:
+      operationId: listOthers
+      parameters:
+        - {name: x-app-id, in: header, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+  /upload:
+    post:
+      operationId: upload
+      requestBody:
+        required: true
+        content:
+          multipart/form-data:
+            schema: {type: string, format: binary}
+      responses: {"204": {description: ok}}
+"##,
+    );
+    assert_eq!(
+        conv.tools.base_url.as_deref(),
+        Some("https://vault.local/v1")
+    );
+    let t = tool(&conv, "listThings");
+    assert_eq!(t.route.server, None);
+    assert!(prop_names(&input(t)).is_empty());
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        t.route.security,
+        vec![names(&["apiKey", "applicationId"]), names(&["apiKey"])]
+    );
+    let t = tool(&conv, "listOthers");
+    assert!(prop_names(&input(t)).is_empty());
+    assert_eq!(t.route.security, vec![names(&["apiKey", "applicationId"])]);
+    let t = tool(&conv, "upload");
+    assert_eq!(prop(t, "body")["contentEncoding"], "base64");
+    assert_eq!(
+        t.route.body.as_ref().expect("body").kind,
+        openapi_mcp_runtime::model::BodyKind::Multipart
+    );
+}
