@@ -51,6 +51,9 @@ pub struct SchemaStore<'a> {
     by_loc: FastMap<Loc, usize>,
     /// [`Self::convert_remembered`]'s results by location.
     remembered: FastMap<Loc, (Value, Deps)>,
+    /// [`crate::pattern::portable`] by pattern: specs repeat the same few patterns hundreds of
+    /// times (Cloudflare: 232 patterns, 33 distinct), and compiling one is not free.
+    patterns: FastMap<String, Result<Option<String>, String>>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -67,6 +70,7 @@ impl<'a> SchemaStore<'a> {
             table: DefTable::default(),
             by_loc: FastMap::default(),
             remembered: FastMap::default(),
+            patterns: FastMap::default(),
             pending: VecDeque::new(),
             diags: Diagnostics::default(),
         }
@@ -255,7 +259,15 @@ impl<'a> SchemaStore<'a> {
     /// `pattern` as clients compile it (see [`crate::pattern`]), or `None` (with a warning)
     /// when no equivalent exists: the schema then leaves the check to the API.
     fn portable_pattern(&mut self, loc: &Loc, pattern: &str) -> Option<String> {
-        match crate::pattern::portable(pattern) {
+        let checked = match self.patterns.get(pattern) {
+            Some(c) => c.clone(),
+            None => {
+                let c = crate::pattern::portable(pattern);
+                self.patterns.insert(pattern.to_string(), c.clone());
+                c
+            }
+        };
+        match checked {
             Ok(None) => Some(pattern.to_string()),
             Ok(Some(rewritten)) => Some(rewritten),
             Err(e) => {
