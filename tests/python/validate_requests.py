@@ -435,7 +435,16 @@ async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats:
     call_errors: list[str] = []
     crashes: list[str] = []
     async with Client(params) as client:
-        tools = (await client.list_tools()).tools[OFFSET : OFFSET + MAX_TOOLS]
+        # Every page: a list over 8 MiB comes in several (Kubernetes: 3).
+        all_tools = []
+        cursor = None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            all_tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        tools = all_tools[OFFSET : OFFSET + MAX_TOOLS]
         for tool in tools:
             schema = tool.input_schema or {}
             gen = Gen(schema)
