@@ -1429,13 +1429,18 @@ pub fn path_template_names(path: &str) -> Vec<String> {
     out
 }
 
-pub fn is_json(mt: &str) -> bool {
-    let base = mt
-        .split(';')
+/// A media type without its parameters, lowercase (`Application/JSON; charset=utf-8` ->
+/// `application/json`).
+pub(crate) fn media_base(mt: &str) -> String {
+    mt.split(';')
         .next()
         .unwrap_or("")
         .trim()
-        .to_ascii_lowercase();
+        .to_ascii_lowercase()
+}
+
+pub fn is_json(mt: &str) -> bool {
+    let base = media_base(mt);
     base == "application/json"
         || base.ends_with("+json")
         || base == "*/*"
@@ -1444,12 +1449,7 @@ pub fn is_json(mt: &str) -> bool {
 }
 
 fn body_kind(mt: &str) -> BodyKind {
-    let base = mt
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let base = media_base(mt);
     if is_json(&base) {
         BodyKind::Json
     } else if base == "application/x-www-form-urlencoded" {
@@ -1491,12 +1491,7 @@ fn choose_media_type(
 /// whose document is an array of operations, as Kubernetes lists it first), then ranges
 /// (`*/*`, `application/*+json`).
 fn json_rank(mt: &str) -> u8 {
-    let base = mt
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let base = media_base(mt);
     if base.contains('*') {
         3
     } else if base == "application/json-patch+json" {

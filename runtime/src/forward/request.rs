@@ -134,12 +134,7 @@ fn prim(v: &Value) -> String {
 }
 
 fn is_json_media(ct: &str) -> bool {
-    let e = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let e = crate::convert::media_base(ct);
     e == "application/json" || e.ends_with("+json") || e == "text/json"
 }
 
