@@ -243,7 +243,12 @@ impl std::io::Write for CountingSink {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; ignore arguments.
+    // `cargo bench` passes `--bench`; other arguments select cases by substring of their label
+    // (`cargo bench --bench convert -- k8s`), e.g. to profile one spec.
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let dir = specs_dir();
     if !dir.is_dir() {
         eprintln!(
@@ -261,6 +266,9 @@ fn main() {
 
     let mut rows = Vec::new();
     for case in CASES {
+        if !filters.is_empty() && !filters.iter().any(|f| case.label.contains(f.as_str())) {
+            continue;
+        }
         if !dir.join(case.root).is_file() {
             println!("{:<27} SKIPPED: {} not found", case.label, case.root);
             continue;

@@ -124,90 +124,103 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     let base_url = base_url(spec);
     let global_security = root.get("security");
 
-    let mut built: Vec<(ToolDef, SchemaParts)> = Vec::new();
+    let mut built: Vec<ToolDef> = Vec::new();
     let paths_loc = Loc::new(0, JsonPointer::root().join("paths"));
-    if let Some(Value::Object(paths)) = root.get("paths") {
-        for (path, item) in paths {
-            if !path.starts_with('/') {
-                continue; // `x-` extensions
-            }
-            let item_loc = paths_loc.join(path);
-            let (item_loc, item) = match item.get("$ref").and_then(Value::as_str) {
-                Some(_) => match docs.deref(&item_loc) {
-                    Ok((l, v)) => (l, v),
-                    Err(e) => {
-                        let n = count_methods(item);
-                        report.operations += n.max(1);
-                        report.failed += n.max(1);
-                        diags.error(docs.describe(&item_loc), format!("path item skipped: {e}"));
-                        continue;
-                    }
-                },
-                None => (item_loc, item),
-            };
-            for method in HttpMethod::ALL {
-                let Some(op) = item.get(method.key()) else {
-                    continue;
-                };
-                if !op.is_object() {
-                    continue;
+    // Each tool's schema parts are frozen into compact JSON on a second thread while the next
+    // operations are converted (see [`Freezer`]).
+    let frozen = std::thread::scope(|scope| {
+        let mut freezer = Freezer::start(scope);
+        if let Some(Value::Object(paths)) = root.get("paths") {
+            for (path, item) in paths {
+                if !path.starts_with('/') {
+                    continue; // `x-` extensions
                 }
-                report.operations += 1;
-                let op_loc = item_loc.join(method.key());
-                // Operations may themselves be `$ref`s to other files (DigitalOcean).
-                let (op_loc, op) = if op.get("$ref").is_some() {
-                    match docs.deref(&op_loc) {
+                let item_loc = paths_loc.join(path);
+                let (item_loc, item) = match item.get("$ref").and_then(Value::as_str) {
+                    Some(_) => match docs.deref(&item_loc) {
                         Ok((l, v)) => (l, v),
                         Err(e) => {
-                            report.failed += 1;
-                            diags.error(docs.describe(&op_loc), format!("operation skipped: {e}"));
+                            let n = count_methods(item);
+                            report.operations += n.max(1);
+                            report.failed += n.max(1);
+                            diags
+                                .error(docs.describe(&item_loc), format!("path item skipped: {e}"));
                             continue;
                         }
-                    }
-                } else {
-                    (op_loc, op)
+                    },
+                    None => (item_loc, item),
                 };
-                let ctx = OpContext {
-                    docs,
-                    version: spec.version,
-                    path,
-                    method,
-                    item,
-                    item_loc: &item_loc,
-                    op,
-                    op_loc: &op_loc,
-                    credential_params: &credential_params,
-                    global_security,
-                    opts,
-                };
-                if crate::extensions::excluded(root, item, op) || !ctx.passes_filter() {
-                    report.filtered += 1;
-                    continue;
-                }
-                match ctx.build(&mut store, &mut names, &mut diags) {
-                    Ok((mut def, parts)) => {
-                        let max = opts.max_description_len;
-                        crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
-                        built.push((def, parts));
+                for method in HttpMethod::ALL {
+                    let Some(op) = item.get(method.key()) else {
+                        continue;
+                    };
+                    if !op.is_object() {
+                        continue;
                     }
-                    Err(OpError(msg)) => {
-                        report.failed += 1;
-                        diags.error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
+                    report.operations += 1;
+                    let op_loc = item_loc.join(method.key());
+                    // Operations may themselves be `$ref`s to other files (DigitalOcean).
+                    let (op_loc, op) = if op.get("$ref").is_some() {
+                        match docs.deref(&op_loc) {
+                            Ok((l, v)) => (l, v),
+                            Err(e) => {
+                                report.failed += 1;
+                                diags.error(
+                                    docs.describe(&op_loc),
+                                    format!("operation skipped: {e}"),
+                                );
+                                continue;
+                            }
+                        }
+                    } else {
+                        (op_loc, op)
+                    };
+                    let ctx = OpContext {
+                        docs,
+                        version: spec.version,
+                        path,
+                        method,
+                        item,
+                        item_loc: &item_loc,
+                        op,
+                        op_loc: &op_loc,
+                        credential_params: &credential_params,
+                        global_security,
+                        opts,
+                    };
+                    if crate::extensions::excluded(root, item, op) || !ctx.passes_filter() {
+                        report.filtered += 1;
+                        continue;
+                    }
+                    match ctx.build(&mut store, &mut names, &mut diags) {
+                        Ok((mut def, parts)) => {
+                            let max = opts.max_description_len;
+                            crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
+                            built.push(def);
+                            freezer.push(parts);
+                        }
+                        Err(OpError(msg)) => {
+                            report.failed += 1;
+                            diags
+                                .error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
+                        }
                     }
                 }
             }
+        } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
+            diags.warning(
+                format!("{}#/paths", docs.docs[0].name),
+                "the spec has no paths",
+            );
         }
-    } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
-        diags.warning(
-            format!("{}#/paths", docs.docs[0].name),
-            "the spec has no paths",
-        );
-    }
+        freezer.finish()
+    });
     diags.extend(std::mem::take(&mut store.diags));
     // Every tool bundles its schemas from the same definitions, when they are first needed.
     let table = Arc::new(store.into_table());
     let mut tools: Vec<Arc<ToolDef>> = built
         .into_iter()
+        .zip(frozen)
         .map(|(def, parts)| {
             Arc::new(def.with_deferred_schemas(Arc::new(PendingSchemas {
                 table: table.clone(),
@@ -380,7 +393,7 @@ impl<'a> OpContext<'a> {
         store: &mut SchemaStore<'_>,
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
-    ) -> Result<(ToolDef, SchemaParts), OpError> {
+    ) -> Result<(ToolDef, SchemaParts<Map<String, Value>>), OpError> {
         let docs = self.docs;
         let params = self.collect_params(diags)?;
 
@@ -1127,7 +1140,11 @@ impl<'a> OpContext<'a> {
     fn output(
         &self,
         store: &mut SchemaStore<'_>,
-    ) -> (Option<PendingOutput>, OutputShape, Option<String>) {
+    ) -> (
+        Option<PendingOutput<Map<String, Value>>>,
+        OutputShape,
+        Option<String>,
+    ) {
         let Some(Value::Object(responses)) = self.op.get("responses") else {
             return (None, OutputShape::None, None);
         };
@@ -1801,18 +1818,126 @@ fn base_url(spec: &Spec) -> Option<String> {
 }
 
 /// What a converted tool's schemas are bundled from: its input and output roots (converted,
-/// with `$ref`s to the conversion's definitions) and the definitions they reference.
-pub(crate) struct SchemaParts {
-    input: Map<String, Value>,
+/// with `$ref`s to the conversion's definitions) and the definitions they reference. `M` is how
+/// the roots are held: as maps while the operation is converted, then frozen.
+pub(crate) struct SchemaParts<M = FrozenMap> {
+    input: M,
     input_deps: Deps,
     /// The inputSchema properties that are parameters (they keep a `readOnly` schema).
     params: Vec<String>,
-    output: Option<PendingOutput>,
+    output: Option<PendingOutput<M>>,
+}
+
+impl SchemaParts<Map<String, Value>> {
+    fn freeze(self) -> SchemaParts {
+        SchemaParts {
+            input: FrozenMap::freeze(&self.input),
+            input_deps: self.input_deps,
+            params: self.params,
+            output: self.output.map(|o| PendingOutput {
+                root: FrozenMap::freeze(&o.root),
+                deps: o.deps,
+                depth: o.depth,
+                shape: o.shape,
+                lenient: o.lenient,
+            }),
+        }
+    }
+}
+
+/// A schema map held as compact JSON text until a tool's schemas are bundled. A thousand tools'
+/// input and output roots as `Value` trees took 3 to 10 times their JSON size (Cloudflare:
+/// 1.6 MB of JSON, most of the 32 MB a conversion kept); as text they are what sets the peak
+/// memory of a conversion no longer, and parsing one back when a tool is first listed costs
+/// about what cloning the map did.
+pub(crate) struct FrozenMap(Box<str>);
+
+impl FrozenMap {
+    fn freeze(m: &Map<String, Value>) -> Self {
+        // Serializing a map of `Value`s cannot fail: its keys are strings.
+        FrozenMap(
+            serde_json::to_string(m)
+                .unwrap_or_else(|_| "{}".to_string())
+                .into_boxed_str(),
+        )
+    }
+
+    fn thaw(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+}
+
+/// Freezes converted operations' schema parts on a second thread, in order, while the
+/// conversion goes on: the conversion is single-threaded and machines have two cores at least,
+/// so serializing (and freeing) the maps costs no wall time. Without a thread, it freezes inline.
+struct Freezer<'scope> {
+    worker: Option<(
+        std::sync::mpsc::SyncSender<Vec<SchemaParts<Map<String, Value>>>>,
+        std::thread::ScopedJoinHandle<'scope, Vec<SchemaParts>>,
+    )>,
+    /// Parts not handed over yet: they go in batches (a hand-over per operation spent a tenth
+    /// of Cloudflare's conversion waking the thread).
+    batch: Vec<SchemaParts<Map<String, Value>>>,
+    done: Vec<SchemaParts>,
+}
+
+/// Operations handed to the freezing thread at once, and batches queued for it at most (which
+/// bounds the maps alive at once).
+const FREEZE_BATCH: usize = 32;
+const FREEZE_QUEUE: usize = 4;
+
+impl<'scope> Freezer<'scope> {
+    fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+        let (tx, rx) =
+            std::sync::mpsc::sync_channel::<Vec<SchemaParts<Map<String, Value>>>>(FREEZE_QUEUE);
+        let worker = std::thread::Builder::new()
+            .name("openapi-mcp-freeze".into())
+            .spawn_scoped(scope, move || {
+                rx.into_iter().flatten().map(SchemaParts::freeze).collect()
+            })
+            .ok()
+            .map(|handle| (tx, handle));
+        Freezer {
+            worker,
+            batch: Vec::with_capacity(FREEZE_BATCH),
+            done: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, parts: SchemaParts<Map<String, Value>>) {
+        match &self.worker {
+            Some((tx, _)) => {
+                self.batch.push(parts);
+                if self.batch.len() == FREEZE_BATCH {
+                    let batch =
+                        std::mem::replace(&mut self.batch, Vec::with_capacity(FREEZE_BATCH));
+                    // A send fails only when the thread has panicked; `finish` resumes that panic.
+                    drop(tx.send(batch));
+                }
+            }
+            None => self.done.push(parts.freeze()),
+        }
+    }
+
+    fn finish(self) -> Vec<SchemaParts> {
+        match self.worker {
+            Some((tx, handle)) => {
+                if !self.batch.is_empty() {
+                    drop(tx.send(self.batch));
+                }
+                drop(tx);
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+            None => self.done,
+        }
+    }
 }
 
 /// The success response's schema, before bundling.
-pub(crate) struct PendingOutput {
-    root: Map<String, Value>,
+pub(crate) struct PendingOutput<M = FrozenMap> {
+    root: M,
     deps: Deps,
     /// `--output-ref-depth` in lenient mode.
     depth: Option<usize>,
@@ -1822,7 +1947,7 @@ pub(crate) struct PendingOutput {
 
 impl PendingOutput {
     fn finish(&self, table: &DefTable) -> Value {
-        let mut out = Value::Object(table.bundle(self.root.clone(), &self.deps, self.depth));
+        let mut out = Value::Object(table.bundle(self.root.thaw(), &self.deps, self.depth));
         schema::strip_write_only(&mut out);
         if self.lenient {
             match self.shape {
@@ -1869,7 +1994,7 @@ impl PendingSchemas {
     pub(crate) fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
         let parts = &self.parts;
         let mut input = Value::Object(self.table.bundle_within(
-            parts.input.clone(),
+            parts.input.thaw(),
             &parts.input_deps,
             None,
             Some(INPUT_DEFS_BUDGET),
@@ -2060,6 +2185,36 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frozen_maps_thaw_to_the_same_map() {
+        let src = json!({
+            "zeta": 1, "alpha": [0.1, 1e-7, 1.7976931348623157e308, 5e-324, -0.0, 2.5],
+            "big": u64::MAX, "small": i64::MIN, "f": 0.30000000000000004,
+            "nested": {"b": null, "a": "\u{e9}\n\"", "m": {"z": true, "y": false}},
+        });
+        let Value::Object(map) = src else {
+            unreachable!()
+        };
+        let thawed = FrozenMap::freeze(&map).thaw();
+        assert_eq!(thawed, map);
+        // Key order survives too (tool schemas list properties in the spec's order).
+        assert_eq!(
+            thawed.keys().collect::<Vec<_>>(),
+            map.keys().collect::<Vec<_>>()
+        );
+        assert_eq!(
+            thawed["nested"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect::<Vec<_>>()),
+            Some(vec!["b".to_string(), "a".to_string(), "m".to_string()])
+        );
+        assert!(
+            thawed["alpha"][4]
+                .as_f64()
+                .is_some_and(|z| z == 0.0 && z.is_sign_negative())
+        );
+    }
 
     #[test]
     fn template_names() {
