@@ -393,7 +393,7 @@ impl<'a> OpContext<'a> {
         store: &mut SchemaStore<'_>,
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
-    ) -> Result<(ToolDef, SchemaParts<Map<String, Value>>), OpError> {
+    ) -> Result<(ToolDef, BuiltParts), OpError> {
         let docs = self.docs;
         let params = self.collect_params(diags)?;
 
@@ -1140,11 +1140,7 @@ impl<'a> OpContext<'a> {
     fn output(
         &self,
         store: &mut SchemaStore<'_>,
-    ) -> (
-        Option<PendingOutput<Map<String, Value>>>,
-        OutputShape,
-        Option<String>,
-    ) {
+    ) -> (Option<BuiltOutput>, OutputShape, Option<String>) {
         let Some(Value::Object(responses)) = self.op.get("responses") else {
             return (None, OutputShape::None, None);
         };
@@ -1828,7 +1824,11 @@ pub(crate) struct SchemaParts<M = FrozenMap> {
     output: Option<PendingOutput<M>>,
 }
 
-impl SchemaParts<Map<String, Value>> {
+/// Schema parts as an operation's conversion builds them, before [`Freezer`] freezes them.
+type BuiltParts = SchemaParts<Map<String, Value>>;
+type BuiltOutput = PendingOutput<Map<String, Value>>;
+
+impl BuiltParts {
     fn freeze(self) -> SchemaParts {
         SchemaParts {
             input: FrozenMap::freeze(&self.input),
@@ -1871,15 +1871,18 @@ impl FrozenMap {
 /// conversion goes on: the conversion is single-threaded and machines have two cores at least,
 /// so serializing (and freeing) the maps costs no wall time. Without a thread, it freezes inline.
 struct Freezer<'scope> {
-    worker: Option<(
-        std::sync::mpsc::SyncSender<Vec<SchemaParts<Map<String, Value>>>>,
-        std::thread::ScopedJoinHandle<'scope, Vec<SchemaParts>>,
-    )>,
+    worker: Option<FreezeWorker<'scope>>,
     /// Parts not handed over yet: they go in batches (a hand-over per operation spent a tenth
     /// of Cloudflare's conversion waking the thread).
-    batch: Vec<SchemaParts<Map<String, Value>>>,
+    batch: Vec<BuiltParts>,
     done: Vec<SchemaParts>,
 }
+
+/// The freezing thread: batches in, frozen parts (in order) out.
+type FreezeWorker<'scope> = (
+    std::sync::mpsc::SyncSender<Vec<BuiltParts>>,
+    std::thread::ScopedJoinHandle<'scope, Vec<SchemaParts>>,
+);
 
 /// Operations handed to the freezing thread at once, and batches queued for it at most (which
 /// bounds the maps alive at once).
@@ -1888,8 +1891,7 @@ const FREEZE_QUEUE: usize = 4;
 
 impl<'scope> Freezer<'scope> {
     fn start<'env>(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
-        let (tx, rx) =
-            std::sync::mpsc::sync_channel::<Vec<SchemaParts<Map<String, Value>>>>(FREEZE_QUEUE);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<BuiltParts>>(FREEZE_QUEUE);
         let worker = std::thread::Builder::new()
             .name("openapi-mcp-freeze".into())
             .spawn_scoped(scope, move || {
@@ -1904,7 +1906,7 @@ impl<'scope> Freezer<'scope> {
         }
     }
 
-    fn push(&mut self, parts: SchemaParts<Map<String, Value>>) {
+    fn push(&mut self, parts: BuiltParts) {
         match &self.worker {
             Some((tx, _)) => {
                 self.batch.push(parts);
