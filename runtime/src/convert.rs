@@ -1829,13 +1829,13 @@ type BuiltParts = SchemaParts<Map<String, Value>>;
 type BuiltOutput = PendingOutput<Map<String, Value>>;
 
 impl BuiltParts {
-    fn freeze(self) -> SchemaParts {
+    fn freeze(self, texts: &mut Interner) -> SchemaParts {
         SchemaParts {
-            input: FrozenMap::freeze(&self.input),
+            input: FrozenMap::freeze(self.input, texts),
             input_deps: self.input_deps,
             params: self.params,
             output: self.output.map(|o| PendingOutput {
-                root: FrozenMap::freeze(&o.root),
+                root: FrozenMap::freeze(o.root, texts),
                 deps: o.deps,
                 depth: o.depth,
                 shape: o.shape,
@@ -1849,21 +1849,77 @@ impl BuiltParts {
 /// input and output roots as `Value` trees took 3 to 10 times their JSON size (Cloudflare:
 /// 1.6 MB of JSON, most of the 32 MB a conversion kept); as text they are what sets the peak
 /// memory of a conversion no longer, and parsing one back when a tool is first listed costs
-/// about what cloning the map did.
-pub(crate) struct FrozenMap(Box<str>);
+/// about what cloning the map did. Each property's schema is its own text, shared by every
+/// tool whose property has the same text: operations repeat the same parameters (Kubernetes:
+/// 4.7 MB of parameter descriptions in its inputSchemas, 46 kB of them distinct).
+pub(crate) struct FrozenMap {
+    /// The map without `properties`.
+    rest: Box<str>,
+    /// `properties`: where it was in the map, and its entries.
+    properties: Option<(usize, Vec<(Box<str>, Arc<str>)>)>,
+}
+
+/// Texts shared between frozen maps.
+#[derive(Default)]
+struct Interner(HashSet<Arc<str>>);
+
+impl Interner {
+    fn intern(&mut self, text: String) -> Arc<str> {
+        if let Some(t) = self.0.get(text.as_str()) {
+            return t.clone();
+        }
+        let t: Arc<str> = Arc::from(text);
+        self.0.insert(t.clone());
+        t
+    }
+}
+
+/// Compact JSON of a value (serializing a `Value` cannot fail: map keys are strings).
+fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
 
 impl FrozenMap {
-    fn freeze(m: &Map<String, Value>) -> Self {
-        // Serializing a map of `Value`s cannot fail: its keys are strings.
-        FrozenMap(
-            serde_json::to_string(m)
-                .unwrap_or_else(|_| "{}".to_string())
-                .into_boxed_str(),
-        )
+    fn freeze(mut m: Map<String, Value>, texts: &mut Interner) -> Self {
+        let at = m.keys().position(|k| k == "properties");
+        let properties = match (at, m.get("properties")) {
+            (Some(at), Some(Value::Object(_))) => match m.shift_remove("properties") {
+                Some(Value::Object(props)) => Some((
+                    at,
+                    props
+                        .into_iter()
+                        .map(|(k, v)| (k.into_boxed_str(), texts.intern(json_text(&v))))
+                        .collect(),
+                )),
+                _ => None,
+            },
+            _ => None,
+        };
+        FrozenMap {
+            rest: json_text(&m).into_boxed_str(),
+            properties,
+        }
     }
 
     fn thaw(&self) -> Map<String, Value> {
-        serde_json::from_str(&self.0).unwrap_or_default()
+        let mut m: Map<String, Value> = serde_json::from_str(&self.rest).unwrap_or_default();
+        if let Some((at, props)) = &self.properties {
+            let props: Map<String, Value> = props
+                .iter()
+                .map(|(k, t)| {
+                    (
+                        k.to_string(),
+                        serde_json::from_str(t).unwrap_or(Value::Bool(true)),
+                    )
+                })
+                .collect();
+            m.shift_insert(
+                (*at).min(m.len()),
+                "properties".into(),
+                Value::Object(props),
+            );
+        }
+        m
     }
 }
 
@@ -1876,6 +1932,8 @@ struct Freezer<'scope> {
     /// of Cloudflare's conversion waking the thread).
     batch: Vec<BuiltParts>,
     done: Vec<SchemaParts>,
+    /// Texts shared by the parts frozen inline.
+    texts: Interner,
 }
 
 /// The freezing thread: batches in, frozen parts (in order) out.
@@ -1895,7 +1953,11 @@ impl<'scope> Freezer<'scope> {
         let worker = std::thread::Builder::new()
             .name("openapi-mcp-freeze".into())
             .spawn_scoped(scope, move || {
-                rx.into_iter().flatten().map(SchemaParts::freeze).collect()
+                let mut texts = Interner::default();
+                rx.into_iter()
+                    .flatten()
+                    .map(|p| p.freeze(&mut texts))
+                    .collect()
             })
             .ok()
             .map(|handle| (tx, handle));
@@ -1903,6 +1965,7 @@ impl<'scope> Freezer<'scope> {
             worker,
             batch: Vec::with_capacity(FREEZE_BATCH),
             done: Vec::new(),
+            texts: Interner::default(),
         }
     }
 
@@ -1917,7 +1980,7 @@ impl<'scope> Freezer<'scope> {
                     drop(tx.send(batch));
                 }
             }
-            None => self.done.push(parts.freeze()),
+            None => self.done.push(parts.freeze(&mut self.texts)),
         }
     }
 
@@ -2191,14 +2254,15 @@ mod tests {
     #[test]
     fn frozen_maps_thaw_to_the_same_map() {
         let src = json!({
-            "zeta": 1, "alpha": [0.1, 1e-7, 1.7976931348623157e308, 5e-324, -0.0, 2.5],
+            "zeta": 1, "properties": {"p": {"type": "string"}, "q": {"type": "string"}, "r": {}},
+            "alpha": [0.1, 1e-7, 1.7976931348623157e308, 5e-324, -0.0, 2.5],
             "big": u64::MAX, "small": i64::MIN, "f": 0.30000000000000004,
             "nested": {"b": null, "a": "\u{e9}\n\"", "m": {"z": true, "y": false}},
         });
         let Value::Object(map) = src else {
             unreachable!()
         };
-        let thawed = FrozenMap::freeze(&map).thaw();
+        let thawed = FrozenMap::freeze(map.clone(), &mut Interner::default()).thaw();
         assert_eq!(thawed, map);
         // Key order survives too (tool schemas list properties in the spec's order).
         assert_eq!(
