@@ -1856,8 +1856,11 @@ pub(crate) struct FrozenMap {
     /// The map without `properties`.
     rest: Box<str>,
     /// `properties`: where it was in the map, and its entries.
-    properties: Option<(usize, Vec<(Box<str>, Arc<str>)>)>,
+    properties: Option<(usize, Vec<FrozenProperty>)>,
 }
+
+/// A property's name and its schema's (shared) text.
+type FrozenProperty = (Box<str>, Arc<str>);
 
 /// Texts shared between frozen maps.
 #[derive(Default)]
