@@ -1232,7 +1232,7 @@ impl<'a> OpContext<'a> {
             let Some((i, v)) = store.table().def_value_by_ref(&r) else {
                 break;
             };
-            let mut merged = match v.clone() {
+            let mut merged = match v {
                 Value::Object(m) => m,
                 other => {
                     root = other;

@@ -23,7 +23,12 @@ pub type Deps = Vec<usize>;
 struct Def {
     name: String,
     loc: Loc,
-    value: Value,
+    /// The converted schema as compact JSON text (`None` until converted): as `Value` trees a
+    /// large spec's converted definitions take several times their JSON size, next to the
+    /// loaded spec at the peak of a conversion. Parsed into `value` when a tool's schema first
+    /// needs it.
+    text: Option<Box<str>>,
+    value: std::sync::OnceLock<Value>,
     deps: Deps,
     /// `approx_size(&value)`, once converted.
     size: usize,
@@ -126,7 +131,8 @@ impl<'a> SchemaStore<'a> {
             deps.sort_unstable();
             deps.dedup();
             self.table.defs[i].size = approx_size(&v);
-            self.table.defs[i].value = v;
+            // Serializing a `Value` cannot fail (map keys are strings).
+            self.table.defs[i].text = serde_json::to_string(&v).ok().map(String::into_boxed_str);
             self.table.defs[i].deps = deps;
         }
         self.mark_recursive();
@@ -225,7 +231,8 @@ impl<'a> SchemaStore<'a> {
         self.table.defs.push(Def {
             name,
             loc: target.clone(),
-            value: Value::Bool(true),
+            text: None,
+            value: std::sync::OnceLock::new(),
             deps: Vec::new(),
             size: 0,
         });
@@ -541,6 +548,21 @@ impl<'a> SchemaStore<'a> {
     }
 }
 
+impl Def {
+    /// The converted schema, parsed from its text on first use (`true`, any value, before it
+    /// is converted: a reference cycle met while converting).
+    fn value(&self) -> &Value {
+        self.value.get_or_init(|| self.parse())
+    }
+
+    fn parse(&self) -> Value {
+        self.text
+            .as_deref()
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(Value::Bool(true))
+    }
+}
+
 impl DefTable {
     /// Builds a self-contained schema: `root` plus the closure of `deps` in `$defs`, with
     /// small or single-use non-recursive definitions inlined. With `max_depth`, definitions more
@@ -638,7 +660,7 @@ impl DefTable {
         };
         count_refs(&root);
         for &i in &closure {
-            if let Value::Object(m) = &self.defs[i].value {
+            if let Value::Object(m) = self.defs[i].value() {
                 count_refs(m);
             }
         }
@@ -669,7 +691,7 @@ impl DefTable {
             .map(|&i| {
                 let d = &self.defs[i];
                 if d.deps.is_empty() && d.size <= 160 {
-                    (i, d.value.clone())
+                    (i, d.value().clone())
                 } else {
                     (i, json!({ "title": d.name }))
                 }
@@ -679,7 +701,7 @@ impl DefTable {
             .iter()
             .zip(&inline)
             .filter(|&(_, &inl)| inl)
-            .map(|(&i, _)| (self.defs[i].name.as_str(), &self.defs[i].value))
+            .map(|(&i, _)| (self.defs[i].name.as_str(), self.defs[i].value()))
             .collect();
         for (i, stub) in &stubs {
             replace.insert(self.defs[*i].name.as_str(), stub);
@@ -690,7 +712,7 @@ impl DefTable {
             if inl {
                 continue;
             }
-            let mut v = self.defs[i].value.clone();
+            let mut v = self.defs[i].value().clone();
             substitute(&mut v, &replace);
             defs.insert(self.defs[i].name.clone(), v);
         }
@@ -702,9 +724,15 @@ impl DefTable {
     }
 
     /// The converted value of a definition (to inline a root `$ref`).
-    pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, &Value)> {
+    /// During a conversion it is parsed anew each time, not kept: only bundling keeps them.
+    pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, Value)> {
         let &i = self.by_name.get(r.strip_prefix("#/$defs/")?)?;
-        Some((i, &self.defs[i].value))
+        let d = &self.defs[i];
+        let v = match d.value.get() {
+            Some(v) => v.clone(),
+            None => d.parse(),
+        };
+        Some((i, v))
     }
 
     pub fn def_deps(&self, i: usize) -> &[usize] {
