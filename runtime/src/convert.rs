@@ -2278,6 +2278,16 @@ mod tests {
                 .map(|m| m.keys().cloned().collect::<Vec<_>>()),
             Some(vec!["b".to_string(), "a".to_string(), "m".to_string()])
         );
+        // Equal property schemas are one text, shared.
+        let mut texts = Interner::default();
+        let a = FrozenMap::freeze(map.clone(), &mut texts);
+        let b = FrozenMap::freeze(map.clone(), &mut texts);
+        let (Some((_, pa)), Some((_, pb))) = (&a.properties, &b.properties) else {
+            panic!("properties frozen apart")
+        };
+        assert!(Arc::ptr_eq(&pa[0].1, &pb[0].1));
+        assert!(!Arc::ptr_eq(&pa[0].1, &pa[2].1));
+        assert_eq!(pa[0].1, pa[1].1);
         assert!(
             thawed["alpha"][4]
                 .as_f64()
