@@ -1877,11 +1877,6 @@ impl Interner {
     }
 }
 
-/// Compact JSON of a value (serializing a `Value` cannot fail: map keys are strings).
-fn json_text(v: &impl serde::Serialize) -> String {
-    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
-}
-
 impl FrozenMap {
     fn freeze(mut m: Map<String, Value>, texts: &mut Interner) -> Self {
         let at = m.keys().position(|k| k == "properties");
@@ -1891,7 +1886,7 @@ impl FrozenMap {
                     at,
                     props
                         .into_iter()
-                        .map(|(k, v)| (k.into_boxed_str(), texts.intern(json_text(&v))))
+                        .map(|(k, v)| (k.into_boxed_str(), texts.intern(schema::json_text(&v))))
                         .collect(),
                 )),
                 _ => None,
@@ -1899,7 +1894,7 @@ impl FrozenMap {
             _ => None,
         };
         FrozenMap {
-            rest: json_text(&m).into_boxed_str(),
+            rest: schema::json_text(&m).into_boxed_str(),
             properties,
         }
     }
@@ -1909,12 +1904,7 @@ impl FrozenMap {
         if let Some((at, props)) = &self.properties {
             let props: Map<String, Value> = props
                 .iter()
-                .map(|(k, t)| {
-                    (
-                        k.to_string(),
-                        serde_json::from_str(t).unwrap_or(Value::Bool(true)),
-                    )
-                })
+                .map(|(k, t)| (k.to_string(), schema::parse_text(t)))
                 .collect();
             m.shift_insert(
                 (*at).min(m.len()),

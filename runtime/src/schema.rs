@@ -131,8 +131,7 @@ impl<'a> SchemaStore<'a> {
             deps.sort_unstable();
             deps.dedup();
             self.table.defs[i].size = approx_size(&v);
-            // Serializing a `Value` cannot fail (map keys are strings).
-            self.table.defs[i].text = serde_json::to_string(&v).ok().map(String::into_boxed_str);
+            self.table.defs[i].text = Some(json_text(&v).into_boxed_str());
             self.table.defs[i].deps = deps;
         }
         self.mark_recursive();
@@ -556,11 +555,20 @@ impl Def {
     }
 
     fn parse(&self) -> Value {
-        self.text
-            .as_deref()
-            .and_then(|t| serde_json::from_str(t).ok())
-            .unwrap_or(Value::Bool(true))
+        self.text.as_deref().map_or(Value::Bool(true), parse_text)
     }
+}
+
+/// Compact JSON text of a converted schema, held instead of its `Value` until needed (see
+/// [`DefTable`] and `convert::FrozenMap`). Serializing a `Value` cannot fail: map keys are
+/// strings.
+pub(crate) fn json_text(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "null".to_string())
+}
+
+/// A schema back from [`json_text`] (`true`, any value, should the text not parse).
+pub(crate) fn parse_text(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or(Value::Bool(true))
 }
 
 impl DefTable {
