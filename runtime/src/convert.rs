@@ -10,6 +10,7 @@ use crate::filter::Filter;
 use crate::load::{DocumentSet, Spec, SpecVersion};
 use crate::model::*;
 use crate::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
+use crate::node::{Node, Obj};
 use crate::pointer::{JsonPointer, Loc};
 use crate::schema::{self, DefTable, Deps, SchemaStore};
 
@@ -130,13 +131,13 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     // operations are converted (see [`Freezer`]).
     let frozen = std::thread::scope(|scope| {
         let mut freezer = Freezer::start(scope);
-        if let Some(Value::Object(paths)) = root.get("paths") {
+        if let Some(paths) = root.get("paths").and_then(Node::as_object) {
             for (path, item) in paths {
                 if !path.starts_with('/') {
                     continue; // `x-` extensions
                 }
                 let item_loc = paths_loc.join(path);
-                let (item_loc, item) = match item.get("$ref").and_then(Value::as_str) {
+                let (item_loc, item) = match item.get("$ref").and_then(Node::as_str) {
                     Some(_) => match docs.deref(&item_loc) {
                         Ok((l, v)) => (l, v),
                         Err(e) => {
@@ -293,14 +294,14 @@ fn compact_value(v: &mut Value) {
     }
 }
 
-fn count_methods(item: &Value) -> usize {
+fn count_methods(item: &Node) -> usize {
     HttpMethod::ALL
         .iter()
         .filter(|m| item.get(m.key()).is_some())
         .count()
 }
 
-fn str_at<'v>(v: Option<&'v Value>, key: &str) -> Option<&'v str> {
+fn str_at<'v>(v: Option<&'v Node>, key: &str) -> Option<&'v str> {
     v?.get(key)?.as_str()
 }
 
@@ -309,20 +310,20 @@ struct OpContext<'a> {
     version: SpecVersion,
     path: &'a str,
     method: HttpMethod,
-    item: &'a Value,
+    item: &'a Node,
     item_loc: &'a Loc,
-    op: &'a Value,
+    op: &'a Node,
     op_loc: &'a Loc,
     /// apiKey schemes' parameters: (scheme, lowercase parameter name, location).
     credential_params: &'a [(String, String, &'static str)],
-    global_security: Option<&'a Value>,
+    global_security: Option<&'a Node>,
     opts: &'a ToolOptions,
 }
 
 /// A parameter after `$ref` resolution and path-item merging.
 struct RawParam<'a> {
     loc: Loc,
-    node: &'a Value,
+    node: &'a Node,
     name: String,
     location: String,
     /// Declared on the path item or reached through a `$ref`: other operations use it too.
@@ -333,17 +334,17 @@ impl<'a> OpContext<'a> {
     fn operation_id(&self) -> Option<&'a str> {
         self.op
             .get("operationId")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .filter(|s| !s.trim().is_empty())
     }
 
     fn tags(&self) -> Vec<String> {
         self.op
             .get("tags")
-            .and_then(Value::as_array)
+            .and_then(Node::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(Value::as_str)
+                    .filter_map(Node::as_str)
                     .map(str::to_string)
                     .collect()
             })
@@ -353,7 +354,7 @@ impl<'a> OpContext<'a> {
     fn deprecated(&self) -> bool {
         self.op
             .get("deprecated")
-            .and_then(Value::as_bool)
+            .and_then(Node::as_bool)
             .unwrap_or(false)
     }
 
@@ -452,10 +453,10 @@ impl<'a> OpContext<'a> {
                 deps.extend(pdeps);
                 let arg = unique_arg(&mut taken, &p.name, wanted);
                 if let Value::Object(m) = &mut schema {
-                    if let Some(d) = p.node.get("description").and_then(Value::as_str) {
+                    if let Some(d) = p.node.get("description").and_then(Node::as_str) {
                         m.insert("description".into(), Value::String(d.to_string()));
                     }
-                    if p.node.get("deprecated").and_then(Value::as_bool) == Some(true) {
+                    if p.node.get("deprecated").and_then(Node::as_bool) == Some(true) {
                         m.insert("deprecated".into(), Value::Bool(true));
                     }
                     if !m.contains_key("examples")
@@ -530,13 +531,13 @@ impl<'a> OpContext<'a> {
         let summary = self
             .op
             .get("summary")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty());
         let long = self
             .op
             .get("description")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty());
         let title = summary
@@ -640,8 +641,8 @@ impl<'a> OpContext<'a> {
                 } else {
                     (ploc.clone(), p)
                 };
-                let name = node.get("name").and_then(Value::as_str);
-                let location = node.get("in").and_then(Value::as_str);
+                let name = node.get("name").and_then(Node::as_str);
+                let location = node.get("in").and_then(Node::as_str);
                 let (Some(name), Some(location)) = (name, location) else {
                     return Err(OpError(format!(
                         "parameter {} has no `name` or no `in`",
@@ -699,10 +700,10 @@ impl<'a> OpContext<'a> {
         };
         let (schema, deps) = if let Some(s) = node.get("schema") {
             convert(store, &|store| store.convert_node(&p.loc.join("schema"), s))
-        } else if let Some(Value::Object(content)) = node.get("content") {
+        } else if let Some(content) = node.get("content").and_then(Node::as_object) {
             match content.iter().next() {
                 Some((mt, media)) => {
-                    content_type = Some(mt.clone());
+                    content_type = Some(mt.to_string());
                     match media.get("schema") {
                         Some(s) => convert(store, &|store| {
                             store.convert_node(&p.loc.join("content").join(mt).join("schema"), s)
@@ -723,10 +724,10 @@ impl<'a> OpContext<'a> {
         };
         let explode_of = |default: bool| {
             node.get("explode")
-                .and_then(Value::as_bool)
+                .and_then(Node::as_bool)
                 .unwrap_or(default)
         };
-        let style = node.get("style").and_then(Value::as_str);
+        let style = node.get("style").and_then(Node::as_str);
         let location = match p.location.as_str() {
             "path" => {
                 let (style, explode) = if self.version == SpecVersion::Swagger2 {
@@ -761,7 +762,7 @@ impl<'a> OpContext<'a> {
                     explode,
                     allow_reserved: node
                         .get("allowReserved")
-                        .and_then(Value::as_bool)
+                        .and_then(Node::as_bool)
                         .unwrap_or(false),
                 }
             }
@@ -775,7 +776,7 @@ impl<'a> OpContext<'a> {
         let required = p.location == "path"
             || node
                 .get("required")
-                .and_then(Value::as_bool)
+                .and_then(Node::as_bool)
                 .unwrap_or(false);
         (
             ArgBinding {
@@ -816,9 +817,9 @@ impl<'a> OpContext<'a> {
             .docs
             .deref(&rb_loc)
             .map_err(|e| OpError(format!("requestBody: {e}")))?;
-        let rb = self.docs.get(&rb_loc).unwrap_or(&Value::Null);
-        let body_required = rb.get("required").and_then(Value::as_bool).unwrap_or(false);
-        let Some(Value::Object(content)) = rb.get("content") else {
+        let rb = self.docs.get(&rb_loc).unwrap_or(Node::NULL);
+        let body_required = rb.get("required").and_then(Node::as_bool).unwrap_or(false);
+        let Some(content) = rb.get("content").and_then(Node::as_object) else {
             return Ok(None);
         };
         let Some((mt, media)) = choose_media_type(content, |mt| {
@@ -832,17 +833,17 @@ impl<'a> OpContext<'a> {
         let has_schema = media.get("schema").is_some();
         let encoding: Vec<PartEncoding> = media
             .get("encoding")
-            .and_then(Value::as_object)
+            .and_then(Node::as_object)
             .map(|enc| {
                 enc.iter()
                     .map(|(name, e)| PartEncoding {
-                        name: name.clone(),
+                        name: name.to_string(),
                         content_type: e
                             .get("contentType")
-                            .and_then(Value::as_str)
+                            .and_then(Node::as_str)
                             .map(str::to_string),
-                        style: e.get("style").and_then(Value::as_str).and_then(query_style),
-                        explode: e.get("explode").and_then(Value::as_bool),
+                        style: e.get("style").and_then(Node::as_str).and_then(query_style),
+                        explode: e.get("explode").and_then(Node::as_bool),
                         binary: false,
                     })
                     .collect()
@@ -850,7 +851,7 @@ impl<'a> OpContext<'a> {
             .unwrap_or_default();
         let mut binding = BodyBinding {
             kind,
-            content_type: mt.clone(),
+            content_type: mt.to_string(),
             required: body_required,
             flattened: false,
             encoding,
@@ -917,7 +918,7 @@ impl<'a> OpContext<'a> {
             }
             BodyKind::Binary => {
                 let mut s = json!({"type": "string"});
-                mark_base64(&mut s, Some(mt.as_str()).filter(|m| !m.contains('*')));
+                mark_base64(&mut s, Some(mt).filter(|m| !m.contains('*')));
                 add_description(&mut s, rb.get("description"));
                 self.whole_body_arg(taken, args, properties, required, &mut binding, s);
             }
@@ -925,10 +926,9 @@ impl<'a> OpContext<'a> {
             // lengths); any other schema (XML described as an object) is sent as text.
             BodyKind::Text
                 if has_schema
-                    && self
-                        .docs
-                        .deref(&schema_loc)
-                        .is_ok_and(|(_, n)| n.get("type") == Some(&json!("string"))) =>
+                    && self.docs.deref(&schema_loc).is_ok_and(|(_, n)| {
+                        n.get("type").and_then(Node::as_str) == Some("string")
+                    }) =>
             {
                 let (mut s, d) = store.convert_at(&schema_loc);
                 deps.extend(d);
@@ -998,7 +998,7 @@ impl<'a> OpContext<'a> {
             let array_body = self
                 .docs
                 .deref(&p.loc.join("schema"))
-                .is_ok_and(|(_, n)| n.get("type") == Some(&json!("array")));
+                .is_ok_and(|(_, n)| n.get("type").and_then(Node::as_str) == Some("array"));
             let ct = consumes
                 .iter()
                 .filter(|c| is_json(c))
@@ -1013,7 +1013,7 @@ impl<'a> OpContext<'a> {
             let required_body = p
                 .node
                 .get("required")
-                .and_then(Value::as_bool)
+                .and_then(Node::as_bool)
                 .unwrap_or(false);
             let mut binding = BodyBinding {
                 kind,
@@ -1049,7 +1049,7 @@ impl<'a> OpContext<'a> {
         }
         let has_file = form
             .iter()
-            .any(|p| p.node.get("type").and_then(Value::as_str) == Some("file"));
+            .any(|p| p.node.get("type").and_then(Node::as_str) == Some("file"));
         let multipart = has_file
             || consumes
                 .iter()
@@ -1067,7 +1067,7 @@ impl<'a> OpContext<'a> {
             content_type: ct,
             required: form
                 .iter()
-                .any(|p| p.node.get("required") == Some(&Value::Bool(true))),
+                .any(|p| p.node.get("required").is_some_and(|v| v.is_bool(true))),
             flattened: true,
             encoding: Vec::new(),
         };
@@ -1075,7 +1075,7 @@ impl<'a> OpContext<'a> {
             let (mut s, d) = swagger2_param_schema(store, &p.loc, p.node);
             deps.extend(d);
             add_description(&mut s, p.node.get("description"));
-            let is_file = p.node.get("type").and_then(Value::as_str) == Some("file");
+            let is_file = p.node.get("type").and_then(Node::as_str) == Some("file");
             let (style, explode) = swagger2_collection(p.node);
             binding.encoding.push(PartEncoding {
                 name: p.name.clone(),
@@ -1088,7 +1088,7 @@ impl<'a> OpContext<'a> {
             let req = p
                 .node
                 .get("required")
-                .and_then(Value::as_bool)
+                .and_then(Node::as_bool)
                 .unwrap_or(false);
             if req {
                 required.push(arg.clone());
@@ -1111,10 +1111,10 @@ impl<'a> OpContext<'a> {
             .op
             .get("consumes")
             .or_else(|| self.docs.root().get("consumes"));
-        list.and_then(Value::as_array)
+        list.and_then(Node::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(Value::as_str)
+                    .filter_map(Node::as_str)
                     .map(str::to_string)
                     .collect()
             })
@@ -1126,10 +1126,10 @@ impl<'a> OpContext<'a> {
             .op
             .get("produces")
             .or_else(|| self.docs.root().get("produces"));
-        list.and_then(Value::as_array)
+        list.and_then(Node::as_array)
             .map(|a| {
                 a.iter()
-                    .filter_map(Value::as_str)
+                    .filter_map(Node::as_str)
                     .map(str::to_string)
                     .collect()
             })
@@ -1141,11 +1141,11 @@ impl<'a> OpContext<'a> {
         &self,
         store: &mut SchemaStore<'_>,
     ) -> (Option<BuiltOutput>, OutputShape, Option<String>) {
-        let Some(Value::Object(responses)) = self.op.get("responses") else {
+        let Some(responses) = self.op.get("responses").and_then(Node::as_object) else {
             return (None, OutputShape::None, None);
         };
         let resp_loc = self.op_loc.join("responses");
-        let mut codes: Vec<&String> = responses.keys().collect();
+        let mut codes: Vec<(&str, &Node)> = responses.iter().collect();
         let rank = |c: &str| -> u32 {
             match c {
                 "200" => 0,
@@ -1161,8 +1161,8 @@ impl<'a> OpContext<'a> {
                 _ => 1000,
             }
         };
-        codes.sort_by_key(|c| rank(c));
-        let success = codes.iter().find(|c| rank(c) < 300).copied();
+        codes.sort_by_key(|(c, _)| rank(c));
+        let success = codes.iter().find(|(c, _)| rank(c) < 300).copied();
 
         // Accept: media types of all responses, success first, JSON first within each.
         let mut accept: Vec<String> = Vec::new();
@@ -1170,17 +1170,15 @@ impl<'a> OpContext<'a> {
             accept = self.produces();
             accept.sort_by_key(|m| !is_json(m));
         } else {
-            for c in &codes {
-                if let Ok((_, r)) = self
-                    .docs
-                    .deref_node(&resp_loc.join(c.as_str()), &responses[*c])
-                    && let Some(Value::Object(content)) = r.get("content")
+            for (c, r) in &codes {
+                if let Ok((_, r)) = self.docs.deref_node(&resp_loc.join(c), r)
+                    && let Some(content) = r.get("content").and_then(Node::as_object)
                 {
-                    let mut types: Vec<&String> = content.keys().collect();
+                    let mut types: Vec<&str> = content.keys().collect();
                     types.sort_by_key(|m| !is_json(m));
                     for t in types {
-                        if !accept.contains(t) {
-                            accept.push(t.clone());
+                        if !accept.iter().any(|a| a == t) {
+                            accept.push(t.to_string());
                         }
                     }
                 }
@@ -1192,16 +1190,13 @@ impl<'a> OpContext<'a> {
             Some(accept.join(", "))
         };
 
-        let Some(code) = success else {
+        let Some((code, response)) = success else {
             return (None, OutputShape::None, accept);
         };
         if self.opts.output_schema == OutputSchemaMode::None {
             return (None, OutputShape::None, accept);
         }
-        let Ok((rloc, r)) = self
-            .docs
-            .deref_node(&resp_loc.join(code.as_str()), &responses[code])
-        else {
+        let Ok((rloc, r)) = self.docs.deref_node(&resp_loc.join(code), response) else {
             return (None, OutputShape::None, accept);
         };
         let schema_loc = if self.version == SpecVersion::Swagger2 {
@@ -1212,7 +1207,7 @@ impl<'a> OpContext<'a> {
             }
             rloc.join("schema")
         } else {
-            let Some(Value::Object(content)) = r.get("content") else {
+            let Some(content) = r.get("content").and_then(Node::as_object) else {
                 return (None, OutputShape::None, accept);
             };
             let Some((mt, media)) = content.iter().find(|(m, _)| is_json(m)) else {
@@ -1284,12 +1279,12 @@ impl<'a> OpContext<'a> {
 
     fn security(&self) -> Vec<SecurityRequirement> {
         let reqs = self.op.get("security").or(self.global_security);
-        let Some(Value::Array(reqs)) = reqs else {
+        let Some(reqs) = reqs.and_then(Node::as_array) else {
             return Vec::new();
         };
         reqs.iter()
-            .filter_map(Value::as_object)
-            .map(|r| r.keys().cloned().collect::<Vec<_>>())
+            .filter_map(Node::as_object)
+            .map(|r| r.keys().map(str::to_string).collect::<Vec<_>>())
             .collect()
     }
 
@@ -1339,8 +1334,8 @@ fn query_style(s: &str) -> Option<QueryStyle> {
 }
 
 /// Swagger 2.0 `collectionFormat` -> query style.
-fn swagger2_collection(node: &Value) -> (QueryStyle, bool) {
-    match node.get("collectionFormat").and_then(Value::as_str) {
+fn swagger2_collection(node: &Node) -> (QueryStyle, bool) {
+    match node.get("collectionFormat").and_then(Node::as_str) {
         Some("multi") => (QueryStyle::Form, true),
         Some("ssv") => (QueryStyle::SpaceDelimited, false),
         Some("pipes") => (QueryStyle::PipeDelimited, false),
@@ -1349,14 +1344,14 @@ fn swagger2_collection(node: &Value) -> (QueryStyle, bool) {
 }
 
 /// A Swagger 2.0 non-body parameter carries its schema inline (`type`, `items`, `enum`, ...).
-fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Value) -> (Value, Deps) {
-    let Value::Object(m) = node else {
+fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Node) -> (Value, Deps) {
+    let Some(m) = node.as_object() else {
         return (json!({}), Vec::new());
     };
-    let mut s = Map::new();
-    for (k, v) in m {
+    let mut s = Vec::new();
+    for (k, v) in m.entries() {
         if matches!(
-            k.as_str(),
+            &**k,
             "type"
                 | "format"
                 | "items"
@@ -1375,10 +1370,10 @@ fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Value) -
                 | "multipleOf"
                 | "x-nullable"
         ) {
-            s.insert(k.clone(), v.clone());
+            s.push((k.clone(), v.clone()));
         }
     }
-    store.convert_node(loc, &Value::Object(s))
+    store.convert_node(loc, &Node::from_entries(s))
 }
 
 /// Adds body property `prop` (schema `schema`) as a flat argument of its own.
@@ -1481,9 +1476,9 @@ fn body_kind(mt: &str) -> BodyKind {
 /// A form or multipart type whose schema declares no fields (`{type: object, format: file}`)
 /// comes after a raw binary alternative: the file is then sent as the body, as the spec offers.
 fn choose_media_type(
-    content: &Map<String, Value>,
+    content: Obj<'_>,
     declares_fields: impl Fn(&str) -> bool,
-) -> Option<(&String, &Value)> {
+) -> Option<(&str, &Node)> {
     let has_binary = content.keys().any(|mt| body_kind(mt) == BodyKind::Binary);
     let score = |mt: &str| match body_kind(mt) {
         BodyKind::Json => JSON_BODY_PREFERENCE,
@@ -1541,9 +1536,10 @@ fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, boo
     // An object that declares nothing (`{type: object}`) accepts any members: it is one
     // argument, not zero (unless it is closed with `additionalProperties: false`).
     if props.is_empty() && required.is_empty() {
-        let closed = docs
-            .deref(loc)
-            .is_ok_and(|(_, n)| n.get("additionalProperties") == Some(&Value::Bool(false)));
+        let closed = docs.deref(loc).is_ok_and(|(_, n)| {
+            n.get("additionalProperties")
+                .is_some_and(|v| v.is_bool(false))
+        });
         if !closed {
             return None;
         }
@@ -1596,15 +1592,15 @@ fn collect_object(
     if m.contains_key("oneOf") || m.contains_key("anyOf") || m.contains_key("not") {
         return false;
     }
-    if m.get("nullable") == Some(&Value::Bool(true)) {
+    if m.get("nullable").is_some_and(|v| v.is_bool(true)) {
         return false;
     }
-    match m.get("type") {
+    match m.get("type").map(Node::as_str) {
         None => {}
-        Some(Value::String(t)) if t == "object" => *saw_object = true,
+        Some(Some("object")) => *saw_object = true,
         _ => return false,
     }
-    if let Some(Value::Array(parts)) = m.get("allOf") {
+    if let Some(parts) = m.get("allOf").and_then(Node::as_array) {
         for (i, _) in parts.iter().enumerate() {
             if !collect_object(
                 docs,
@@ -1619,7 +1615,7 @@ fn collect_object(
             }
         }
     }
-    if let Some(Value::Object(ps)) = m.get("properties") {
+    if let Some(ps) = m.get("properties").and_then(Node::as_object) {
         *saw_object = true;
         let Ok((ps_loc, ps)) = docs.schema_map(&loc.join("properties"), ps) else {
             return false;
@@ -1628,17 +1624,17 @@ fn collect_object(
             let ploc = ps_loc.join(k);
             match props.iter_mut().find(|(n, _, _)| n == k) {
                 Some(existing) => existing.1 = ploc,
-                None => props.push((k.clone(), ploc, false)),
+                None => props.push((k.to_string(), ploc, false)),
             }
         }
     }
-    if let Some(Value::Array(r)) = m.get("required") {
-        required.extend(r.iter().filter_map(Value::as_str).map(str::to_string));
+    if let Some(r) = m.get("required").and_then(Node::as_array) {
+        required.extend(r.iter().filter_map(Node::as_str).map(str::to_string));
     }
     // A pure map (no properties, only additionalProperties) is not flattened.
     let open_map = m
         .get("additionalProperties")
-        .is_some_and(|a| a != &Value::Bool(false));
+        .is_some_and(|a| !a.is_bool(false));
     !(props.is_empty() && open_map)
 }
 
@@ -1660,14 +1656,14 @@ fn dependent_required(docs: &DocumentSet, loc: &Loc, args: &[ArgBinding]) -> Map
         if depth > 32 || !seen.insert(loc.clone()) {
             continue;
         }
-        if let Some(Value::Object(dr)) = node.get("dependentRequired") {
+        if let Some(dr) = node.get("dependentRequired").and_then(Node::as_object) {
             for (k, v) in dr {
                 let (Some(key), Some(list)) = (arg_of(k), v.as_array()) else {
                     continue;
                 };
                 let names: Vec<Value> = list
                     .iter()
-                    .filter_map(Value::as_str)
+                    .filter_map(Node::as_str)
                     .filter_map(arg_of)
                     .map(Value::String)
                     .collect();
@@ -1676,7 +1672,7 @@ fn dependent_required(docs: &DocumentSet, loc: &Loc, args: &[ArgBinding]) -> Map
                 }
             }
         }
-        if let Some(Value::Array(parts)) = node.get("allOf") {
+        if let Some(parts) = node.get("allOf").and_then(Node::as_array) {
             for i in 0..parts.len() {
                 stack.push((loc.join("allOf").index(i), depth + 1));
             }
@@ -1689,8 +1685,8 @@ fn is_binary_schema(docs: &DocumentSet, loc: &Loc) -> bool {
     let Ok((_, node)) = docs.deref(loc) else {
         return false;
     };
-    let fmt = node.get("format").and_then(Value::as_str);
-    let ty = node.get("type").and_then(Value::as_str);
+    let fmt = node.get("format").and_then(Node::as_str);
+    let ty = node.get("type").and_then(Node::as_str);
     (ty == Some("string") && matches!(fmt, Some("binary") | Some("byte")))
         || ty == Some("file")
         || node.get("contentEncoding").is_some()
@@ -1711,11 +1707,11 @@ fn mark_base64(s: &mut Value, media_type: Option<&str>) {
     }
 }
 
-fn add_description(s: &mut Value, d: Option<&Value>) {
-    if let (Value::Object(m), Some(Value::String(d))) = (s, d)
+fn add_description(s: &mut Value, d: Option<&Node>) {
+    if let (Value::Object(m), Some(d)) = (s, d.and_then(Node::as_str))
         && !m.contains_key("description")
     {
-        m.insert("description".into(), Value::String(d.clone()));
+        m.insert("description".into(), Value::String(d.to_string()));
     }
 }
 
@@ -1740,16 +1736,16 @@ fn truncate_chars(s: &str, max: usize) -> String {
 }
 
 /// The first server's URL with variables replaced by their defaults.
-fn first_server_url(servers: &Value, docs: &DocumentSet) -> Option<String> {
+fn first_server_url(servers: &Node, docs: &DocumentSet) -> Option<String> {
     let server = servers.as_array()?.first()?;
     let mut url = server.get("url")?.as_str()?.to_string();
-    if let Some(Value::Object(vars)) = server.get("variables") {
+    if let Some(vars) = server.get("variables").and_then(Node::as_object) {
         for (name, var) in vars {
             let default = var
                 .get("default")
-                .map(|d| match d {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+                .map(|d| match d.as_str() {
+                    Some(s) => s.to_string(),
+                    None => serde_json::to_string(d).unwrap_or_default(),
                 })
                 .unwrap_or_default();
             url = url.replace(&format!("{{{name}}}"), &default);
@@ -1779,9 +1775,9 @@ fn base_url(spec: &Spec) -> Option<String> {
         let from_url = matches!(origin.scheme(), "http" | "https");
         let scheme = root
             .get("schemes")
-            .and_then(Value::as_array)
+            .and_then(Node::as_array)
             .and_then(|s| {
-                let list: Vec<&str> = s.iter().filter_map(Value::as_str).collect();
+                let list: Vec<&str> = s.iter().filter_map(Node::as_str).collect();
                 list.iter()
                     .find(|x| **x == "https")
                     .or(list.first())
@@ -1791,7 +1787,7 @@ fn base_url(spec: &Spec) -> Option<String> {
             .unwrap_or_else(|| "https".to_string());
         let host = root
             .get("host")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .map(str::to_string)
             .or_else(|| {
                 from_url
@@ -1803,7 +1799,7 @@ fn base_url(spec: &Spec) -> Option<String> {
                     })
                     .flatten()
             });
-        let base_path = root.get("basePath").and_then(Value::as_str).unwrap_or("");
+        let base_path = root.get("basePath").and_then(Node::as_str).unwrap_or("");
         return match host {
             Some(h) => Some(format!("{scheme}://{h}{base_path}")),
             None if !base_path.is_empty() => Some(base_path.to_string()),
@@ -2162,7 +2158,7 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             ),
         )
     };
-    let Some(Value::Object(map)) = container else {
+    let Some(map) = container.and_then(Node::as_object) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -2175,16 +2171,16 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             );
             continue;
         };
-        let ty = s.get("type").and_then(Value::as_str).unwrap_or("");
+        let ty = s.get("type").and_then(Node::as_str).unwrap_or("");
         let scheme = match ty {
             "apiKey" => {
-                let location = match s.get("in").and_then(Value::as_str) {
+                let location = match s.get("in").and_then(Node::as_str) {
                     Some("query") => ApiKeyLocation::Query,
                     Some("cookie") => ApiKeyLocation::Cookie,
                     _ => ApiKeyLocation::Header,
                 };
                 s.get("name")
-                    .and_then(Value::as_str)
+                    .and_then(Node::as_str)
                     .map(|n| SecurityScheme::ApiKey {
                         name: n.to_string(),
                         location,
@@ -2194,7 +2190,7 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             "http" => {
                 match s
                     .get("scheme")
-                    .and_then(Value::as_str)
+                    .and_then(Node::as_str)
                     .map(str::to_ascii_lowercase)
                     .as_deref()
                 {
@@ -2208,17 +2204,17 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             }
             "oauth2" => {
                 let cc = if spec.version == SpecVersion::Swagger2 {
-                    (s.get("flow").and_then(Value::as_str) == Some("application")).then_some(s)
+                    (s.get("flow").and_then(Node::as_str) == Some("application")).then_some(s)
                 } else {
                     s.get("flows").and_then(|f| f.get("clientCredentials"))
                 };
-                match cc.and_then(|c| c.get("tokenUrl").and_then(Value::as_str)) {
+                match cc.and_then(|c| c.get("tokenUrl").and_then(Node::as_str)) {
                     Some(url) => Some(SecurityScheme::OAuth2ClientCredentials {
                         token_url: url.to_string(),
                         scopes: cc
                             .and_then(|c| c.get("scopes"))
-                            .and_then(Value::as_object)
-                            .map(|m| m.keys().cloned().collect())
+                            .and_then(Node::as_object)
+                            .map(|m| m.keys().map(str::to_string).collect())
                             .unwrap_or_default(),
                     }),
                     None => Some(SecurityScheme::OAuth2Token),
@@ -2234,7 +2230,7 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
             }
         };
         if let Some(sc) = scheme {
-            out.push((name.clone(), sc));
+            out.push((name.to_string(), sc));
         }
     }
     out

@@ -14,7 +14,7 @@
 //! operation wins over its path item, which wins over the root. Names still go through the
 //! converter's snake_case sanitizing, prefix, length limit and collision handling.
 
-use serde_json::Value;
+use crate::node::Node;
 
 use crate::diag::Diagnostics;
 use crate::model::ToolDef;
@@ -24,7 +24,7 @@ const X_SPEAKEASY: &str = "x-speakeasy-mcp";
 const X_ANNOTATIONS: &str = "x-mcp-annotations";
 
 /// Whether the extensions leave this operation out (operation, then path item, then root).
-pub fn excluded(root: &Value, item: &Value, op: &Value) -> bool {
+pub fn excluded(root: &Node, item: &Node, op: &Node) -> bool {
     for level in [op, item, root] {
         if let Some(include) = include_at(level) {
             return !include;
@@ -34,30 +34,30 @@ pub fn excluded(root: &Value, item: &Value, op: &Value) -> bool {
 }
 
 /// `Some(true)` include, `Some(false)` exclude, `None` no opinion at this level.
-fn include_at(node: &Value) -> Option<bool> {
+fn include_at(node: &Node) -> Option<bool> {
     if let Some(x) = node.get(X_MCP) {
-        if let Some(b) = x.get("exclude").and_then(Value::as_bool) {
+        if let Some(b) = x.get("exclude").and_then(Node::as_bool) {
             return Some(!b);
         }
-        if let Some(b) = x.get("include").and_then(Value::as_bool) {
+        if let Some(b) = x.get("include").and_then(Node::as_bool) {
             return Some(b);
         }
     }
     node.get(X_SPEAKEASY)
         .and_then(|x| x.get("disabled"))
-        .and_then(Value::as_bool)
+        .and_then(Node::as_bool)
         .map(|d| !d)
 }
 
 /// The tool name an operation asks for (before sanitizing and allocation).
-pub fn name(op: &Value) -> Option<&str> {
+pub fn name(op: &Node) -> Option<&str> {
     [X_MCP, X_SPEAKEASY]
         .into_iter()
         .filter_map(|k| op.get(k)?.get("name")?.as_str())
         .find(|s| !s.trim().is_empty())
 }
 
-fn op_string<'v>(op: &'v Value, key: &str) -> Option<&'v str> {
+fn op_string<'v>(op: &'v Node, key: &str) -> Option<&'v str> {
     [X_MCP, X_SPEAKEASY]
         .into_iter()
         .filter_map(|k| op.get(k)?.get(key)?.as_str())
@@ -76,9 +76,9 @@ const HINTS: [&str; 4] = [
 /// extension values become warnings at `location#.../x-...`.
 pub fn apply(
     def: &mut ToolDef,
-    root: &Value,
-    item: &Value,
-    op: &Value,
+    root: &Node,
+    item: &Node,
+    op: &Node,
     max_description_len: usize,
     diags: &mut Diagnostics,
 ) {
@@ -147,17 +147,17 @@ pub fn apply(
         for src in sources.into_iter().flatten() {
             let Some(m) = src.as_object() else { continue };
             for (k, v) in m {
-                match (k.as_str(), v) {
-                    ("readOnlyHint", Value::Bool(b)) => ann.read_only_hint = Some(*b),
-                    ("destructiveHint", Value::Bool(b)) => ann.destructive_hint = Some(*b),
-                    ("idempotentHint", Value::Bool(b)) => ann.idempotent_hint = Some(*b),
-                    ("openWorldHint", Value::Bool(b)) => ann.open_world_hint = Some(*b),
-                    ("title", Value::String(t)) => ann.title = Some(t.clone()),
-                    (k, _) if HINTS.contains(&k) || k == "title" => diags.warning(
+                match (k, v.as_bool(), v.as_str()) {
+                    ("readOnlyHint", Some(b), _) => ann.read_only_hint = Some(b),
+                    ("destructiveHint", Some(b), _) => ann.destructive_hint = Some(b),
+                    ("idempotentHint", Some(b), _) => ann.idempotent_hint = Some(b),
+                    ("openWorldHint", Some(b), _) => ann.open_world_hint = Some(b),
+                    ("title", _, Some(t)) => ann.title = Some(t.to_string()),
+                    (k, _, _) if HINTS.contains(&k) || k == "title" => diags.warning(
                         location.clone(),
                         format!("annotation `{k}` has the wrong type; ignored"),
                     ),
-                    (k, _) => diags.warning(
+                    (k, _, _) => diags.warning(
                         location.clone(),
                         format!(
                             "unknown annotation `{k}` (known: readOnlyHint, destructiveHint, idempotentHint, openWorldHint, title); ignored"
@@ -174,7 +174,13 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    /// The node of a `json!` literal.
+    macro_rules! json {
+        ($($t:tt)+) => {
+            Node::from_json(&serde_json::json!($($t)+).to_string()).unwrap()
+        };
+    }
 
     #[test]
     fn include_exclude_precedence() {

@@ -18,6 +18,8 @@ pub mod load;
 pub mod lock;
 pub mod model;
 pub mod naming;
+/// The loaded documents' compact tree.
+pub mod node;
 pub mod overrides;
 pub mod pattern;
 pub mod pointer;

@@ -3,22 +3,23 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde_json::Value;
+use crate::node::Node;
 
 /// The node at the escaped pointer `ptr` inside `root`: the same answer as
 /// [`serde_json::Value::pointer`], without allocating two `String`s per reference token (a
 /// token is only unescaped into a new `String` when it contains `~`).
-pub fn lookup<'v>(root: &'v Value, ptr: &str) -> Option<&'v Value> {
+pub fn lookup<'v>(root: &'v Node, ptr: &str) -> Option<&'v Node> {
     if ptr.is_empty() {
         return Some(root);
     }
     let rest = ptr.strip_prefix('/')?;
     rest.split('/').try_fold(root, |target, token| {
         let token = unescape(token);
-        match target {
-            Value::Object(map) => map.get(token.as_ref()),
-            Value::Array(list) => parse_index(&token).and_then(|i| list.get(i)),
-            _ => None,
+        if let Some(map) = target.as_object() {
+            map.get(token.as_ref())
+        } else {
+            let list = target.as_array()?;
+            parse_index(&token).and_then(|i| list.get(i))
         }
     })
 }
@@ -207,8 +208,13 @@ mod tests {
             "/arr/18446744073709551616",
             "/a/b~2c",
         ];
+        let node = Node::from_json(&v.to_string()).unwrap();
         for p in ptrs {
-            assert_eq!(lookup(&v, p), v.pointer(p), "{p:?}");
+            assert_eq!(
+                lookup(&node, p).map(Node::to_value).as_ref(),
+                v.pointer(p),
+                "{p:?}"
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
 use crate::load::{DocumentSet, SpecVersion};
+use crate::node::Node;
 use crate::pointer::Loc;
 
 /// Hash map for the store's internal lookups (locations, definition names): foldhash instead
@@ -89,12 +90,12 @@ impl<'a> SchemaStore<'a> {
     /// definitions it references. Referenced definitions are converted before returning.
     pub fn convert_at(&mut self, loc: &Loc) -> (Value, Deps) {
         let docs = self.docs;
-        let node = docs.get(loc).unwrap_or(&Value::Null);
+        let node = docs.get(loc).unwrap_or(Node::NULL);
         self.convert_node(loc, node)
     }
 
     /// Like [`Self::convert_at`], for a node the caller already holds.
-    pub fn convert_node(&mut self, loc: &Loc, node: &Value) -> (Value, Deps) {
+    pub fn convert_node(&mut self, loc: &Loc, node: &Node) -> (Value, Deps) {
         let mut deps = Vec::new();
         let v = self.convert(loc, node, &mut deps);
         self.flush();
@@ -125,7 +126,7 @@ impl<'a> SchemaStore<'a> {
         while let Some(i) = self.pending.pop_front() {
             let loc = self.table.defs[i].loc.clone();
             let docs = self.docs;
-            let node = docs.get(&loc).unwrap_or(&Value::Null);
+            let node = docs.get(&loc).unwrap_or(Node::NULL);
             let mut deps = Vec::new();
             let v = self.convert(&loc, node, &mut deps);
             deps.sort_unstable();
@@ -288,31 +289,28 @@ impl<'a> SchemaStore<'a> {
         }
     }
 
-    fn convert(&mut self, loc: &Loc, node: &Value, deps: &mut Deps) -> Value {
-        let obj = match node {
-            Value::Bool(b) => return Value::Bool(*b),
-            Value::Object(o) => o,
-            _ => return json!({}),
+    fn convert(&mut self, loc: &Loc, node: &Node, deps: &mut Deps) -> Value {
+        let obj = match (node.as_object(), node.as_bool()) {
+            (Some(o), _) => o,
+            (None, Some(b)) => return Value::Bool(b),
+            (None, None) => return json!({}),
         };
         let mut out = Map::new();
-        if let Some(Value::String(r)) = obj.get("$ref") {
+        if let Some(r) = obj.get("$ref").and_then(Node::as_str) {
             let v = self.ref_to(loc, r, deps);
             if let Value::Object(m) = v {
                 out.extend(m);
             }
         }
-        let nullable = obj
-            .get("nullable")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        let nullable = obj.get("nullable").and_then(Node::as_bool).unwrap_or(false)
             || obj
                 .get("x-nullable")
-                .and_then(Value::as_bool)
+                .and_then(Node::as_bool)
                 .unwrap_or(false);
 
         for (k, v) in obj {
             let kl = loc.join(k);
-            match k.as_str() {
+            match k {
                 "$ref" => {}
                 "type" => {
                     if let Some(t) = convert_type(v) {
@@ -323,92 +321,88 @@ impl<'a> SchemaStore<'a> {
                 | "$comment"
                     if v.is_string() =>
                 {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
                 "pattern" => {
-                    if let Value::String(p) = v
+                    if let Some(p) = v.as_str()
                         && let Some(p) = self.portable_pattern(&kl, p)
                     {
-                        out.insert(k.clone(), Value::String(p));
+                        out.insert(k.to_string(), Value::String(p));
                     }
                 }
                 "minimum" | "maximum" if v.is_number() => {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
-                "exclusiveMinimum" | "exclusiveMaximum" => match v {
-                    Value::Number(_) => {
-                        out.insert(k.clone(), v.clone());
-                    }
-                    Value::Bool(true) => {
+                "exclusiveMinimum" | "exclusiveMaximum" => {
+                    if v.is_number() {
+                        out.insert(k.to_string(), v.to_value());
+                    } else if v.is_bool(true) {
                         let bound = if k == "exclusiveMinimum" {
                             "minimum"
                         } else {
                             "maximum"
                         };
                         if let Some(b) = obj.get(bound).filter(|b| b.is_number()) {
-                            out.insert(k.clone(), b.clone());
+                            out.insert(k.to_string(), b.to_value());
                         }
                     }
-                    _ => {}
-                },
+                }
                 "multipleOf" if v.as_f64().is_some_and(|f| f > 0.0) => {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
                 "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
                 | "maxProperties" | "minContains" | "maxContains" => {
                     if v.is_u64() {
-                        out.insert(k.clone(), v.clone());
+                        out.insert(k.to_string(), v.to_value());
                     } else if let Some(f) = v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0) {
-                        out.insert(k.clone(), Value::from(f as u64));
+                        out.insert(k.to_string(), Value::from(f as u64));
                     }
                 }
                 "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" if v.is_boolean() => {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
                 "default" | "const" => {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
-                "enum" => {
-                    if let Value::Array(a) = v {
-                        out.insert(k.clone(), Value::Array(a.clone()));
-                    }
+                "enum" if v.is_array() => {
+                    out.insert(k.to_string(), v.to_value());
                 }
                 "example" if !obj.contains_key("examples") => {
-                    out.insert("examples".into(), Value::Array(vec![v.clone()]));
+                    out.insert("examples".into(), Value::Array(vec![v.to_value()]));
                 }
-                "examples" => match v {
-                    Value::Array(_) => {
-                        out.insert(k.clone(), v.clone());
-                    }
-                    // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
-                    Value::Object(m) => {
-                        let vals: Vec<Value> =
-                            m.values().filter_map(|e| e.get("value").cloned()).collect();
+                "examples" => {
+                    if v.is_array() {
+                        out.insert(k.to_string(), v.to_value());
+                    } else if let Some(m) = v.as_object() {
+                        // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
+                        let vals: Vec<Value> = m
+                            .values()
+                            .filter_map(|e| e.get("value").map(Node::to_value))
+                            .collect();
                         if !vals.is_empty() {
-                            out.insert(k.clone(), Value::Array(vals));
+                            out.insert(k.to_string(), Value::Array(vals));
                         }
                     }
-                    _ => {}
-                },
+                }
                 "required" => {
-                    if let Value::Array(a) = v {
+                    if let Some(a) = v.as_array() {
                         let mut seen = HashSet::new();
                         let req: Vec<Value> = a
                             .iter()
-                            .filter_map(Value::as_str)
+                            .filter_map(Node::as_str)
                             .filter(|s| seen.insert(*s))
                             .map(|s| Value::String(s.to_string()))
                             .collect();
                         if !req.is_empty() {
-                            out.insert(k.clone(), Value::Array(req));
+                            out.insert(k.to_string(), Value::Array(req));
                         }
                     }
                 }
                 "dependentRequired" if v.is_object() => {
-                    out.insert(k.clone(), v.clone());
+                    out.insert(k.to_string(), v.to_value());
                 }
                 "properties" | "patternProperties" | "dependentSchemas" => {
-                    if let Value::Object(m) = v {
+                    if let Some(m) = v.as_object() {
                         let docs = self.docs;
                         let (ml, m) = match docs.schema_map(&kl, m) {
                             Ok(found) => found,
@@ -428,11 +422,11 @@ impl<'a> SchemaStore<'a> {
                                     None => continue,
                                 }
                             } else {
-                                pk.clone()
+                                pk.to_string()
                             };
                             props.insert(name, self.convert(&ml.join(pk), pv, deps));
                         }
-                        out.insert(k.clone(), Value::Object(props));
+                        out.insert(k.to_string(), Value::Object(props));
                     }
                 }
                 "additionalProperties"
@@ -447,31 +441,26 @@ impl<'a> SchemaStore<'a> {
                 | "additionalItems"
                     if (v.is_object() || v.is_boolean()) =>
                 {
-                    let key = if k == "additionalItems" {
-                        "items"
-                    } else {
-                        k.as_str()
-                    };
+                    let key = if k == "additionalItems" { "items" } else { k };
                     if key == "items" && out.contains_key("items") {
                         continue;
                     }
                     out.insert(key.into(), self.convert(&kl, v, deps));
                 }
-                "items" => match v {
-                    Value::Array(a) => {
+                "items" => {
+                    if let Some(a) = v.as_array() {
                         let items: Vec<Value> = a
                             .iter()
                             .enumerate()
                             .map(|(i, s)| self.convert(&kl.index(i), s, deps))
                             .collect();
                         out.insert("prefixItems".into(), Value::Array(items));
-                    }
-                    _ => {
+                    } else {
                         out.insert("items".into(), self.convert(&kl, v, deps));
                     }
-                },
+                }
                 "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
-                    if let Value::Array(a) = v {
+                    if let Some(a) = v.as_array() {
                         let mut items: Vec<Value> = a
                             .iter()
                             .enumerate()
@@ -483,13 +472,13 @@ impl<'a> SchemaStore<'a> {
                             pin_discriminator(self.docs, loc, obj, a, &mut items);
                         }
                         if !items.is_empty() {
-                            out.insert(k.clone(), Value::Array(items));
+                            out.insert(k.to_string(), Value::Array(items));
                         }
                     }
                 }
                 "discriminator" => {
-                    if let Value::Object(d) = v {
-                        let mut d = d.clone();
+                    if let Some(d) = v.as_object() {
+                        let mut d = d.to_map();
                         if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
                             for (_, target) in mapping.iter_mut() {
                                 if let Some(t) = target.as_str() {
@@ -510,7 +499,7 @@ impl<'a> SchemaStore<'a> {
                                 }
                             }
                         }
-                        out.insert(k.clone(), Value::Object(d));
+                        out.insert(k.to_string(), Value::Object(d));
                     }
                 }
                 _ => {} // OpenAPI-only keywords (xml, externalDocs, nullable, x-*) and unknowns.
@@ -518,7 +507,7 @@ impl<'a> SchemaStore<'a> {
         }
 
         // Swagger 2.0 `type: file` -> base64 string.
-        if obj.get("type").and_then(Value::as_str) == Some("file") {
+        if obj.get("type").and_then(Node::as_str) == Some("file") {
             out.insert("type".into(), json!("string"));
             out.insert("contentEncoding".into(), json!("base64"));
         }
@@ -748,13 +737,20 @@ impl DefTable {
     }
 }
 
-fn convert_type(v: &Value) -> Option<Value> {
-    match v {
-        Value::String(s) if TYPE_NAMES.contains(&s.as_str()) => Some(v.clone()),
-        Value::String(s) if s == "file" => Some(json!("string")),
-        Value::Array(a) => {
+fn convert_type(v: &Node) -> Option<Value> {
+    if let Some(s) = v.as_str() {
+        return if TYPE_NAMES.contains(&s) {
+            Some(Value::String(s.to_string()))
+        } else if s == "file" {
+            Some(json!("string"))
+        } else {
+            None
+        };
+    }
+    match v.as_array() {
+        Some(a) => {
             let mut ts: Vec<Value> = Vec::new();
-            for t in a.iter().filter_map(Value::as_str) {
+            for t in a.iter().filter_map(Node::as_str) {
                 let t = if t == "file" { "string" } else { t };
                 if TYPE_NAMES.contains(&t) && !ts.iter().any(|x| x == t) {
                     ts.push(Value::String(t.to_string()));
@@ -944,17 +940,17 @@ fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)
 fn pin_discriminator(
     docs: &DocumentSet,
     loc: &Loc,
-    obj: &Map<String, Value>,
-    alts: &[Value],
+    obj: crate::node::Obj<'_>,
+    alts: &[Node],
     items: &mut [Value],
 ) {
-    let Some(d) = obj.get("discriminator").and_then(Value::as_object) else {
+    let Some(d) = obj.get("discriminator").and_then(Node::as_object) else {
         return;
     };
-    let Some(prop) = d.get("propertyName").and_then(Value::as_str) else {
+    let Some(prop) = d.get("propertyName").and_then(Node::as_str) else {
         return;
     };
-    let mapping = d.get("mapping").and_then(Value::as_object);
+    let mapping = d.get("mapping").and_then(Node::as_object);
     let names = |r: &str, target: &str| {
         if target.contains(['#', '/', '.']) {
             target == r
@@ -963,14 +959,14 @@ fn pin_discriminator(
         }
     };
     for (alt, item) in alts.iter().zip(items.iter_mut()) {
-        let Some(r) = alt.get("$ref").and_then(Value::as_str) else {
+        let Some(r) = alt.get("$ref").and_then(Node::as_str) else {
             continue;
         };
         let mut values: Vec<Value> = mapping
             .into_iter()
             .flatten()
             .filter(|(_, t)| t.as_str().is_some_and(|t| names(r, t)))
-            .map(|(v, _)| Value::String(v.clone()))
+            .map(|(v, _)| Value::String(v.to_string()))
             .collect();
         if values.is_empty() {
             let implicit = r.rsplit('/').next().unwrap_or_default();
@@ -1004,11 +1000,11 @@ fn constrains(docs: &DocumentSet, loc: &Loc, prop: &str, depth: usize) -> bool {
     let own = node
         .get("properties")
         .and_then(|p| p.get(prop))
-        .and_then(Value::as_object)
+        .and_then(Node::as_object)
         .is_some_and(|p| {
             p.contains_key("enum")
                 || p.contains_key("const")
-                || p.get("$ref").and_then(Value::as_str).is_some_and(|r| {
+                || p.get("$ref").and_then(Node::as_str).is_some_and(|r| {
                     docs.resolve(at.doc, r)
                         .ok()
                         .and_then(|l| docs.deref(&l).ok())
@@ -1017,7 +1013,7 @@ fn constrains(docs: &DocumentSet, loc: &Loc, prop: &str, depth: usize) -> bool {
         });
     own || node
         .get("allOf")
-        .and_then(Value::as_array)
+        .and_then(Node::as_array)
         .is_some_and(|members| {
             members.iter().enumerate().any(|(i, _)| {
                 let member = at.join("allOf").index(i);
@@ -1408,7 +1404,7 @@ mod tests {
             "openapi: 3.0.0\ncomponents:\n  schemas:\n    Tree:\n      type: object\n      properties:\n        kids:\n          type: array\n          items: {$ref: '#/components/schemas/Tree'}\n        meta: {$ref: '#/components/schemas/Meta'}\n    Meta:\n      type: object\n      properties:\n        tags: {type: array}\n",
         );
         let mut store = SchemaStore::new(&spec.docs, spec.version);
-        let node = json!({"$ref": "#/components/schemas/Tree"});
+        let node = Node::from_json(r##"{"$ref": "#/components/schemas/Tree"}"##).unwrap();
         let (v, deps) = store.convert_node(&Loc::new(0, JsonPointer::parse("/paths/x")), &node);
         assert_eq!(v, json!({"$ref": "#/$defs/Tree"}));
         let mut root = Map::new();

@@ -1934,6 +1934,14 @@ fn names_by_operation(conv: &openapi_mcp_runtime::Conversion) -> Vec<(String, St
         .collect()
 }
 
+/// Edits a loaded spec's root document (the loaded tree is read-only: through a `Value`).
+fn edit_root(spec: &mut openapi_mcp_runtime::Spec, edit: impl FnOnce(&mut serde_json::Value)) {
+    use openapi_mcp_runtime::node::{Builder, Node};
+    let mut root = spec.docs.docs[0].root.to_value();
+    edit(&mut root);
+    spec.docs.docs[0].root = Node::from_value(root, &mut Builder::default());
+}
+
 #[test]
 fn adding_an_operation_keeps_existing_names() {
     for fixture in ["petstore.yaml", "collisions.yaml", "param-styles.yaml"] {
@@ -1941,13 +1949,13 @@ fn adding_an_operation_keeps_existing_names() {
 
         // A new operation at the front of `paths`, one in the middle and one at the end.
         let mut spec = load_fixture(fixture);
-        let paths = spec.docs.docs[0].root["paths"]
-            .as_object_mut()
-            .expect("paths");
-        paths.shift_insert(0, "/aaa-new".into(), op_json("brandNewFirst", "new"));
-        let mid = paths.len() / 2;
-        paths.shift_insert(mid, "/mmm-new".into(), op_json("brandNewMiddle", "new"));
-        paths.insert("/zzz-new".into(), op_json("brandNewLast", "new"));
+        edit_root(&mut spec, |root| {
+            let paths = root["paths"].as_object_mut().expect("paths");
+            paths.shift_insert(0, "/aaa-new".into(), op_json("brandNewFirst", "new"));
+            let mid = paths.len() / 2;
+            paths.shift_insert(mid, "/mmm-new".into(), op_json("brandNewMiddle", "new"));
+            paths.insert("/zzz-new".into(), op_json("brandNewLast", "new"));
+        });
         let after = convert(&spec, &ToolOptions::default());
         assert_eq!(after.report.tools, before.len() + 3);
         let after = names_by_operation(&after);
@@ -1960,13 +1968,12 @@ fn adding_an_operation_keeps_existing_names() {
     // including the hashed ones, and the newcomer gets a fresh name.
     let before = names_by_operation(&convert_fixture("collisions.yaml"));
     let mut spec = load_fixture("collisions.yaml");
-    spec.docs.docs[0].root["paths"]
-        .as_object_mut()
-        .expect("paths")
-        .insert(
+    edit_root(&mut spec, |root| {
+        root["paths"].as_object_mut().expect("paths").insert(
             "/v4/users".into(),
             op_json("get-user", "yet another get_user"),
         );
+    });
     let conv = convert(&spec, &ToolOptions::default());
     let after = names_by_operation(&conv);
     for (op, name) in &before {
