@@ -1218,50 +1218,45 @@ impl<'a> OpContext<'a> {
             }
             rloc.join("content").join(mt).join("schema")
         };
-        let (mut root, mut deps) = store.convert_at(&schema_loc);
+        let (root, mut deps) = store.convert_at(&schema_loc);
         // A root `$ref` to an object definition is inlined so the root says `type: object`.
+        // Which definitions, and the shape, are decided here from their top levels; parsing and
+        // merging them is left to the freezing thread (see [`OutputRecipe`]).
+        let mut top = schema::DefSummary::of(&root);
+        let mut inline = Vec::new();
         for _ in 0..8 {
-            let Some(r) = root.get("$ref").and_then(Value::as_str).map(str::to_string) else {
+            let Some(r) = top.reference.take() else {
                 break;
             };
-            let Some((i, v)) = store.table().def_value_by_ref(&r) else {
+            let Some((i, def, text)) = store.table().def_by_ref(&r) else {
                 break;
             };
-            let mut merged = match v {
-                Value::Object(m) => m,
-                other => {
-                    root = other;
-                    break;
-                }
-            };
-            if let Value::Object(siblings) = &root {
-                for (k, sv) in siblings {
-                    if k != "$ref" {
-                        merged.insert(k.clone(), sv.clone());
-                    }
-                }
+            inline.push(text);
+            if !def.is_map {
+                top = def.clone();
+                break;
             }
+            top = top.merged_over(def);
             deps.extend_from_slice(store.table().def_deps(i));
-            root = Value::Object(merged);
         }
-        let is_object = match &root {
-            Value::Object(m) => {
-                m.get("type") == Some(&json!("object"))
-                    || (m.get("type").is_none() && m.contains_key("properties") && !m.contains_key("oneOf") && !m.contains_key("anyOf"))
-                    // `allOf` of objects (through `$ref`s) is an object too.
-                    || (m.get("type").is_none() && flatten_object(self.docs, &schema_loc).is_some())
-            }
-            _ => false,
-        };
-        let (root_map, shape) = if is_object {
-            let mut m = into_map(root);
-            m.insert("type".into(), json!("object"));
-            (m, OutputShape::Object)
+        let is_object = top.is_map
+            && (top.type_object == Some(true)
+                || (top.type_object.is_none()
+                    && top.properties
+                    && !top.one_of
+                    && !top.any_of)
+                // `allOf` of objects (through `$ref`s) is an object too.
+                || (top.type_object.is_none()
+                    && flatten_object(self.docs, &schema_loc).is_some()));
+        let shape = if is_object {
+            OutputShape::Object
         } else {
-            let mut m = Map::new();
-            m.insert("type".into(), json!("object"));
-            m.insert("properties".into(), json!({ "result": root }));
-            (m, OutputShape::Wrapped)
+            OutputShape::Wrapped
+        };
+        let root_map = OutputRecipe {
+            base: root,
+            inline,
+            shape,
         };
         let depth = match self.opts.output_schema {
             OutputSchemaMode::Lenient => Some(self.opts.output_ref_depth),
@@ -1810,19 +1805,63 @@ fn base_url(spec: &Spec) -> Option<String> {
 }
 
 /// What a converted tool's schemas are bundled from: its input and output roots (converted,
-/// with `$ref`s to the conversion's definitions) and the definitions they reference. `M` is how
-/// the roots are held: as maps while the operation is converted, then frozen.
-pub(crate) struct SchemaParts<M = FrozenMap> {
+/// with `$ref`s to the conversion's definitions) and the definitions they reference. `M` and
+/// `O` are how the roots are held: a map and an [`OutputRecipe`] while the operation is
+/// converted, then frozen.
+pub(crate) struct SchemaParts<M = FrozenMap, O = M> {
     input: M,
     input_deps: Deps,
     /// The inputSchema properties that are parameters (they keep a `readOnly` schema).
     params: Vec<String>,
-    output: Option<PendingOutput<M>>,
+    output: Option<PendingOutput<O>>,
 }
 
 /// Schema parts as an operation's conversion builds them, before [`Freezer`] freezes them.
-type BuiltParts = SchemaParts<Map<String, Value>>;
-type BuiltOutput = PendingOutput<Map<String, Value>>;
+type BuiltParts = SchemaParts<Map<String, Value>, OutputRecipe>;
+type BuiltOutput = PendingOutput<OutputRecipe>;
+
+/// How the freezing thread builds an output root: the converted schema, the definitions its
+/// root `$ref` is inlined from (their texts, in order: each one's members with the current
+/// root's other members put over them), and whether the result is the object itself or is
+/// wrapped as `{result}`.
+pub(crate) struct OutputRecipe {
+    base: Value,
+    inline: Vec<Arc<str>>,
+    shape: OutputShape,
+}
+
+impl OutputRecipe {
+    fn build(self) -> Map<String, Value> {
+        let mut root = self.base;
+        for text in &self.inline {
+            let mut merged = match schema::parse_text(text) {
+                Value::Object(m) => m,
+                other => {
+                    root = other;
+                    break;
+                }
+            };
+            if let Value::Object(siblings) = root {
+                for (k, sv) in siblings {
+                    if k != "$ref" {
+                        merged.insert(k, sv);
+                    }
+                }
+            }
+            root = Value::Object(merged);
+        }
+        if self.shape == OutputShape::Object {
+            let mut m = into_map(root);
+            m.insert("type".into(), json!("object"));
+            m
+        } else {
+            let mut m = Map::new();
+            m.insert("type".into(), json!("object"));
+            m.insert("properties".into(), json!({ "result": root }));
+            m
+        }
+    }
+}
 
 impl BuiltParts {
     fn freeze(self, texts: &mut Interner) -> SchemaParts {
@@ -1831,7 +1870,7 @@ impl BuiltParts {
             input_deps: self.input_deps,
             params: self.params,
             output: self.output.map(|o| PendingOutput {
-                root: FrozenMap::freeze(o.root, texts),
+                root: FrozenMap::freeze(o.root.build(), texts),
                 deps: o.deps,
                 depth: o.depth,
                 shape: o.shape,

@@ -6,11 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::Value;
 use serde_json::value::RawValue;
 use url::Url;
 
-use crate::node::{Builder, KeySeed, Node, Obj};
+use crate::node::{self, Builder, KeySeed, Node, Obj};
 use crate::pointer::{DocId, JsonPointer, Loc};
 
 #[derive(Debug, thiserror::Error)]
@@ -681,136 +680,121 @@ impl<'de> Visitor<'de> for Tracked<'_> {
     }
 }
 
-/// YAML is parsed into `serde_json` values, then moved into [`Node`]s.
 fn parse_yaml(bytes: &[u8]) -> Result<Node, String> {
-    let v: YamlJson = serde_yaml_ng::from_slice(bytes).map_err(|e| e.to_string())?;
-    Ok(Node::from_value(v.0, &mut Builder::default()))
+    let mut b = Builder::default();
+    let de = serde_yaml_ng::Deserializer::from_slice(bytes);
+    YamlSeed(&mut b).deserialize(de).map_err(|e| e.to_string())
 }
 
-/// A map holding `entries` (in order; a repeated key keeps its first position and last value),
-/// allocated for exactly that many.
-fn exact_map(entries: Vec<(String, Value)>) -> serde_json::Map<String, Value> {
-    let mut out = serde_json::Map::with_capacity(entries.len());
-    for (k, v) in entries {
-        out.insert(k, v);
-    }
-    out
-}
+/// Parses one YAML value into a [`Node`]: keys that are not strings (`200:`) become strings
+/// (their JSON text), integers beyond 64 bits become floats, `<<` merge keys are applied, and
+/// tags (`!Tag value`) are dropped.
+struct YamlSeed<'b>(&'b mut Builder);
 
-/// Deserializes YAML straight into JSON values: non-string keys become strings, integers beyond
-/// 64 bits become floats, and `<<` merge keys are applied.
-struct YamlJson(Value);
-
-impl<'de> serde::Deserialize<'de> for YamlJson {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(YamlVisitor).map(YamlJson)
+impl<'de> DeserializeSeed<'de> for YamlSeed<'_> {
+    type Value = Node;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-/// A YAML mapping key of any type, as a string.
-struct YamlKey(String);
+/// A YAML mapping key of any type, as a shared string key.
+struct YamlKeySeed<'b>(&'b mut Builder);
 
-impl<'de> serde::Deserialize<'de> for YamlKey {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = d.deserialize_any(YamlVisitor)?;
-        Ok(YamlKey(match v {
-            Value::String(s) => s,
-            Value::Null => "null".to_string(),
-            other => other.to_string(),
-        }))
+impl<'de> DeserializeSeed<'de> for YamlKeySeed<'_> {
+    type Value = crate::node::Key;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        let b = self.0;
+        let node = YamlSeed(&mut *b).deserialize(d)?;
+        Ok(match node.as_str() {
+            Some(s) => b.key(s),
+            None if node.is_null() => b.key("null"),
+            None => b.key(&serde_json::to_string(&node).unwrap_or_default()),
+        })
     }
 }
 
-struct YamlVisitor;
-
-impl<'de> serde::de::Visitor<'de> for YamlVisitor {
-    type Value = Value;
+impl<'de> Visitor<'de> for YamlSeed<'_> {
+    type Value = Node;
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any YAML value")
     }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
+    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::from(v))
     }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+        Ok(node::number_i64(v))
     }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
+    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+        Ok(node::number_u64(v))
     }
-    fn visit_i128<E>(self, v: i128) -> Result<Value, E> {
+    fn visit_i128<E>(self, v: i128) -> Result<Node, E> {
         Ok(i64::try_from(v)
-            .map(Value::from)
-            .unwrap_or_else(|_| float(v as f64)))
+            .map(node::number_i64)
+            .unwrap_or_else(|_| node::number_f64(v as f64)))
     }
-    fn visit_u128<E>(self, v: u128) -> Result<Value, E> {
+    fn visit_u128<E>(self, v: u128) -> Result<Node, E> {
         Ok(u64::try_from(v)
-            .map(Value::from)
-            .unwrap_or_else(|_| float(v as f64)))
+            .map(node::number_u64)
+            .unwrap_or_else(|_| node::number_f64(v as f64)))
     }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(float(v))
+    fn visit_f64<E>(self, v: f64) -> Result<Node, E> {
+        Ok(node::number_f64(v))
     }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::string(v))
     }
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::default())
     }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::default())
     }
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(self)
     }
-    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(YamlVisitor)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut out = Vec::new();
-        while let Some(YamlJson(v)) = seq.next_element()? {
-            out.push(v);
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {
+        let b = self.0;
+        let start = b.begin_array();
+        while let Some(v) = seq.next_element_seed(YamlSeed(&mut *b))? {
+            b.push_item(v);
         }
-        out.shrink_to_fit();
-        Ok(Value::Array(out))
+        Ok(b.end_array(start))
     }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries = Vec::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
+        let b = self.0;
+        let start = b.begin_object();
         let mut merges = Vec::new();
-        while let Some((YamlKey(k), YamlJson(v))) = map.next_entry()? {
-            if k == "<<" {
+        while let Some(k) = map.next_key_seed(YamlKeySeed(&mut *b))? {
+            let v = map.next_value_seed(YamlSeed(&mut *b))?;
+            if &*k == "<<" {
                 merges.push(v);
             } else {
-                entries.push((k, v));
+                b.push_member(k, v);
             }
         }
-        let mut out = exact_map(entries);
+        // Merged mappings add the keys this one does not have, in their order.
         for m in merges {
-            let sources = match m {
-                Value::Array(a) => a,
-                other => vec![other],
+            let sources = match m.as_array() {
+                Some(a) => a.to_vec(),
+                None => vec![m],
             };
-            for src in sources {
-                if let Value::Object(src) = src {
-                    for (k, v) in src {
-                        out.entry(k).or_insert(v);
+            for src in &sources {
+                for (k, v) in src.as_object().iter().flat_map(|o| o.entries()) {
+                    if !b.has_member_since(start, k) {
+                        b.push_member(k.clone(), v.clone());
                     }
                 }
             }
         }
-        Ok(Value::Object(out))
+        Ok(b.end_object(start))
     }
-    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Value, A::Error> {
-        // A tagged value (`!Tag value`): keep the value, drop the tag.
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Node, A::Error> {
         use serde::de::VariantAccess;
-        let (_tag, variant): (YamlKey, _) = data.variant()?;
-        variant.newtype_variant::<YamlJson>().map(|v| v.0)
+        let b = self.0;
+        let (_tag, variant) = data.variant_seed(YamlKeySeed(&mut *b))?;
+        variant.newtype_variant_seed(YamlSeed(b))
     }
-}
-
-fn float(f: f64) -> Value {
-    serde_json::Number::from_f64(f)
-        .map(Value::Number)
-        .unwrap_or(Value::Null)
 }
 
 fn detect_version(root: &Node, name: &str) -> Result<SpecVersion, LoadError> {
@@ -860,11 +844,25 @@ fn value_as_version(v: &Node) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn yaml_integer_keys_become_strings() {
         let v = parse_document(b"responses:\n  200:\n    description: ok\n").unwrap();
         assert!(crate::pointer::lookup(&v, "/responses/200/description").is_some());
+    }
+
+    #[test]
+    fn yaml_merge_keys_tags_odd_keys_and_big_integers() {
+        let yaml = b"base: &b {x: 1, y: 2}\nm:\n  <<: *b\n  y: 3\n  z: !Tag 4\n  y: 5\nbig: 123456789012345678901234567890\n? [1, 2]\n: seq\n~: n\ntrue: t\n";
+        let v = parse_document(yaml).unwrap().to_value();
+        let m = v["m"].as_object().unwrap();
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["y", "z", "x"]);
+        assert_eq!(v["m"], serde_json::json!({"y": 5, "z": 4, "x": 1}));
+        assert_eq!(v["big"].as_f64(), Some(1.2345678901234568e29));
+        assert_eq!(v["[1,2]"], "seq");
+        assert_eq!(v["null"], "n");
+        assert_eq!(v["true"], "t");
     }
 
     #[test]

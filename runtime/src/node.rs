@@ -287,6 +287,26 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// The member named by an escaped JSON pointer token (`~1` for `/`, `~0` for `~`), decoded
+    /// as it is compared: no `String` per lookup (every `paths` key holds a `/`).
+    pub fn get_escaped(self, token: &str) -> Option<&'a Node> {
+        if !token.contains('~') {
+            return self.get(token);
+        }
+        let decoded = || Unescaped(token.as_bytes());
+        match self.sorted {
+            None => self
+                .entries
+                .iter()
+                .find(|(k, _)| k.bytes().eq(decoded()))
+                .map(|(_, v)| v),
+            Some(sorted) => sorted
+                .binary_search_by(|&i| self.entries[i as usize].0.bytes().cmp(decoded()))
+                .ok()
+                .map(|p| &self.entries[sorted[p] as usize].1),
+        }
+    }
+
     pub fn contains_key(self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -324,6 +344,31 @@ impl<'a> Obj<'a> {
             m.insert(k.to_string(), v.to_value());
         }
         m
+    }
+}
+
+/// The bytes of an escaped JSON pointer token, unescaped as `serde_json` does (`~1` -> `/`,
+/// then `~0` -> `~`; any other `~` stays).
+struct Unescaped<'t>(&'t [u8]);
+
+impl Iterator for Unescaped<'_> {
+    type Item = u8;
+    fn next(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        match (b, rest.first()) {
+            (b'~', Some(b'1')) => {
+                self.0 = &rest[1..];
+                Some(b'/')
+            }
+            (b'~', Some(b'0')) => {
+                self.0 = &rest[1..];
+                Some(b'~')
+            }
+            _ => {
+                self.0 = rest;
+                Some(b)
+            }
+        }
     }
 }
 
@@ -463,7 +508,22 @@ impl Builder {
         object(members)
     }
 
-    fn end_array(&mut self, start: usize) -> Node {
+    /// Whether a member `key` was pushed since `start`.
+    pub fn has_member_since(&self, start: usize, key: &str) -> bool {
+        self.entries[start..].iter().any(|(k, _)| **k == *key)
+    }
+
+    /// Marks the start of an array's items on the stack.
+    pub fn begin_array(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn push_item(&mut self, item: Node) {
+        self.items.push(item);
+    }
+
+    /// The array of the items pushed since `start`.
+    pub fn end_array(&mut self, start: usize) -> Node {
         Node(Repr::Array(self.items.drain(start..).collect()))
     }
 }

@@ -14,12 +14,11 @@ pub fn lookup<'v>(root: &'v Node, ptr: &str) -> Option<&'v Node> {
     }
     let rest = ptr.strip_prefix('/')?;
     rest.split('/').try_fold(root, |target, token| {
-        let token = unescape(token);
         if let Some(map) = target.as_object() {
-            map.get(token.as_ref())
+            map.get_escaped(token)
         } else {
             let list = target.as_array()?;
-            parse_index(&token).and_then(|i| list.get(i))
+            parse_index(&unescape(token)).and_then(|i| list.get(i))
         }
     })
 }
@@ -208,13 +207,23 @@ mod tests {
             "/arr/18446744073709551616",
             "/a/b~2c",
         ];
-        let node = Node::from_json(&v.to_string()).unwrap();
-        for p in ptrs {
-            assert_eq!(
-                lookup(&node, p).map(Node::to_value).as_ref(),
-                v.pointer(p),
-                "{p:?}"
-            );
+        // The same object padded to be indexed (sorted lookups), and as it is.
+        let mut big = v.clone();
+        for i in 0..40 {
+            big["a"][format!("pad~{i}/x")] = serde_json::json!(i);
+        }
+        for v in [v, big] {
+            let node = Node::from_json(&v.to_string()).unwrap();
+            for p in ptrs
+                .iter()
+                .chain(&["/a/pad~07~1x", "/a/pad~039~1x", "/a/pad~7~1x"])
+            {
+                assert_eq!(
+                    lookup(&node, p).map(Node::to_value).as_ref(),
+                    v.pointer(p),
+                    "{p:?}"
+                );
+            }
         }
     }
 }

@@ -6,6 +6,7 @@
 //! single-use non-recursive definitions are inlined back where that is smaller.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -28,8 +29,10 @@ struct Def {
     /// large spec's converted definitions take several times their JSON size, next to the
     /// loaded spec at the peak of a conversion. Parsed into `value` when a tool's schema first
     /// needs it.
-    text: Option<Box<str>>,
+    text: Option<Arc<str>>,
     value: std::sync::OnceLock<Value>,
+    /// Its top level, for inlining it as an output root without parsing it.
+    summary: DefSummary,
     deps: Deps,
     /// `approx_size(&value)`, once converted.
     size: usize,
@@ -132,7 +135,8 @@ impl<'a> SchemaStore<'a> {
             deps.sort_unstable();
             deps.dedup();
             self.table.defs[i].size = approx_size(&v);
-            self.table.defs[i].text = Some(json_text(&v).into_boxed_str());
+            self.table.defs[i].summary = DefSummary::of(&v);
+            self.table.defs[i].text = Some(json_text(&v).into());
             self.table.defs[i].deps = deps;
         }
         self.mark_recursive();
@@ -233,6 +237,7 @@ impl<'a> SchemaStore<'a> {
             loc: target.clone(),
             text: None,
             value: std::sync::OnceLock::new(),
+            summary: DefSummary::default(),
             deps: Vec::new(),
             size: 0,
         });
@@ -309,7 +314,8 @@ impl<'a> SchemaStore<'a> {
                 .unwrap_or(false);
 
         for (k, v) in obj {
-            let kl = loc.join(k);
+            // The member's location, built only where a member is a schema or reports one.
+            let kl = || loc.join(k);
             match k {
                 "$ref" => {}
                 "type" => {
@@ -325,7 +331,7 @@ impl<'a> SchemaStore<'a> {
                 }
                 "pattern" => {
                     if let Some(p) = v.as_str()
-                        && let Some(p) = self.portable_pattern(&kl, p)
+                        && let Some(p) = self.portable_pattern(&kl(), p)
                     {
                         out.insert(k.to_string(), Value::String(p));
                     }
@@ -404,6 +410,7 @@ impl<'a> SchemaStore<'a> {
                 "properties" | "patternProperties" | "dependentSchemas" => {
                     if let Some(m) = v.as_object() {
                         let docs = self.docs;
+                        let kl = kl();
                         let (ml, m) = match docs.schema_map(&kl, m) {
                             Ok(found) => found,
                             Err(e) => {
@@ -445,10 +452,11 @@ impl<'a> SchemaStore<'a> {
                     if key == "items" && out.contains_key("items") {
                         continue;
                     }
-                    out.insert(key.into(), self.convert(&kl, v, deps));
+                    out.insert(key.into(), self.convert(&kl(), v, deps));
                 }
                 "items" => {
                     if let Some(a) = v.as_array() {
+                        let kl = kl();
                         let items: Vec<Value> = a
                             .iter()
                             .enumerate()
@@ -456,11 +464,12 @@ impl<'a> SchemaStore<'a> {
                             .collect();
                         out.insert("prefixItems".into(), Value::Array(items));
                     } else {
-                        out.insert("items".into(), self.convert(&kl, v, deps));
+                        out.insert("items".into(), self.convert(&kl(), v, deps));
                     }
                 }
                 "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
                     if let Some(a) = v.as_array() {
+                        let kl = kl();
                         let mut items: Vec<Value> = a
                             .iter()
                             .enumerate()
@@ -720,20 +729,60 @@ impl DefTable {
         root
     }
 
-    /// The converted value of a definition (to inline a root `$ref`).
-    /// During a conversion it is parsed anew each time, not kept: only bundling keeps them.
-    pub fn def_value_by_ref(&self, r: &str) -> Option<(usize, Value)> {
+    /// The definition a local `$ref` names (to inline a root `$ref`): its index, its top
+    /// level, and its text (`true`, any value, if it is not converted yet), which the caller
+    /// parses where it is cheap to (the freezing thread).
+    pub fn def_by_ref(&self, r: &str) -> Option<(usize, &DefSummary, Arc<str>)> {
         let &i = self.by_name.get(r.strip_prefix("#/$defs/")?)?;
         let d = &self.defs[i];
-        let v = match d.value.get() {
-            Some(v) => v.clone(),
-            None => d.parse(),
-        };
-        Some((i, v))
+        let text = d.text.clone().unwrap_or_else(|| Arc::from("true"));
+        Some((i, &d.summary, text))
     }
 
     pub fn def_deps(&self, i: usize) -> &[usize] {
         &self.defs[i].deps
+    }
+}
+
+/// What inlining a converted schema as an output root needs to know of its top level.
+#[derive(Clone, Debug, Default)]
+pub struct DefSummary {
+    /// An object (not a boolean schema).
+    pub is_map: bool,
+    /// Its `$ref`.
+    pub reference: Option<Box<str>>,
+    /// `None` without `type`; whether `type` is the string `"object"` otherwise.
+    pub type_object: Option<bool>,
+    pub properties: bool,
+    pub one_of: bool,
+    pub any_of: bool,
+}
+
+impl DefSummary {
+    pub fn of(v: &Value) -> Self {
+        let Value::Object(m) = v else {
+            return Self::default();
+        };
+        Self {
+            is_map: true,
+            reference: m.get("$ref").and_then(Value::as_str).map(Into::into),
+            type_object: m.get("type").map(|t| t == "object"),
+            properties: m.contains_key("properties"),
+            one_of: m.contains_key("oneOf"),
+            any_of: m.contains_key("anyOf"),
+        }
+    }
+
+    /// The top level of `def` with this map's members other than `$ref` put over it.
+    pub fn merged_over(&self, def: &DefSummary) -> Self {
+        Self {
+            is_map: true,
+            reference: def.reference.clone(),
+            type_object: self.type_object.or(def.type_object),
+            properties: self.properties || def.properties,
+            one_of: self.one_of || def.one_of,
+            any_of: self.any_of || def.any_of,
+        }
     }
 }
 
