@@ -1434,12 +1434,14 @@ pub fn path_template_names(path: &str) -> Vec<String> {
 
 /// A media type without its parameters, lowercase (`Application/JSON; charset=utf-8` ->
 /// `application/json`).
-pub(crate) fn media_base(mt: &str) -> String {
-    mt.split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+/// A media type without parameters, trimmed and lowercase (borrowed when it already is).
+pub(crate) fn media_base(mt: &str) -> std::borrow::Cow<'_, str> {
+    let base = mt.split(';').next().unwrap_or("").trim();
+    if base.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(base.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(base)
+    }
 }
 
 pub fn is_json(mt: &str) -> bool {

@@ -224,6 +224,10 @@ impl NameAllocator {
 
 /// Property names accepted by the strictest clients: `^[a-zA-Z0-9_.-]{1,64}$`.
 pub fn sanitize_arg(name: &str) -> String {
+    let valid = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+    if (1..=64).contains(&name.len()) && name.bytes().all(valid) && !name.ends_with('_') {
+        return name.to_string();
+    }
     let mut s: String = name
         .chars()
         .map(|c| {

@@ -6,7 +6,7 @@
 //! object, and one allocation per key: Cloudflare's 4.2 MB spec took 24.9 MB as `Value`s.
 //! A [`Node`] is 24 bytes; an object is one boxed slice of `(key, node)` members in document
 //! order; keys are interned per document (`Arc<str>`: Cloudflare has 150,000 members and 7,389
-//! distinct keys); only objects of [`INDEX_FROM`] members or more carry a sorted index for
+//! distinct keys); only objects of [`INDEX_FROM`] members or more carry a hash index for
 //! lookups (`paths`, `components/schemas`), smaller ones are scanned.
 //!
 //! Parsing follows `serde_json` exactly: the same numbers (a float that is not finite becomes
@@ -22,7 +22,7 @@ use serde_json::{Map, Number, Value};
 /// An object member's key, shared by every equal key of a document.
 pub type Key = Arc<str>;
 
-/// Objects with at least this many members get a sorted index; smaller ones are scanned.
+/// Objects with at least this many members get a hash index; smaller ones are scanned.
 pub const INDEX_FROM: usize = 16;
 
 /// A JSON value of a loaded document. Read it through [`Node::as_object`], [`Node::as_str`]
@@ -42,11 +42,22 @@ enum Repr {
     Indexed(Box<Indexed>),
 }
 
-/// An object of [`INDEX_FROM`] members or more: its members, and their positions sorted by key.
+/// An object of [`INDEX_FROM`] members or more: its members, and a hash table of their
+/// positions by key (one hash and, as a rule, one comparison per lookup; `components/schemas`
+/// keys share long prefixes, which a binary search compares again and again).
 #[derive(Clone, Debug)]
 struct Indexed {
     entries: Box<[(Key, Node)]>,
-    sorted: Box<[u32]>,
+    index: hashbrown::HashTable<u32>,
+}
+
+/// The hasher of every index: seeded once per process, so a spec cannot be written to collide.
+static HASHER: std::sync::LazyLock<foldhash::fast::RandomState> =
+    std::sync::LazyLock::new(Default::default);
+
+fn hash_key(key: &str) -> u64 {
+    use std::hash::BuildHasher;
+    HASHER.hash_one(key)
 }
 
 impl PartialEq for Indexed {
@@ -61,7 +72,7 @@ static NULL: Node = Node(Repr::Null);
 #[derive(Clone, Copy, Debug)]
 pub struct Obj<'a> {
     entries: &'a [(Key, Node)],
-    sorted: Option<&'a [u32]>,
+    index: Option<&'a hashbrown::HashTable<u32>>,
 }
 
 impl Node {
@@ -76,11 +87,11 @@ impl Node {
         match &self.0 {
             Repr::Object(entries) => Some(Obj {
                 entries,
-                sorted: None,
+                index: None,
             }),
             Repr::Indexed(ix) => Some(Obj {
                 entries: &ix.entries,
-                sorted: Some(&ix.sorted),
+                index: Some(&ix.index),
             }),
             _ => None,
         }
@@ -274,16 +285,15 @@ impl Serialize for Node {
 
 impl<'a> Obj<'a> {
     pub fn get(self, key: &str) -> Option<&'a Node> {
-        match self.sorted {
+        match self.index {
             None => self
                 .entries
                 .iter()
                 .find(|(k, _)| **k == *key)
                 .map(|(_, v)| v),
-            Some(sorted) => sorted
-                .binary_search_by(|&i| (*self.entries[i as usize].0).cmp(key))
-                .ok()
-                .map(|p| &self.entries[sorted[p] as usize].1),
+            Some(index) => index
+                .find(hash_key(key), |&i| *self.entries[i as usize].0 == *key)
+                .map(|&i| &self.entries[i as usize].1),
         }
     }
 
@@ -293,17 +303,20 @@ impl<'a> Obj<'a> {
         if !token.contains('~') {
             return self.get(token);
         }
-        let decoded = || Unescaped(token.as_bytes());
-        match self.sorted {
-            None => self
-                .entries
-                .iter()
-                .find(|(k, _)| k.bytes().eq(decoded()))
-                .map(|(_, v)| v),
-            Some(sorted) => sorted
-                .binary_search_by(|&i| self.entries[i as usize].0.bytes().cmp(decoded()))
+        let mut buf = [0u8; 256];
+        if token.len() <= buf.len() {
+            let mut n = 0;
+            for b in Unescaped(token.as_bytes()) {
+                buf[n] = b;
+                n += 1;
+            }
+            // Decoding replaces ASCII with ASCII: still UTF-8.
+            std::str::from_utf8(&buf[..n])
                 .ok()
-                .map(|p| &self.entries[sorted[p] as usize].1),
+                .and_then(|key| self.get(key))
+        } else {
+            let key: Vec<u8> = Unescaped(token.as_bytes()).collect();
+            String::from_utf8(key).ok().and_then(|key| self.get(&key))
         }
     }
 
@@ -421,21 +434,38 @@ fn object(mut entries: Vec<(Key, Node)>) -> Node {
             return Node(Repr::Object(entries.into_boxed_slice()));
         }
     }
-    let mut sorted = sort_positions(&entries);
-    if sorted
-        .windows(2)
-        .any(|w| entries[w[0] as usize].0 == entries[w[1] as usize].0)
-    {
-        entries = dedup(entries);
-        if entries.len() < INDEX_FROM {
-            return Node(Repr::Object(entries.into_boxed_slice()));
+    let index = match build_index(&entries) {
+        Some(index) => index,
+        None => {
+            entries = dedup(entries);
+            if entries.len() < INDEX_FROM {
+                return Node(Repr::Object(entries.into_boxed_slice()));
+            }
+            build_index(&entries).unwrap_or_default()
         }
-        sorted = sort_positions(&entries);
-    }
+    };
     Node(Repr::Indexed(Box::new(Indexed {
         entries: entries.into_boxed_slice(),
-        sorted: sorted.into_boxed_slice(),
+        index,
     })))
+}
+
+/// The positions of `entries` by key, or `None` if a key repeats.
+fn build_index(entries: &[(Key, Node)]) -> Option<hashbrown::HashTable<u32>> {
+    let mut index = hashbrown::HashTable::with_capacity(entries.len());
+    for (i, (k, _)) in entries.iter().enumerate() {
+        match index.entry(
+            hash_key(k),
+            |&j: &u32| entries[j as usize].0 == *k,
+            |&j: &u32| hash_key(&entries[j as usize].0),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(_) => return None,
+            hashbrown::hash_table::Entry::Vacant(v) => {
+                v.insert(i as u32);
+            }
+        }
+    }
+    Some(index)
 }
 
 fn has_duplicates_small(entries: &[(Key, Node)]) -> bool {
@@ -443,13 +473,6 @@ fn has_duplicates_small(entries: &[(Key, Node)]) -> bool {
         .iter()
         .enumerate()
         .any(|(i, (k, _))| entries[..i].iter().any(|(e, _)| e == k))
-}
-
-fn sort_positions(entries: &[(Key, Node)]) -> Vec<u32> {
-    let mut sorted: Vec<u32> = (0..entries.len() as u32).collect();
-    // Stable: equal keys stay in document order (duplicates are found next to each other).
-    sorted.sort_by(|&a, &b| entries[a as usize].0.cmp(&entries[b as usize].0));
-    sorted
 }
 
 /// Removes repeated keys: each key at its first position, with its last value.
@@ -657,7 +680,7 @@ mod tests {
         let members: Vec<String> = (0..100).map(|i| format!("\"p{i}\": {i}")).collect();
         let big = Node::from_json(&format!("{{{}}}", members.join(","))).unwrap();
         let obj = big.as_object().unwrap();
-        assert!(obj.sorted.is_some());
+        assert!(obj.index.is_some());
         for i in 0..100 {
             assert_eq!(big.get(&format!("p{i}")).and_then(Node::as_u64), Some(i));
         }

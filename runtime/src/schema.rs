@@ -300,7 +300,7 @@ impl<'a> SchemaStore<'a> {
             (None, Some(b)) => return Value::Bool(b),
             (None, None) => return json!({}),
         };
-        let mut out = Map::new();
+        let mut out = Map::with_capacity(obj.len());
         if let Some(r) = obj.get("$ref").and_then(Node::as_str) {
             let v = self.ref_to(loc, r, deps);
             if let Value::Object(m) = v {
@@ -421,7 +421,7 @@ impl<'a> SchemaStore<'a> {
                                 continue;
                             }
                         };
-                        let mut props = Map::new();
+                        let mut props = Map::with_capacity(m.len());
                         for (pk, pv) in m {
                             let name = if k == "patternProperties" {
                                 match self.portable_pattern(&ml.join(pk), pk) {
