@@ -1,6 +1,7 @@
 //! The converter: every OpenAPI operation becomes an MCP tool with a route.
 
-use std::collections::HashSet;
+/// Sets of names and locations: looked up, never iterated (the hasher cannot change output).
+type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -402,13 +403,13 @@ impl<'a> OpContext<'a> {
         let mut properties = Map::new();
         let mut required: Vec<String> = Vec::new();
         let mut deps: Deps = Vec::new();
-        let mut taken: HashSet<String> = HashSet::new();
+        let mut taken: HashSet<String> = HashSet::default();
 
         let security = self.security();
         let mut extra_schemes: Vec<String> = Vec::new();
         // Path template names.
         let template_names = path_template_names(self.path);
-        let mut declared_path: HashSet<String> = HashSet::new();
+        let mut declared_path: HashSet<String> = HashSet::default();
 
         // Parameters in location order: path, query, header, cookie.
         for wanted in ["path", "query", "header", "cookie"] {
@@ -1513,7 +1514,7 @@ fn json_rank(mt: &str) -> u8 {
 fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
     let mut props: Vec<(String, Loc, bool)> = Vec::new();
     let mut required: Vec<String> = Vec::new();
-    let mut visited: HashSet<Loc> = HashSet::new();
+    let mut visited: HashSet<Loc> = HashSet::default();
     let mut saw_object = false;
     if !collect_object(
         docs,
@@ -1645,7 +1646,7 @@ fn dependent_required(docs: &DocumentSet, loc: &Loc, args: &[ArgBinding]) -> Map
     };
     let mut out = Map::new();
     let mut stack = vec![(loc.clone(), 0usize)];
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     while let Some((loc, depth)) = stack.pop() {
         let Ok((loc, node)) = docs.deref(&loc) else {
             continue;

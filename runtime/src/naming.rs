@@ -1,6 +1,7 @@
 //! Tool and argument names: deterministic, collision-free, accepted by real clients.
 
-use std::collections::HashSet;
+/// Sets of names: looked up, never iterated, so the hasher cannot change any output.
+type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// FNV-1a: a stable hash (unlike `DefaultHasher`, it never changes between Rust releases).
 pub fn stable_hash(s: &str) -> u64 {
@@ -26,6 +27,9 @@ pub fn short_hash(s: &str) -> String {
 
 /// `snake_case` restricted to `[a-z0-9_]`, no leading/trailing/double underscores.
 pub fn snake(s: &str) -> String {
+    if is_snake(s) {
+        return s.to_string(); // already snake_case (names are snaked twice: base, then tool)
+    }
     // Separators heck does not know about become spaces first.
     let spaced: Vec<u8> = s
         .chars()
@@ -54,6 +58,16 @@ pub fn snake(s: &str) -> String {
         out.pop();
     }
     out
+}
+
+/// Whether `snake` leaves `s` as it is: `[a-z0-9]` words joined by single underscores.
+fn is_snake(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('_')
+        && !s.ends_with('_')
+        && !s.contains("__")
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
 /// `heck`'s `to_snake_case` for ASCII letters, digits and spaces, without its per-character
@@ -166,7 +180,7 @@ impl NameAllocator {
         Self {
             prefix: snake(prefix),
             max_len: max_len.clamp(16, 128),
-            taken: HashSet::new(),
+            taken: HashSet::default(),
         }
     }
 
@@ -256,6 +270,31 @@ pub fn sanitize_arg(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snake_leaves_snake_case_as_it_is() {
+        // Every string of up to 5 characters over a small alphabet that `is_snake` accepts
+        // comes out of the full conversion unchanged.
+        let alphabet = ['a', 'z', '0', '9', '_', 'b'];
+        let mut words = vec![String::new()];
+        for _ in 0..5 {
+            let next: Vec<String> = words
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            for w in &next {
+                if is_snake(w) {
+                    let spaced: Vec<u8> = w
+                        .bytes()
+                        .map(|b| if b == b'_' { b' ' } else { b })
+                        .collect();
+                    assert_eq!(&ascii_snake_case(&spaced), w);
+                }
+            }
+            words = next;
+        }
+        assert!(!is_snake("a__b") && !is_snake("_a") && !is_snake("Ab") && !is_snake(""));
+    }
 
     #[test]
     fn snake_cases() {
