@@ -1,7 +1,5 @@
 //! The converter: every OpenAPI operation becomes an MCP tool with a route.
 
-/// Sets of names and locations: looked up, never iterated (the hasher cannot change output).
-type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -14,6 +12,9 @@ use crate::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
 use crate::node::{Node, Obj};
 use crate::pointer::{JsonPointer, Loc};
 use crate::schema::{self, DefTable, Deps, SchemaStore};
+
+/// Sets of names and locations: looked up, never iterated (the hasher cannot change output).
+type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// How output schemas are emitted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
