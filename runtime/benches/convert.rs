@@ -202,7 +202,15 @@ fn main() {
         "targets: load+convert best <= {TARGET_RATIO}x bare parse; peak heap <= {TARGET_PEAK}x spec size"
     );
     match &probe {
-        Some(p) => println!("peaks: {}", p.display()),
+        Some(p) => {
+            // Built by an earlier cargo command when only `--bench convert` was asked for.
+            let age = std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .map_or(String::new(), |a| format!(" (built {} s ago)", a.as_secs()));
+            println!("peaks: {}{age}", p.display())
+        }
         None => println!(
             "peaks: n/a (convert_peak not built: add `--bench convert_peak` to the cargo command)"
         ),
