@@ -717,7 +717,7 @@ pub fn as_object(v: Value) -> serde_json::Map<String, Value> {
 }
 
 /// Bytes of `v` serialized as compact JSON, without building the text.
-fn json_size(v: &impl serde::Serialize) -> usize {
+pub fn json_size(v: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

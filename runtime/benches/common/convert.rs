@@ -92,22 +92,7 @@ pub fn load_convert(root: &Path) -> Result<openapi_mcp_runtime::Conversion, Stri
 pub fn list_bytes(conv: &openapi_mcp_runtime::Conversion) -> Result<usize, String> {
     let tools: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
         conv.tools.tools.iter().map(|t| t.tool()).collect();
-    let mut sink = CountingSink(0);
-    serde_json::to_writer(&mut sink, &tools).map_err(|e| e.to_string())?;
-    Ok(sink.0)
-}
-
-/// Counts the bytes written to it.
-pub struct CountingSink(pub usize);
-
-impl std::io::Write for CountingSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0 += buf.len();
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    Ok(openapi_mcp_runtime::server::json_size(&tools))
 }
 
 /// Arguments after `cargo bench`'s own (`--bench`): substrings of case labels to run.
