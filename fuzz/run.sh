@@ -5,7 +5,7 @@
 # `-s none` (libFuzzer's coverage instrumentation only; the workspace forbids unsafe code, so
 # ASan adds little). Installs cargo-fuzz when missing. Crashes land in fuzz/artifacts/<target>/;
 # a crash input goes to fuzz/regressions/<target>/ once fixed (replayed by
-# `cargo test -p openapi-mcp-runtime --lib fuzz_checks`).
+# `cargo test -p openapi-mcp-tests --lib fuzz_checks`).
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${1:-60}"

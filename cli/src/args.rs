@@ -1,10 +1,10 @@
 //! Command-line arguments.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use openapi_mcp_convert::profile::{Client, ClientProfile};
+use openapi_mcp_convert::{OutputSchemaMode, ToolOptions};
 use openapi_mcp_runtime::filter::{Filter, Pattern};
 use openapi_mcp_runtime::model::HttpMethod;
-use openapi_mcp_runtime::profile::{Client, ClientProfile};
-use openapi_mcp_runtime::{OutputSchemaMode, ToolOptions};
 
 #[derive(Parser, Debug)]
 #[command(

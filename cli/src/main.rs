@@ -23,7 +23,7 @@ fn main() -> ExitCode {
     // thread (no hand-offs between workers) and lets the memory freed after loading the spec be
     // reused by what follows (glibc gives each worker thread its own arena).
     let stdio_proxy = matches!(&cli.command, args::Command::Proxy(a)
-        if a.transport == commands::proxy::Transport::Stdio);
+        if a.serve.transport == openapi_mcp_runtime::serve::Transport::Stdio);
     let mut builder = if stdio_proxy {
         tokio::runtime::Builder::new_current_thread()
     } else {
@@ -48,7 +48,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            let bad_input = err.chain().any(|c| c.to_string() == BAD_INPUT);
+            let bad_input = err.chain().any(|c| {
+                c.to_string() == BAD_INPUT
+                    || openapi_mcp_runtime::exit::ExitStatus::of(c)
+                        == openapi_mcp_runtime::exit::ExitStatus::Failure
+            });
             let msg = err
                 .chain()
                 .filter(|c| c.to_string() != BAD_INPUT)
@@ -62,19 +66,5 @@ fn main() -> ExitCode {
 }
 
 fn init_logging(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
-    // rmcp's own lines (handshakes, stream ends, a warning for every error answered to a client,
-    // such as an unknown tool) are noise for users at the default level; -v shows them.
-    let default = match verbose {
-        0 => "info,rmcp=error",
-        1 => "debug,rmcp=info",
-        _ => "trace",
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
+    openapi_mcp_runtime::serve::init_logging(verbose);
 }

@@ -20,7 +20,7 @@ mod types;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use openapi_mcp_runtime::model::ToolSet;
+use openapi_mcp_toolset::model::ToolSet;
 
 /// Name of the marker file written into every generated crate. Its presence means a directory
 /// may be regenerated in place; it lists the files generation owns (one per line after the
@@ -117,7 +117,7 @@ pub fn default_runtime_path() -> PathBuf {
 /// tool-name prefix) plus `-mcp`, which also keeps the name clear of keywords and standard-library
 /// crate names.
 pub fn default_crate_name(title: &str) -> String {
-    let word = openapi_mcp_runtime::naming::prefix_from_title(title).replace('_', "-");
+    let word = openapi_mcp_toolset::naming::prefix_from_title(title).replace('_', "-");
     let word = word.trim_start_matches(|c: char| c.is_ascii_digit() || c == '-');
     if word.is_empty() {
         "api-mcp".to_string()

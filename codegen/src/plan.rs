@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use openapi_mcp_runtime::model::{ArgLocation, ToolDef, ToolSet};
+use openapi_mcp_toolset::model::{ArgLocation, ToolDef, ToolSet};
 
 use crate::naming::{Scope, snake_ident};
 pub use crate::types::{FieldPlan, TypeDef};

@@ -11,9 +11,9 @@ use std::time::Instant;
 use openapi_mcp_codegen::{
     CodegenOptions, GeneratedCrate, MARKER_FILE, RuntimeDep, default_crate_name, generate,
 };
-use openapi_mcp_runtime::model::ToolSet;
-use openapi_mcp_runtime::rmcp::model::Tool;
-use openapi_mcp_runtime::{ToolOptions, convert, load::load_single};
+use openapi_mcp_convert::{ToolOptions, convert, load::load_single};
+use openapi_mcp_toolset::model::ToolSet;
+use openapi_mcp_toolset::rmcp::model::Tool;
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -146,7 +146,7 @@ fn output_is_deterministic_and_tools_round_trip() {
                 "{name}: {}",
                 def.name()
             );
-            let route: openapi_mcp_runtime::model::Route =
+            let route: openapi_mcp_toolset::model::Route =
                 serde_json::from_value(entry["route"].clone()).expect("route deserializes");
             assert_eq!(route, def.route, "{name}: {}", def.name());
         }

@@ -1,14 +1,14 @@
 //! Fixed tools from specs/ + fuzzed JSON arguments -> the request builder: the URL stays under
 //! the base URL's scheme/host/port/base path, header values carry no CR/LF
-//! (see `openapi_mcp_runtime::fuzz_checks`).
+//! (see `openapi_mcp_tests::fuzz_checks`).
 #![no_main]
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use openapi_mcp_runtime::fuzz_checks::{RequestFixture, check_build_request};
+use openapi_mcp_tests::fuzz_checks::{RequestFixture, check_build_request};
 
-/// Same files, same order as the replay test in `runtime/src/fuzz_checks.rs`.
+/// Same files, same order as the replay test in `tests/src/fuzz_checks.rs`.
 const SPECS: &[(&str, &[u8])] = &[
     ("petstore.yaml", include_bytes!("../../specs/petstore.yaml")),
     (

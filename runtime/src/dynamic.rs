@@ -8,8 +8,8 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use crate::filter::Pattern;
-use crate::model::{HttpMethod, ToolDef};
+use openapi_mcp_toolset::filter::Pattern;
+use openapi_mcp_toolset::model::{HttpMethod, ToolDef};
 
 /// How the proxy exposes the operations in `tools/list`.
 #[derive(Clone, Debug, Default)]

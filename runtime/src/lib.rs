@@ -1,34 +1,19 @@
-//! openapi-mcp runtime: load OpenAPI specs, convert their operations to MCP tools, and serve
-//! those tools by forwarding calls to the real API.
+//! openapi-mcp runtime: serve a tool set ([`toolset::ToolSet`]) as an MCP server and forward every
+//! call to the real API. This is what `openapi-mcp proxy` runs and what every generated server
+//! crate depends on; it never converts a spec (that is `openapi-mcp-convert`).
 //!
-//! Data flows one way: [`load`] -> [`convert`] -> [`model::ToolSet`] -> proxy server / codegen.
+//! - [`forward`]: a tool call -> the HTTP request (encoders, auth, response mapping).
+//! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
+//! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
+//! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
 
-pub mod convert;
-pub mod diag;
-/// Differences between two converted versions of an API (`openapi-mcp diff`).
-pub mod diff;
 pub mod dynamic;
-pub mod extensions;
-pub mod filter;
+pub mod exit;
 pub mod forward;
-/// Invariant checks shared by the fuzz targets (`fuzz/`) and their replay tests.
-pub mod fuzz_checks;
-pub mod load;
-/// The names lockfile (`--lock FILE`): published tool names stay stable across spec versions.
-pub mod lock;
-pub mod model;
-pub mod naming;
-/// The loaded documents' compact tree.
-pub mod node;
-pub mod overrides;
-pub mod pattern;
-pub mod pointer;
-pub mod profile;
-pub mod schema;
+pub mod serve;
 pub mod server;
 pub mod transport;
-pub mod validate;
 
-pub use convert::{Conversion, ConvertReport, OutputSchemaMode, ToolOptions, convert};
-pub use load::{LoadError, Spec, SpecSource, load};
+pub use openapi_mcp_toolset as toolset;
+pub use openapi_mcp_toolset::{filter, model, naming, validate};
 pub use rmcp;

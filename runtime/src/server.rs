@@ -17,8 +17,8 @@ use tokio::sync::Semaphore;
 
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
 use crate::forward::{CallScope, Forwarder};
-use crate::model::{ToolDef, ToolSet};
-use crate::validate::{self, LazyValidator};
+use openapi_mcp_toolset::model::{ToolDef, ToolSet};
+use openapi_mcp_toolset::validate::{self, LazyValidator};
 
 /// A future returned by a [`Dispatcher`].
 pub type HandlerFuture<'a> =
@@ -31,7 +31,7 @@ pub type Dispatcher = Arc<
     dyn for<'a> Fn(
             &'a str,
             &'a Forwarder,
-            &'a crate::model::Route,
+            &'a openapi_mcp_toolset::model::Route,
             serde_json::Map<String, Value>,
         ) -> Option<HandlerFuture<'a>>
         + Send
@@ -159,7 +159,10 @@ impl ToolState {
         if let Some(d) = &discovery {
             tools.extend(d.tools.iter().cloned());
         }
-        let sizes: Vec<usize> = tools.iter().map(json_size).collect();
+        let sizes: Vec<usize> = tools
+            .iter()
+            .map(openapi_mcp_toolset::model::json_size)
+            .collect();
         Self {
             set,
             tools,
@@ -342,7 +345,7 @@ impl ServerHandler for ProxyServer {
                 instructions.push('…');
             }
         }
-        let name: String = crate::naming::snake(&set.title);
+        let name: String = openapi_mcp_toolset::naming::snake(&set.title);
         ServerConfig::new(
             ServerCapabilities::builder()
                 .enable_tools()
@@ -714,22 +717,4 @@ pub fn as_object(v: Value) -> serde_json::Map<String, Value> {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     }
-}
-
-/// Bytes of `v` serialized as compact JSON, without building the text.
-pub fn json_size(v: &impl serde::Serialize) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    // Writing to a counter cannot fail; a tool that could not be serialized counts as empty.
-    let _ = serde_json::to_writer(&mut c, v);
-    c.0
 }

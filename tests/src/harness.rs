@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::rmcp::model::{CallToolRequestParams, CallToolResult};
 use openapi_mcp_runtime::rmcp::service::RunningService;
 use openapi_mcp_runtime::rmcp::{RoleClient, ServiceExt};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
 use serde_json::Value;
 
 pub type Client = RunningService<RoleClient, ()>;

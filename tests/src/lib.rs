@@ -1,4 +1,6 @@
-//! End-to-end test support: a recording upstream API and ways to start the proxy.
+//! End-to-end test support: a recording upstream API, ways to start the proxy, and the invariant
+//! checks shared by the fuzz targets (`fuzz/`) and their replay tests.
 
+pub mod fuzz_checks;
 pub mod harness;
 pub mod upstream;

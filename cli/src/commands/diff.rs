@@ -4,8 +4,8 @@ use std::io::Write;
 
 use anyhow::Context;
 use clap::Args;
-use openapi_mcp_runtime::lock::Lock;
-use openapi_mcp_runtime::{Conversion, SpecSource, convert, load};
+use openapi_mcp_convert::lock::Lock;
+use openapi_mcp_convert::{Conversion, SpecSource, convert, load};
 
 use crate::args::SpecArgs;
 
@@ -58,7 +58,7 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<std::process::ExitCode> {
         );
         sides.push(c.tools);
     }
-    let d = openapi_mcp_runtime::diff::diff(&sides[0], &sides[1]);
+    let d = openapi_mcp_convert::diff::diff(&sides[0], &sides[1]);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if args.json {

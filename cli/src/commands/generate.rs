@@ -14,7 +14,7 @@ use openapi_mcp_codegen::{
     CodegenOptions, MARKER_FILE, RuntimeDep, ServeMode, default_crate_name, generate, marker_files,
 };
 
-use super::proxy::Mode;
+use openapi_mcp_runtime::serve::{Mode, ServeArgs};
 
 #[derive(clap::Args, Debug)]
 pub struct GenerateArgs {
@@ -46,7 +46,12 @@ pub struct GenerateArgs {
 
 pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     // Checked like `proxy` does (pins only in hybrid mode, valid globs), before any work.
-    super::proxy::tool_mode(args.mode, &args.pin)?;
+    ServeArgs {
+        mode: args.mode,
+        pin: args.pin.clone(),
+        ..ServeArgs::default()
+    }
+    .tool_mode()?;
     let mode = match args.mode {
         Mode::Tools => ServeMode::Tools,
         Mode::Dynamic => ServeMode::Dynamic,

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use openapi_mcp_runtime::profile::{self, ClientProfile, Level};
-use openapi_mcp_runtime::{SpecSource, convert, load};
+use openapi_mcp_convert::profile::{self, ClientProfile, Level};
+use openapi_mcp_convert::{SpecSource, convert, load};
 
 use crate::args::SpecArgs;
 

@@ -7,8 +7,8 @@ pub mod tools;
 use std::io::Write;
 
 use anyhow::Context;
-use openapi_mcp_runtime::overrides::Overrides;
-use openapi_mcp_runtime::{Conversion, SpecSource, convert, load};
+use openapi_mcp_convert::overrides::Overrides;
+use openapi_mcp_convert::{Conversion, SpecSource, convert, load};
 
 use crate::args::SpecArgs;
 
@@ -52,7 +52,7 @@ fn drop_in_background<T: Send + 'static>(value: T) {
 /// Applies `--overrides FILE`, if given (after the conversion and its client profile).
 pub fn apply_overrides(
     args: &SpecArgs,
-    opts: &openapi_mcp_runtime::ToolOptions,
+    opts: &openapi_mcp_convert::ToolOptions,
     conversion: &mut Conversion,
 ) -> anyhow::Result<()> {
     let Some(path) = &args.overrides else {
@@ -82,11 +82,11 @@ pub enum LockMode {
 /// Applies `--lock FILE`, if given (after the overrides: the lock holds the published names).
 pub fn apply_lock(
     args: &SpecArgs,
-    opts: &openapi_mcp_runtime::ToolOptions,
+    opts: &openapi_mcp_convert::ToolOptions,
     conversion: &mut Conversion,
     mode: LockMode,
 ) -> anyhow::Result<()> {
-    use openapi_mcp_runtime::lock::Lock;
+    use openapi_mcp_convert::lock::Lock;
     let Some(path) = &args.lock else {
         return Ok(());
     };

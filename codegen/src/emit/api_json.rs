@@ -1,8 +1,8 @@
 //! `src/api.json`: the tool set as data. The generated crate deserializes it back into the
 //! runtime's `ToolSet`, so its `tools/list` and routes are the proxy's by construction.
 
-use openapi_mcp_runtime::model::{Route, SecurityScheme, ToolSet};
-use openapi_mcp_runtime::rmcp::model::Tool;
+use openapi_mcp_toolset::model::{Route, SecurityScheme, ToolSet};
+use openapi_mcp_toolset::rmcp::model::Tool;
 use serde::Serialize;
 
 use crate::CodegenError;

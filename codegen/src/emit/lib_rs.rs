@@ -1,6 +1,6 @@
 //! `src/lib.rs`: the embedded tool set, and the tool modules.
 
-use openapi_mcp_runtime::model::ToolSet;
+use openapi_mcp_toolset::model::ToolSet;
 use quote::quote;
 
 use crate::CodegenError;

@@ -1,6 +1,8 @@
-//! `src/main.rs`: the proxy's runtime options, and serving with the runtime's `ProxyServer`.
+//! `src/main.rs`: the runtime's one serving entry point (`openapi_mcp_runtime::serve`) with this
+//! crate's embedded tool set, handlers and generation-time defaults. Every serving option of
+//! `openapi-mcp proxy` is there by construction.
 
-use openapi_mcp_runtime::model::ToolSet;
+use openapi_mcp_toolset::model::ToolSet;
 use proc_macro2::{Ident, Span};
 use quote::quote;
 
@@ -17,12 +19,9 @@ pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, C
         },
         Span::call_site(),
     );
-    let default_pins = match mode {
-        ServeMode::Hybrid { pins } if !pins.is_empty() => {
-            let pins = pins.iter();
-            quote! { , default_values = [#(#pins),*] }
-        }
-        _ => quote! {},
+    let pins: &[String] = match mode {
+        ServeMode::Hybrid { pins } => pins,
+        _ => &[],
     };
     let title = set.title.split_whitespace().collect::<Vec<_>>().join(" ");
     let name = &plan.crate_name;
@@ -35,242 +34,24 @@ pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, C
         "MCP server for the {title} API (stdio or Streamable HTTP), forwarding tool calls to the API"
     );
     let lib = Ident::new(&plan.lib_name, Span::call_site());
-    // The crate name inside the format strings (a literal argument would trip
-    // `clippy::print_literal`); crate names have no braces.
-    let serving_stdio = format!(
-        "{name}: serving {{tool_count}} operations (--mode {{mode_name}}) over stdio; API at {{base_url}}"
-    );
-    let serving_http = format!(
-        "{name}: serving {{tool_count}} operations (--mode {{mode_name}}) over Streamable HTTP at http://{{}}/mcp{{}}; API at {{base_url}}"
-    );
     let tokens = quote! {
         #![deny(warnings)]
         #docs
 
-        use std::net::SocketAddr;
-        use std::process::ExitCode;
-        use std::time::Duration;
+        use openapi_mcp_runtime::serve::{Generated, Mode, generated_main};
 
-        use anyhow::Context as _;
-        use clap::{Parser, ValueEnum};
-        use openapi_mcp_runtime::dynamic::ToolMode;
-        use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
-        use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-        use openapi_mcp_runtime::transport::{self, HttpOptions};
-
-        /// Context marker for errors caused by the user's input (exit code 1 instead of 2).
-        const BAD_INPUT: &str = "bad input";
-
-        #[derive(Parser, Debug)]
-        #[command(name = #name, version, about = #about)]
-        struct Cli {
-            /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
-            #[arg(short, long, action = clap::ArgAction::Count)]
-            verbose: u8,
-
-            /// MCP transport: stdio (for Claude Desktop, Claude Code, Cursor, VS Code) or Streamable HTTP.
-            #[arg(long, value_enum, default_value_t = Transport::Stdio)]
-            transport: Transport,
-            /// Address to listen on with --transport http (MCP endpoint at /mcp).
-            #[arg(long, default_value = "127.0.0.1:8080")]
-            listen: SocketAddr,
-            /// HTTP: no sessions, every request stands alone (for load-balanced deployments).
-            #[arg(long)]
-            stateless: bool,
-            /// HTTP: require `Authorization: Bearer TOKEN` from MCP clients.
-            #[arg(long, env = "OPENAPI_MCP_AUTH_TOKEN", hide_env_values = true)]
-            auth_token: Option<String>,
-            /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
-            #[arg(long)]
-            allowed_host: Vec<String>,
-            /// HTTP: also accept requests from this browser Origin (e.g. https://app.example.com).
-            #[arg(long)]
-            allowed_origin: Vec<String>,
-            /// HTTP: largest accepted MCP request body, in bytes.
-            #[arg(long, default_value_t = 4 * 1024 * 1024)]
-            max_request_bytes: usize,
-
-            /// Base URL of the API (default: the spec's first server).
-            #[arg(long)]
-            base_url: Option<String>,
-            /// Credential for a security scheme: SCHEME=VALUE (basic: SCHEME=user:pass). Prefer environment variables.
-            #[arg(long, value_name = "SCHEME=VALUE")]
-            auth: Vec<String>,
-            /// Static header sent with every API request: 'Name: value'.
-            #[arg(long, value_name = "NAME: VALUE")]
-            header: Vec<String>,
-            /// Upstream request timeout, in seconds.
-            #[arg(long, default_value_t = 30.0)]
-            timeout: f64,
-            /// Upstream calls in flight at once.
-            #[arg(long)]
-            max_concurrency: Option<usize>,
-            /// Retries of idempotent calls on connection errors and 502/503/504, with backoff.
-            #[arg(long, default_value_t = 0)]
-            retries: u32,
-            /// Largest response body returned to the client; longer bodies are cut with a note.
-            #[arg(long, default_value_t = 1024 * 1024)]
-            max_response_bytes: usize,
-            /// Tools per tools/list page (default: all in one page).
-            #[arg(long)]
-            page_size: Option<usize>,
-
-            /// How operations are exposed: one tool each (tools), only the discovery tools
-            /// search_operations / describe_operation / call_operation (dynamic), or the
-            /// operations matching a --pin as tools plus the discovery tools (hybrid).
-            #[arg(long, value_enum, default_value_t = Mode::#default_mode)]
-            mode: Mode,
-            /// With --mode hybrid: tool name, operationId or tag globs served as normal tools.
-            #[arg(long, value_name = "GLOB", value_delimiter = ',' #default_pins)]
-            pin: Vec<String>,
-        }
-
-        #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-        enum Transport {
-            Stdio,
-            Http,
-        }
-
-        #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-        enum Mode {
-            Tools,
-            Dynamic,
-            Hybrid,
-        }
-
-        /// `--mode` and `--pin` as the server's tool mode (pins only count in hybrid mode).
-        fn tool_mode(mode: Mode, pin: &[String]) -> anyhow::Result<ToolMode> {
-            let name = match mode {
-                Mode::Tools => "tools",
-                Mode::Dynamic => "dynamic",
-                Mode::Hybrid => "hybrid",
-            };
-            ToolMode::from_flags(name, pin).map_err(|e| anyhow::anyhow!(e).context(BAD_INPUT))
-        }
-
-        fn main() -> ExitCode {
-            let cli = Cli::parse();
-            init_logging(cli.verbose);
-            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-                Ok(rt) => rt,
-                Err(e) => {
-                    eprintln!("error: cannot start the async runtime: {e}");
-                    return ExitCode::from(2);
-                }
-            };
-            match runtime.block_on(run(cli)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    let bad_input = err.chain().any(|c| c.to_string() == BAD_INPUT);
-                    let msg = err
-                        .chain()
-                        .filter(|c| c.to_string() != BAD_INPUT)
-                        .map(|c| c.to_string())
-                        .collect::<Vec<_>>()
-                        .join(": ");
-                    eprintln!("error: {msg}");
-                    ExitCode::from(if bad_input { 1 } else { 2 })
-                }
-            }
-        }
-
-        async fn run(cli: Cli) -> anyhow::Result<()> {
-            let mode = tool_mode(cli.mode, &cli.pin)?;
-            let mode_name = mode.name();
-            let set = #lib::tool_set().context("reading the embedded tool definitions (src/api.json)")?;
-            let base = match cli.base_url.clone().or_else(|| set.base_url.clone()) {
-                Some(b) => b,
-                None => return Err(anyhow::anyhow!("the spec declares no server URL: pass --base-url").context(BAD_INPUT)),
-            };
-            let mut forward_opts = ForwardOptions::new(
-                base.parse()
-                    .with_context(|| format!("invalid base URL {base:?} (pass an absolute --base-url)"))
-                    .context(BAD_INPUT)?,
-            );
-            let base_url = forward_opts.base_url.to_string();
-
-            let mut creds = Credentials::from_env(&set.security_schemes, |k| std::env::var(k).ok());
-            for a in &cli.auth {
-                let (scheme, value) = a
-                    .split_once('=')
-                    .with_context(|| format!("--auth expects SCHEME=VALUE, got {:?}", a.split('=').next().unwrap_or_default()))
-                    .context(BAD_INPUT)?;
-                if !set.security_schemes.iter().any(|(n, _)| n == scheme) {
-                    let known: Vec<&str> = set.security_schemes.iter().map(|(n, _)| n.as_str()).collect();
-                    return Err(anyhow::anyhow!(
-                        "--auth: the spec has no security scheme {scheme:?} (it has: {})",
-                        known.join(", ")
-                    )
-                    .context(BAD_INPUT));
-                }
-                creds.set(scheme, value.to_string());
-            }
-            let mut static_headers = Vec::new();
-            for h in &cli.header {
-                let (name, value) = h
-                    .split_once(':')
-                    .with_context(|| format!("--header expects 'Name: value', got {h:?}"))
-                    .context(BAD_INPUT)?;
-                static_headers.push((name.trim().to_string(), value.trim().to_string()));
-            }
-            let missing = creds.missing(&set.security_schemes);
-            forward_opts.timeout = Duration::from_secs_f64(cli.timeout.max(0.001));
-            forward_opts.max_response_bytes = cli.max_response_bytes;
-            forward_opts.retries = cli.retries;
-            forward_opts.static_headers = static_headers;
-            let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds).context("setting up the HTTP client")?;
-
-            let tool_count = set.tools.len();
-            let server_opts = ServerOptions {
-                page_size: cli.page_size,
-                max_concurrency: cli.max_concurrency,
+        fn main() -> std::process::ExitCode {
+            generated_main(Generated {
+                name: #name,
+                about: #about,
+                version: env!("CARGO_PKG_VERSION"),
+                title: #title,
+                default_mode: Mode::#default_mode,
+                default_pins: &[#(#pins),*],
+                tool_set: #lib::tool_set,
                 // The typed handlers in src/tools/ take each call (edit them to customise a tool).
-                dispatcher: Some(::std::sync::Arc::new(#lib::tools::dispatch)),
-                mode,
-                ..ServerOptions::default()
-            };
-            let server = ProxyServer::new(set, forwarder, server_opts);
-            for m in &missing {
-                tracing::warn!("no credentials for security scheme {m} (operations needing it will get 401/403 from the API)");
-            }
-            match cli.transport {
-                Transport::Stdio => {
-                    eprintln!(#serving_stdio);
-                    transport::serve_stdio(server).await?;
-                }
-                Transport::Http => {
-                    let mut http = HttpOptions::new(cli.listen);
-                    http.stateless = cli.stateless;
-                    http.auth_token = cli.auth_token.clone();
-                    http.allowed_hosts = cli.allowed_host.clone();
-                    http.allowed_origins = cli.allowed_origin.clone();
-                    http.max_body_bytes = cli.max_request_bytes;
-                    let handle = transport::start_http(server, http).await?;
-                    eprintln!(
-                        #serving_http,
-                        handle.addr,
-                        if cli.stateless { " (stateless)" } else { "" }
-                    );
-                    let shutdown = handle.shutdown.clone();
-                    tokio::spawn(async move {
-                        let _ = tokio::signal::ctrl_c().await;
-                        shutdown.cancel();
-                    });
-                    handle.task.await.context("HTTP server task")??;
-                }
-            }
-            Ok(())
-        }
-
-        fn init_logging(verbose: u8) {
-            use tracing_subscriber::EnvFilter;
-            let default = match verbose {
-                0 => "info",
-                1 => "debug",
-                _ => "trace",
-            };
-            let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-            let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+                dispatcher: Some(std::sync::Arc::new(#lib::tools::dispatch)),
+            })
         }
     };
     rust_file("src/main.rs", tokens)

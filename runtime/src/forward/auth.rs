@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::model::{ApiKeyLocation, SecurityScheme};
+use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme};
 
 /// What the user supplied for one scheme.
 #[derive(Clone, PartialEq, Eq)]
@@ -74,14 +74,7 @@ pub(crate) enum Cred<'a> {
     },
 }
 
-/// `OPENAPI_MCP_` + the scheme name in upper snake case.
-fn env_base(scheme_name: &str) -> String {
-    let mut snake = crate::naming::snake(scheme_name);
-    if snake.is_empty() {
-        snake = format!("scheme_{}", crate::naming::short_hash(scheme_name));
-    }
-    format!("OPENAPI_MCP_{}", snake.to_ascii_uppercase())
-}
+use openapi_mcp_toolset::model::credential_env_base as env_base;
 
 impl Credentials {
     pub fn new() -> Self {
@@ -151,22 +144,7 @@ impl Credentials {
 
     /// The environment variables consulted for a scheme, in the order they are tried.
     pub fn env_var_names(scheme_name: &str, scheme: &SecurityScheme) -> Vec<String> {
-        let base = env_base(scheme_name);
-        match scheme {
-            SecurityScheme::Basic => {
-                vec![format!("{base}_USERNAME"), format!("{base}_PASSWORD"), base]
-            }
-            SecurityScheme::OAuth2ClientCredentials { .. } => {
-                vec![
-                    format!("{base}_CLIENT_ID"),
-                    format!("{base}_CLIENT_SECRET"),
-                    base,
-                ]
-            }
-            SecurityScheme::ApiKey { .. }
-            | SecurityScheme::Bearer
-            | SecurityScheme::OAuth2Token => vec![base],
-        }
+        scheme.env_var_names(scheme_name)
     }
 
     /// Names of the schemes (from `schemes`) that have no usable credential.

@@ -26,8 +26,8 @@ use url::Url;
 pub use auth::Credentials;
 pub use response::{Truncation, to_result};
 
-use crate::model::{Route, SecurityScheme};
 use auth::{Cred, TokenCache};
+use openapi_mcp_toolset::model::{Route, SecurityScheme};
 
 tokio::task_local! {
     static CALL_SCOPE: CallScope;
@@ -643,7 +643,7 @@ mod tests {
     use tokio::net::TcpListener;
 
     use super::*;
-    use crate::model::{
+    use openapi_mcp_toolset::model::{
         ApiKeyLocation, ArgBinding, ArgLocation, BodyBinding, BodyKind, HttpMethod, OutputShape,
         PathStyle,
     };

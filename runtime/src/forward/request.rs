@@ -17,7 +17,7 @@ use url::Url;
 
 use super::auth::AuthParts;
 use super::{ArgError, BuiltRequest};
-use crate::model::{
+use openapi_mcp_toolset::model::{
     ArgBinding, ArgLocation, BodyBinding, BodyKind, PartEncoding, PathStyle, QueryStyle, Route,
 };
 
@@ -134,7 +134,7 @@ fn prim(v: &Value) -> String {
 }
 
 fn is_json_media(ct: &str) -> bool {
-    let e = crate::convert::media_base(ct);
+    let e = openapi_mcp_toolset::media::media_base(ct);
     e == "application/json" || e.ends_with("+json") || e == "text/json"
 }
 
@@ -1028,13 +1028,16 @@ pub(crate) fn build(
     // such arguments first; this guards direct `build_request` callers).
     for b in &route.args {
         if let Some(v) = args.get(&b.arg)
-            && crate::validate::depth_exceeds(v, crate::validate::MAX_DEPTH)
+            && openapi_mcp_toolset::validate::depth_exceeds(
+                v,
+                openapi_mcp_toolset::validate::MAX_DEPTH,
+            )
         {
             return Err(arg_err(
                 b,
                 format!(
                     "is nested more than {} levels deep; refused",
-                    crate::validate::MAX_DEPTH
+                    openapi_mcp_toolset::validate::MAX_DEPTH
                 ),
             ));
         }
@@ -1199,7 +1202,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::model::{HttpMethod, OutputShape};
+    use openapi_mcp_toolset::model::{HttpMethod, OutputShape};
 
     const UA: &str = "openapi-mcp/test";
 
@@ -1320,7 +1323,7 @@ mod tests {
         assert_eq!(req.url.query(), Some("a=1"));
         assert_eq!(req.url.fragment(), None);
         assert_eq!(
-            crate::convert::path_template_names("/a/{x}#{y}"),
+            openapi_mcp_toolset::media::path_template_names("/a/{x}#{y}"),
             vec!["x".to_string()]
         );
     }
@@ -1480,7 +1483,7 @@ mod tests {
         assert_eq!(e.arg.as_deref(), Some("q"), "{e}");
         // Nested beyond MAX_DEPTH: refused before any serializer recurses.
         let mut deep = json!(1);
-        for _ in 0..=crate::validate::MAX_DEPTH {
+        for _ in 0..=openapi_mcp_toolset::validate::MAX_DEPTH {
             deep = Value::Array(vec![deep]);
         }
         let e = build_err(&r, json!({"name": "x", "body": deep}));

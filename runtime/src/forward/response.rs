@@ -7,7 +7,7 @@ use http::{HeaderMap, StatusCode, header};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 
-use crate::model::{OutputShape, Route};
+use openapi_mcp_toolset::model::{OutputShape, Route};
 
 /// How much of a non-2xx body is shown (characters).
 pub const ERROR_BODY_MAX_CHARS: usize = 8 * 1024;
@@ -406,7 +406,7 @@ mod tests {
     use http::HeaderValue;
 
     use super::*;
-    use crate::model::HttpMethod;
+    use openapi_mcp_toolset::model::HttpMethod;
 
     fn route(output: OutputShape) -> Route {
         Route {

@@ -25,7 +25,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Forwarder;
-use crate::model::{ArgLocation, Route};
+use openapi_mcp_toolset::model::{ArgLocation, Route};
 
 /// Where a [`Call`] setter puts its value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -267,7 +267,9 @@ fn whole_floats_to_integers(v: &mut Value) {
 mod tests {
     use super::*;
     use crate::forward::ForwardOptions;
-    use crate::model::{ArgBinding, BodyBinding, BodyKind, HttpMethod, OutputShape, PathStyle};
+    use openapi_mcp_toolset::model::{
+        ArgBinding, BodyBinding, BodyKind, HttpMethod, OutputShape, PathStyle,
+    };
     use serde_json::json;
 
     fn route() -> Route {

@@ -3,7 +3,7 @@
 //! Pages of 100 tools: the whole Kubernetes list is one 25 MB message, which rmcp's own client
 //! never finishes reading (the Python SDK does, in ~10 s); paging is what large specs need anyway.
 
-use openapi_mcp_runtime::ToolOptions;
+use openapi_mcp_convert::ToolOptions;
 use openapi_mcp_runtime::server::ServerOptions;
 use openapi_mcp_tests::harness::{connect_in_process, proxy_server_with, shared_specs};
 

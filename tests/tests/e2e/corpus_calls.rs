@@ -13,12 +13,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::model::ToolDef;
 use openapi_mcp_runtime::rmcp::model::CallToolRequestParams;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_runtime::validate::{LazyValidator, check};
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_tests::harness::{connect_in_process, shared_specs, text};
 use openapi_mcp_tests::upstream::Upstream;
 use serde_json::{Map, Value, json};

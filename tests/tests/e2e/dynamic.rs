@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use openapi_mcp_runtime::ToolOptions;
+use openapi_mcp_convert::ToolOptions;
 use openapi_mcp_runtime::dynamic::{CALL, DESCRIBE, SEARCH, ToolMode};
 use openapi_mcp_runtime::filter::Pattern;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
@@ -211,22 +211,22 @@ async fn dynamic_mode_bundles_only_the_schemas_it_uses() {
     assert_eq!(now, vec!["petstore_list_pets", "petstore_show_pet_by_id"]);
 
     // A `--watch` reload compares every operation without keeping what it bundled for that.
-    let loaded = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+    let loaded = openapi_mcp_convert::load(&openapi_mcp_convert::SpecSource::Path(spec(
         "petstore.yaml",
     )))
     .await
     .expect("spec");
-    let same = openapi_mcp_runtime::convert(&loaded, &ToolOptions::default()).tools;
+    let same = openapi_mcp_convert::convert(&loaded, &ToolOptions::default()).tools;
     assert!(
         !server.replace_tools(same).await,
         "same spec: nothing changed"
     );
     assert_eq!(materialized(&server), Vec::<String>::new());
     let strict = ToolOptions {
-        output_schema: openapi_mcp_runtime::OutputSchemaMode::Strict,
+        output_schema: openapi_mcp_convert::OutputSchemaMode::Strict,
         ..Default::default()
     };
-    let other = openapi_mcp_runtime::convert(&loaded, &strict).tools;
+    let other = openapi_mcp_convert::convert(&loaded, &strict).tools;
     assert!(
         server.replace_tools(other).await,
         "only output schemas differ"
@@ -395,14 +395,14 @@ async fn replacing_tools_rebuilds_the_index() {
         search(&client, "delete pet", 1).await,
         ["petstore_delete_pet"]
     );
-    let spec = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+    let spec = openapi_mcp_convert::load(&openapi_mcp_convert::SpecSource::Path(spec(
         "petstore.yaml",
     )))
     .await
     .expect("spec");
     let mut opts = ToolOptions::default();
     opts.filter.exclude_operations = vec![Pattern::new("deletePet").expect("glob")];
-    let set = openapi_mcp_runtime::convert(&spec, &opts).tools;
+    let set = openapi_mcp_convert::convert(&spec, &opts).tools;
     assert!(server.replace_tools(set).await);
     assert!(
         !search(&client, "delete pet", 10)
@@ -461,8 +461,8 @@ async fn hit_rate(spec_path: &Path, tasks: &[(&str, &str)]) -> f64 {
 }
 
 // The task sets (natural-language task, expected operationId), shared with the
-// `runtime/benches/dynamic.rs` measurement.
-include!("../../../runtime/benches/dynamic_tasks.rs");
+// `tests/benches/dynamic.rs` measurement.
+include!("../../benches/dynamic_tasks.rs");
 
 #[tokio::test]
 async fn search_quality_on_github() {

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use openapi_mcp_runtime::ToolOptions;
+use openapi_mcp_convert::ToolOptions;
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::StreamableHttpClientTransport;
 use openapi_mcp_runtime::transport::{HttpOptions, start_http};

@@ -1,6 +1,6 @@
 //! The proxy in-process with rmcp's client over a duplex pipe: the wire rules end to end.
 
-use openapi_mcp_runtime::ToolOptions;
+use openapi_mcp_convert::ToolOptions;
 use openapi_mcp_runtime::rmcp::ServiceError;
 use openapi_mcp_runtime::rmcp::model::ErrorCode;
 use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server, spec, text};
@@ -357,12 +357,12 @@ async fn parameter_styles_on_the_wire() {
 async fn pagination_of_tools_list() {
     use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
     use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-    let spec = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+    let spec = openapi_mcp_convert::load(&openapi_mcp_convert::SpecSource::Path(spec(
         "param-styles.yaml",
     )))
     .await
     .unwrap();
-    let set = openapi_mcp_runtime::convert(&spec, &ToolOptions::default()).tools;
+    let set = openapi_mcp_convert::convert(&spec, &ToolOptions::default()).tools;
     let total = set.tools.len();
     let fwd = Forwarder::new(
         ForwardOptions::new(url::Url::parse("http://127.0.0.1:9/").unwrap()),
@@ -394,12 +394,12 @@ async fn tools_list_pages_are_bounded_in_bytes() {
     use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
     use openapi_mcp_runtime::rmcp::model::PaginatedRequestParams;
     use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-    let spec = openapi_mcp_runtime::load(&openapi_mcp_runtime::SpecSource::Path(spec(
+    let spec = openapi_mcp_convert::load(&openapi_mcp_convert::SpecSource::Path(spec(
         "param-styles.yaml",
     )))
     .await
     .unwrap();
-    let set = openapi_mcp_runtime::convert(&spec, &ToolOptions::default()).tools;
+    let set = openapi_mcp_convert::convert(&spec, &ToolOptions::default()).tools;
     let names: Vec<String> = set.tools.iter().map(|t| t.name().to_string()).collect();
     let fwd = Forwarder::new(
         ForwardOptions::new(url::Url::parse("http://127.0.0.1:9/").unwrap()),

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_tests::harness::{Client, call, connect_in_process, spec, text};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use serde_json::{Value, json};

@@ -3,15 +3,15 @@
 //! o200k_base), the time to build the search index and to answer a query, and the top-3 hit rate
 //! of the natural-language task sets in `dynamic_tasks.rs`.
 //!
-//! Run: `cargo bench -p openapi-mcp-runtime --bench dynamic`
+//! Run: `cargo bench -p openapi-mcp-tests --bench dynamic`
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::dynamic::ToolMode;
 use openapi_mcp_runtime::rmcp::model::Tool;
 use openapi_mcp_runtime::server::ToolState;
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
 
 include!("dynamic_tasks.rs");
 

@@ -8,7 +8,7 @@
 //! Times are taken on jemalloc, the allocator the `openapi-mcp` binary ships with, for the
 //! conversion and the bare parse alike. Peaks come from the `convert_peak` binary (a counting
 //! allocator, see `common/convert.rs`), which this one runs per spec when cargo has built it:
-//! `cargo bench -p openapi-mcp-runtime --bench convert --bench convert_peak` (case filters after
+//! `cargo bench -p openapi-mcp-convert --bench convert --bench convert_peak` (case filters after
 //! `--`, e.g. `-- k8s stripe`).
 
 #[path = "common/convert.rs"]
@@ -108,7 +108,7 @@ fn run_case(dir: &Path, case: &common::Case, probe: Option<&Path>) -> Result<Row
     let bytes: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
     let ops = conv.report.operations;
     let tools = conv.report.tools;
-    let tool_list: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
+    let tool_list: Vec<&openapi_mcp_convert::toolset::rmcp::model::Tool> =
         conv.tools.tools.iter().map(|t| t.tool()).collect();
     let tool_bytes = serde_json::to_vec(&tool_list)
         .map_err(|e| e.to_string())?
@@ -120,7 +120,7 @@ fn run_case(dir: &Path, case: &common::Case, probe: Option<&Path>) -> Result<Row
     // of a multi-file spec), so that both see the machine in the same state: on a shared VM
     // the speed of both drifts by a third within a minute. The bare parse is n/a when the bare
     // parser cannot read the files (YAML integers beyond 64 bits, non-string keys, ...).
-    let source = openapi_mcp_runtime::SpecSource::Path(root.clone());
+    let source = openapi_mcp_convert::SpecSource::Path(root.clone());
     let mut times = Vec::with_capacity(RUNS);
     let mut load_times = Vec::with_capacity(RUNS);
     let mut list_times = Vec::with_capacity(RUNS);
@@ -152,9 +152,9 @@ fn run_case(dir: &Path, case: &common::Case, probe: Option<&Path>) -> Result<Row
 
         let start = Instant::now();
         let spec =
-            common::block_on(openapi_mcp_runtime::load(&source)).map_err(|e| e.to_string())?;
+            common::block_on(openapi_mcp_convert::load(&source)).map_err(|e| e.to_string())?;
         load_times.push(start.elapsed());
-        let conv = openapi_mcp_runtime::convert(&spec, &Default::default());
+        let conv = openapi_mcp_convert::convert(&spec, &Default::default());
         times.push(start.elapsed());
         std::hint::black_box(&conv.tools.tools.len());
         // Then what a complete tools/list costs: every schema bundled, the list serialized.

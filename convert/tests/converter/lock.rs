@@ -1,9 +1,9 @@
-//! Names lockfile (`runtime/src/lock.rs`) on real conversions: published names survive added,
+//! Names lockfile (`convert/src/lock.rs`) on real conversions: published names survive added,
 //! removed and renamed operations; and `diff` over the fixture pair `specs/diff-*.yaml`.
 
-use openapi_mcp_runtime::ToolOptions;
-use openapi_mcp_runtime::diff::diff;
-use openapi_mcp_runtime::lock::Lock;
+use openapi_mcp_convert::ToolOptions;
+use openapi_mcp_convert::diff::diff;
+use openapi_mcp_convert::lock::Lock;
 
 use super::support::{convert_fixture, convert_inline, names, tool};
 
@@ -137,7 +137,7 @@ fn fixture_pair_has_every_kind_of_change() {
         &convert_fixture("diff-old.yaml").tools,
         &convert_fixture("diff-new.yaml").tools,
     );
-    let kinds = |v: &[openapi_mcp_runtime::diff::Change]| {
+    let kinds = |v: &[openapi_mcp_convert::diff::Change]| {
         let mut k: Vec<(String, &str)> = v.iter().map(|c| (c.argument.clone(), c.kind)).collect();
         k.sort();
         k

@@ -26,8 +26,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::model::{HttpMethod, ToolDef, ToolSet};
-use crate::naming::NameAllocator;
+use openapi_mcp_toolset::model::{HttpMethod, ToolDef, ToolSet};
+use openapi_mcp_toolset::naming::NameAllocator;
 
 /// A lock entry that is not valid, or a lock file that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -488,7 +488,7 @@ fn rename(def: &mut Arc<ToolDef>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{OutputShape, Route};
+    use openapi_mcp_toolset::model::{OutputShape, Route};
 
     fn tool(name: &str, op: Option<&str>, method: HttpMethod, path: &str) -> Arc<ToolDef> {
         let mut t = rmcp::model::Tool::default();

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use serde_json::Value;
 
 pub struct Case {
@@ -83,16 +83,16 @@ pub fn spec_files(root: &Path) -> Result<Vec<(PathBuf, Vec<u8>)>, String> {
 }
 
 /// One full load + convert with default options.
-pub fn load_convert(root: &Path) -> Result<openapi_mcp_runtime::Conversion, String> {
+pub fn load_convert(root: &Path) -> Result<openapi_mcp_convert::Conversion, String> {
     let spec = block_on(load(&SpecSource::Path(root.to_path_buf()))).map_err(|e| e.to_string())?;
     Ok(convert(&spec, &ToolOptions::default()))
 }
 
 /// Bundles every tool's schemas and serializes the whole `tools/list`; returns its size.
-pub fn list_bytes(conv: &openapi_mcp_runtime::Conversion) -> Result<usize, String> {
-    let tools: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
+pub fn list_bytes(conv: &openapi_mcp_convert::Conversion) -> Result<usize, String> {
+    let tools: Vec<&openapi_mcp_convert::toolset::rmcp::model::Tool> =
         conv.tools.tools.iter().map(|t| t.tool()).collect();
-    Ok(openapi_mcp_runtime::server::json_size(&tools))
+    Ok(openapi_mcp_convert::toolset::model::json_size(&tools))
 }
 
 /// Arguments after `cargo bench`'s own (`--bench`): substrings of case labels to run.

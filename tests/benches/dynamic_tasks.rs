@@ -1,5 +1,5 @@
 // Search-quality task sets for `--mode dynamic`: (what a user asks for, the operationId that does
-// it). Included by `runtime/benches/dynamic.rs` and `tests/tests/e2e/dynamic.rs`. The tasks are
+// it). Included by `tests/benches/dynamic.rs` and `tests/tests/e2e/dynamic.rs`. The tasks are
 // phrased the way people ask, not copied from the operations' summaries.
 
 /// For `github-octokit-2026-3.0.json`.

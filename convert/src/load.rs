@@ -598,7 +598,9 @@ fn next(at: At, key: &str) -> Next {
         (Components, "responses") => Next::Track(Responses),
         (Components, "requestBodies") => Next::Track(RequestBodies),
         (Paths, _) => Next::Track(PathItem),
-        (PathItem, k) if crate::model::HttpMethod::parse(k).is_some() => Next::Track(Operation),
+        (PathItem, k) if openapi_mcp_toolset::model::HttpMethod::parse(k).is_some() => {
+            Next::Track(Operation)
+        }
         (Operation, "responses") => Next::Track(Responses),
         (Operation, "requestBody") => Next::Track(RequestBody),
         (Responses, _) => Next::Track(Response),

@@ -1,12 +1,12 @@
 //! Vendor MCP extensions (`specs/extensions.yaml`) and client profiles over converted fixtures.
 
-use openapi_mcp_runtime::ToolOptions;
-use openapi_mcp_runtime::profile::{self, Client, ClientProfile, Level};
+use openapi_mcp_convert::ToolOptions;
+use openapi_mcp_convert::profile::{self, Client, ClientProfile, Level};
 use serde_json::{Value, json};
 
 use super::support::*;
 
-fn annotations(t: &openapi_mcp_runtime::model::ToolDef) -> Value {
+fn annotations(t: &openapi_mcp_toolset::model::ToolDef) -> Value {
     serde_json::to_value(&t.tool().annotations).expect("annotations serialize")
 }
 
@@ -293,11 +293,11 @@ fn profiles_fix_everything_they_find_on_real_specs() {
             eprintln!("SKIPPED {name}: not found");
             continue;
         }
-        let spec = block_on(openapi_mcp_runtime::load(
-            &openapi_mcp_runtime::SpecSource::Path(path),
+        let spec = block_on(openapi_mcp_convert::load(
+            &openapi_mcp_convert::SpecSource::Path(path),
         ))
         .expect("corpus spec loads");
-        let plain = openapi_mcp_runtime::convert(&spec, &ToolOptions::default()).tools;
+        let plain = openapi_mcp_convert::convert(&spec, &ToolOptions::default()).tools;
         for client in [
             Client::Claude,
             Client::Openai,

@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use openapi_mcp_runtime::diag::Diagnostic;
-use openapi_mcp_runtime::load::Spec;
-use openapi_mcp_runtime::model::{ArgBinding, ToolDef};
-use openapi_mcp_runtime::{Conversion, LoadError, SpecSource, ToolOptions, convert, load};
+use openapi_mcp_convert::diag::Diagnostic;
+use openapi_mcp_convert::load::Spec;
+use openapi_mcp_convert::{Conversion, LoadError, SpecSource, ToolOptions, convert, load};
+use openapi_mcp_toolset::model::{ArgBinding, ToolDef};
 use serde_json::{Map, Value};
 
 /// `runtime/../specs`, as the loader names it in messages.
@@ -44,7 +44,7 @@ pub fn convert_fixture_with(rel: &str, opts: &ToolOptions) -> Conversion {
 
 /// Parses an inline YAML/JSON spec (no external refs) and converts it with default options.
 pub fn convert_inline(doc: &str) -> Conversion {
-    let spec = openapi_mcp_runtime::load::load_single(doc.as_bytes(), "inline.yaml")
+    let spec = openapi_mcp_convert::load::load_single(doc.as_bytes(), "inline.yaml")
         .expect("inline spec loads");
     convert(&spec, &ToolOptions::default())
 }

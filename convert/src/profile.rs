@@ -34,10 +34,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{ToolDef, ToolSet};
-use crate::naming::{prefix_from_title, short_hash, snake};
 use crate::pointer::JsonPointer;
 use crate::schema::{SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE};
+use openapi_mcp_toolset::model::{ToolDef, ToolSet};
+use openapi_mcp_toolset::naming::{prefix_from_title, short_hash, snake};
 
 /// The MCP client a tool list is shaped for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -1085,7 +1085,7 @@ fn drop_unresolved_refs(root: &mut Value, ptr: &JsonPointer, report: &mut Report
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{HttpMethod, OutputShape, Route};
+    use openapi_mcp_toolset::model::{HttpMethod, OutputShape, Route};
 
     fn tool(name: &str, input: Value) -> Arc<ToolDef> {
         let mut t = rmcp::model::Tool::default();
@@ -1232,10 +1232,10 @@ mod tests {
                 "children": {"type": "array", "items": {"$ref": "#/$defs/Tree"}}}}}}),
         )]);
         let mut t = s.tools[0].as_ref().clone();
-        t.route.args.push(crate::model::ArgBinding {
+        t.route.args.push(openapi_mcp_toolset::model::ArgBinding {
             arg: "X-Trace-Id".into(),
             wire: "X-Trace-Id".into(),
-            location: crate::model::ArgLocation::Header { explode: false },
+            location: openapi_mcp_toolset::model::ArgLocation::Header { explode: false },
             required: true,
             content_type: None,
         });

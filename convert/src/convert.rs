@@ -5,13 +5,14 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
-use crate::filter::Filter;
 use crate::load::{DocumentSet, Spec, SpecVersion};
-use crate::model::*;
-use crate::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
 use crate::node::{Node, Obj};
 use crate::pointer::{JsonPointer, Loc};
 use crate::schema::{self, DefTable, Deps, SchemaStore};
+use openapi_mcp_toolset::filter::Filter;
+use openapi_mcp_toolset::media::{body_kind, is_json, media_base, path_template_names};
+use openapi_mcp_toolset::model::*;
+use openapi_mcp_toolset::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
 
 /// Sets of names and locations: looked up, never iterated (the hasher cannot change output).
 type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
@@ -366,14 +367,16 @@ impl<'a> OpContext<'a> {
         } else {
             String::new()
         };
-        self.opts.filter.matches(&crate::filter::OpFacts {
-            method: self.method,
-            path: self.path,
-            operation_id: self.operation_id(),
-            tool_base_name: &base,
-            tags: &self.tags(),
-            deprecated: self.deprecated(),
-        })
+        self.opts
+            .filter
+            .matches(&openapi_mcp_toolset::filter::OpFacts {
+                method: self.method,
+                path: self.path,
+                operation_id: self.operation_id(),
+                tool_base_name: &base,
+                tags: &self.tags(),
+                deprecated: self.deprecated(),
+            })
     }
 
     fn base_name(&self) -> String {
@@ -1416,60 +1419,6 @@ fn unique_arg(taken: &mut HashSet<String>, name: &str, location: &str) -> String
     }
 }
 
-/// Names of the `{variables}` of a path template.
-pub fn path_template_names(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    // A fragment in a path key is not sent (see `forward::request::split_template`).
-    let mut rest = path.split('#').next().unwrap_or_default();
-    while let Some(start) = rest.find('{') {
-        let Some(end) = rest[start..].find('}') else {
-            break;
-        };
-        let name = &rest[start + 1..start + end];
-        if !name.is_empty() && !out.iter().any(|n| n == name) {
-            out.push(name.to_string());
-        }
-        rest = &rest[start + end + 1..];
-    }
-    out
-}
-
-/// A media type without its parameters, lowercase (`Application/JSON; charset=utf-8` ->
-/// `application/json`).
-/// A media type without parameters, trimmed and lowercase (borrowed when it already is).
-pub(crate) fn media_base(mt: &str) -> std::borrow::Cow<'_, str> {
-    let base = mt.split(';').next().unwrap_or("").trim();
-    if base.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(base.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(base)
-    }
-}
-
-pub fn is_json(mt: &str) -> bool {
-    let base = media_base(mt);
-    base == "application/json"
-        || base.ends_with("+json")
-        || base == "*/*"
-        || base == "application/*"
-        || base == "text/json"
-}
-
-fn body_kind(mt: &str) -> BodyKind {
-    let base = media_base(mt);
-    if is_json(&base) {
-        BodyKind::Json
-    } else if base == "application/x-www-form-urlencoded" {
-        BodyKind::Form
-    } else if base.starts_with("multipart/") {
-        BodyKind::Multipart
-    } else if base.starts_with("text/") || base == "application/xml" || base.ends_with("+xml") {
-        BodyKind::Text
-    } else {
-        BodyKind::Binary
-    }
-}
-
 /// JSON first, then forms, multipart, text, and anything else.
 ///
 /// A form or multipart type whose schema declares no fields (`{type: object, format: file}`)
@@ -2082,13 +2031,13 @@ pub struct PendingSchemas {
     parts: SchemaParts,
 }
 
-impl PendingSchemas {
-    pub(crate) fn has_output(&self) -> bool {
+impl SchemaSource for PendingSchemas {
+    fn has_output(&self) -> bool {
         self.parts.output.is_some()
     }
 
     /// The tool with its self-contained input and output schemas.
-    pub(crate) fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
+    fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
         let parts = &self.parts;
         let mut input = Value::Object(self.table.bundle_within(
             parts.input.thaw(),

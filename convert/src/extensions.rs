@@ -17,7 +17,7 @@
 use crate::node::Node;
 
 use crate::diag::Diagnostics;
-use crate::model::ToolDef;
+use openapi_mcp_toolset::model::ToolDef;
 
 const X_MCP: &str = "x-mcp";
 const X_SPEAKEASY: &str = "x-speakeasy-mcp";

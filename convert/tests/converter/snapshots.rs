@@ -7,7 +7,7 @@ use super::support::*;
 
 fn snapshot(fixture: &str, name: &str) {
     let conv = convert_fixture(fixture);
-    let tools: Vec<&openapi_mcp_runtime::rmcp::model::Tool> =
+    let tools: Vec<&openapi_mcp_toolset::rmcp::model::Tool> =
         conv.tools.tools.iter().map(|t| t.tool()).collect();
     let routes: Vec<Value> = conv
         .tools

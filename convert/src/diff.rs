@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::lock::identities;
-use crate::model::{HttpMethod, ToolDef, ToolSet};
+use openapi_mcp_toolset::model::{HttpMethod, ToolDef, ToolSet};
 
 /// A tool on one side of the diff.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -543,7 +543,7 @@ fn compare_schema(ctx: &mut Ctx, old: &Value, new: &Value, at: &str, depth: usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ArgBinding, ArgLocation, OutputShape, QueryStyle, Route};
+    use openapi_mcp_toolset::model::{ArgBinding, ArgLocation, OutputShape, QueryStyle, Route};
     use serde_json::json;
     use std::sync::Arc;
 

@@ -256,6 +256,39 @@ pub enum SecurityScheme {
     OAuth2Token,
 }
 
+/// `OPENAPI_MCP_` + the scheme name in upper snake case: the environment variable (or the stem
+/// of the variables) that holds a scheme's credential.
+pub fn credential_env_base(scheme_name: &str) -> String {
+    let mut snake = crate::naming::snake(scheme_name);
+    if snake.is_empty() {
+        snake = format!("scheme_{}", crate::naming::short_hash(scheme_name));
+    }
+    format!("OPENAPI_MCP_{}", snake.to_ascii_uppercase())
+}
+
+impl SecurityScheme {
+    /// The environment variables consulted for this scheme's credential, in the order they are
+    /// tried (the proxy, generated servers and their READMEs name the same ones).
+    pub fn env_var_names(&self, scheme_name: &str) -> Vec<String> {
+        let base = credential_env_base(scheme_name);
+        match self {
+            SecurityScheme::Basic => {
+                vec![format!("{base}_USERNAME"), format!("{base}_PASSWORD"), base]
+            }
+            SecurityScheme::OAuth2ClientCredentials { .. } => {
+                vec![
+                    format!("{base}_CLIENT_ID"),
+                    format!("{base}_CLIENT_SECRET"),
+                    base,
+                ]
+            }
+            SecurityScheme::ApiKey { .. }
+            | SecurityScheme::Bearer
+            | SecurityScheme::OAuth2Token => vec![base],
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApiKeyLocation {
@@ -284,10 +317,21 @@ pub struct ToolDef {
     pub location: String,
 }
 
+/// Where a tool's deferred schemas come from: the converter implements it (its shared
+/// definitions, bundled into self-contained schemas on first use). The contract only needs to
+/// ask for the finished tool, so the tool set never depends on the converter.
+pub trait SchemaSource: Send + Sync {
+    /// The tool `head` (name, title, description, annotations) with its self-contained input and
+    /// output schemas.
+    fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool;
+    /// Whether the tool has an outputSchema, without bundling it.
+    fn has_output(&self) -> bool;
+}
+
 /// Schemas still to be bundled from shared definitions, and the tool once they are.
 #[derive(Clone)]
 struct Deferred {
-    schemas: Arc<crate::convert::PendingSchemas>,
+    schemas: Arc<dyn SchemaSource>,
     full: std::sync::OnceLock<rmcp::model::Tool>,
 }
 
@@ -319,10 +363,7 @@ impl ToolDef {
     }
 
     /// A converted tool whose schemas are bundled on first use.
-    pub(crate) fn with_deferred_schemas(
-        mut self,
-        schemas: Arc<crate::convert::PendingSchemas>,
-    ) -> Self {
+    pub fn with_deferred_schemas(mut self, schemas: Arc<dyn SchemaSource>) -> Self {
         self.deferred = Some(Deferred {
             schemas,
             full: std::sync::OnceLock::new(),
@@ -451,4 +492,23 @@ impl ToolSet {
     pub fn find(&self, name: &str) -> Option<&Arc<ToolDef>> {
         self.tools.iter().find(|t| t.name() == name)
     }
+}
+
+/// Bytes of `v` serialized as compact JSON, without building the text (the size of a tool or of a
+/// `tools/list` page, as served).
+pub fn json_size(v: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing to a counter cannot fail; a tool that could not be serialized counts as empty.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
 }

@@ -2,7 +2,7 @@
 //! by a wrapper around jemalloc (the allocator the `openapi-mcp` binary ships with).
 //!
 //! The `convert` benchmark runs this binary for its peak columns (`--child ROOT` prints one
-//! line of figures); run alone (`cargo bench -p openapi-mcp-runtime --bench convert_peak`) it
+//! line of figures); run alone (`cargo bench -p openapi-mcp-convert --bench convert_peak`) it
 //! prints the peaks of every case. Times are never taken here: the counting costs time.
 
 #[path = "common/convert.rs"]

@@ -1,8 +1,8 @@
 //! Integration tests of the OpenAPI -> MCP converter: snapshots of every fixture in `specs/`,
 //! targeted assertions per concern, and a real-world corpus run over `../shared/specs`.
 //!
-//! Snapshots live in `runtime/tests/snapshots/`; regenerate with
-//! `UPDATE_SNAPSHOTS=1 cargo test -p openapi-mcp-runtime --test converter`, then review the diff.
+//! Snapshots live in `convert/tests/snapshots/`; regenerate with
+//! `UPDATE_SNAPSHOTS=1 cargo test -p openapi-mcp-convert --test converter`, then review the diff.
 
 mod converter {
     pub mod corpus;

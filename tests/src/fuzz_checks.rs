@@ -7,10 +7,10 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 use url::Url;
 
-use crate::convert::{ToolOptions, convert};
-use crate::forward::{Credentials, ForwardOptions, Forwarder};
-use crate::load::load_single;
-use crate::model::ToolDef;
+use openapi_mcp_convert::convert::{ToolOptions, convert};
+use openapi_mcp_convert::load::load_single;
+use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_toolset::model::ToolDef;
 
 /// Inputs longer than this are ignored (the loaders are linear; longer inputs only slow the fuzzer).
 pub const MAX_INPUT: usize = 256 * 1024;
@@ -152,7 +152,7 @@ pub fn check_build_request(fx: &RequestFixture, data: &[u8]) -> Result<(), Strin
 fn verify_request(
     fx: &RequestFixture,
     def: &ToolDef,
-    req: &crate::forward::BuiltRequest,
+    req: &openapi_mcp_runtime::forward::BuiltRequest,
 ) -> Result<(), String> {
     let name = def.name();
     let Ok(base) = fx.expected_base(def) else {
@@ -319,7 +319,7 @@ mod tests {
             .find(|t| t.route.path.contains('{') && t.route.server.is_none())
             .expect("a tool with a path parameter")
             .clone();
-        let good = crate::forward::BuiltRequest {
+        let good = openapi_mcp_runtime::forward::BuiltRequest {
             method: http::Method::GET,
             url: Url::parse(&format!(
                 "{FUZZ_BASE_URL}{}",
@@ -360,7 +360,12 @@ mod tests {
             .route
             .args
             .iter()
-            .find(|b| matches!(b.location, crate::model::ArgLocation::Path { .. }))
+            .find(|b| {
+                matches!(
+                    b.location,
+                    openapi_mcp_toolset::model::ArgLocation::Path { .. }
+                )
+            })
             .expect("path arg")
             .arg
             .clone();
@@ -372,7 +377,7 @@ mod tests {
 }
 
 /// Writes the `build_request` seed corpus (`fuzz/seeds/build_request`):
-/// `cargo test -p openapi-mcp-runtime --lib fuzz_checks::seeds::write -- --ignored`.
+/// `cargo test -p openapi-mcp-tests --lib fuzz_checks::seeds::write -- --ignored`.
 #[cfg(test)]
 mod seeds {
     use super::*;

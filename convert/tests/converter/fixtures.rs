@@ -2,9 +2,9 @@
 
 use std::collections::HashSet;
 
-use openapi_mcp_runtime::filter::{Filter, Pattern};
-use openapi_mcp_runtime::model::*;
-use openapi_mcp_runtime::{OutputSchemaMode, ToolOptions, convert};
+use openapi_mcp_convert::{OutputSchemaMode, ToolOptions, convert};
+use openapi_mcp_toolset::filter::{Filter, Pattern};
+use openapi_mcp_toolset::model::*;
 use serde_json::{Value, json};
 
 use super::support::*;
@@ -950,7 +950,7 @@ fn lenient_outputs_have_no_required_or_closed_objects() {
 
 #[test]
 fn strict_outputs_keep_required_and_none_mode_drops_outputs() {
-    let spec = openapi_mcp_runtime::load::load_single(STRICT_RESPONSES.as_bytes(), "strict.yaml")
+    let spec = openapi_mcp_convert::load::load_single(STRICT_RESPONSES.as_bytes(), "strict.yaml")
         .expect("spec");
     let strict = convert(
         &spec,
@@ -1420,7 +1420,7 @@ fn broken_operations_are_isolated_and_located() {
         .iter()
         .find(|d| d.location == format!("{file}#/paths/~1invoices/get"))
         .expect("error");
-    assert_eq!(err.severity, openapi_mcp_runtime::diag::Severity::Error);
+    assert_eq!(err.severity, openapi_mcp_convert::diag::Severity::Error);
     // The missing file is named in the message.
     assert!(
         diags
@@ -1688,7 +1688,7 @@ fn path_pats(p: &[&str]) -> Vec<Pattern> {
         .collect()
 }
 
-fn filtered(fixture: &str, filter: Filter) -> (Vec<String>, openapi_mcp_runtime::ConvertReport) {
+fn filtered(fixture: &str, filter: Filter) -> (Vec<String>, openapi_mcp_convert::ConvertReport) {
     let conv = convert_fixture_with(
         fixture,
         &ToolOptions {
@@ -1921,7 +1921,7 @@ fn op_json(op_id: &str, summary: &str) -> Value {
     json!({ "get": { "operationId": op_id, "summary": summary, "responses": { "204": { "description": "ok" } } } })
 }
 
-fn names_by_operation(conv: &openapi_mcp_runtime::Conversion) -> Vec<(String, String)> {
+fn names_by_operation(conv: &openapi_mcp_convert::Conversion) -> Vec<(String, String)> {
     conv.tools
         .tools
         .iter()
@@ -1935,8 +1935,8 @@ fn names_by_operation(conv: &openapi_mcp_runtime::Conversion) -> Vec<(String, St
 }
 
 /// Edits a loaded spec's root document (the loaded tree is read-only: through a `Value`).
-fn edit_root(spec: &mut openapi_mcp_runtime::Spec, edit: impl FnOnce(&mut serde_json::Value)) {
-    use openapi_mcp_runtime::node::{Builder, Node};
+fn edit_root(spec: &mut openapi_mcp_convert::Spec, edit: impl FnOnce(&mut serde_json::Value)) {
+    use openapi_mcp_convert::node::{Builder, Node};
     let mut root = spec.docs.docs[0].root.to_value();
     edit(&mut root);
     spec.docs.docs[0].root = Node::from_value(root, &mut Builder::default());
@@ -2227,8 +2227,8 @@ x-operations:
         "/../../shared/specs/digitalocean-3.0/DigitalOcean-public.v2.yaml"
     ));
     if root.is_file() {
-        let spec = block_on(openapi_mcp_runtime::load(
-            &openapi_mcp_runtime::SpecSource::Path(root.to_path_buf()),
+        let spec = block_on(openapi_mcp_convert::load(
+            &openapi_mcp_convert::SpecSource::Path(root.to_path_buf()),
         ))
         .expect("loads");
         let conv = convert(&spec, &ToolOptions::default());
@@ -2893,6 +2893,6 @@ paths:
     assert_eq!(prop(t, "body")["contentEncoding"], "base64");
     assert_eq!(
         t.route.body.as_ref().expect("body").kind,
-        openapi_mcp_runtime::model::BodyKind::Multipart
+        openapi_mcp_toolset::model::BodyKind::Multipart
     );
 }

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use openapi_mcp_runtime::{SpecSource, ToolOptions, convert, load};
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use serde_json::Value;
 
 use super::support::*;

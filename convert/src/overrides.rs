@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::convert::ToolOptions;
-use crate::model::{ToolDef, ToolSet};
+use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 
 /// A problem in the overrides file: the file, the key path inside it, and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -293,8 +293,8 @@ fn apply_one(
         }
         let mut instance = Map::new();
         instance.insert(arg.clone(), value.clone());
-        let validator = crate::validate::LazyValidator::default();
-        if let Err(problems) = crate::validate::check(&validator, &one, &instance) {
+        let validator = openapi_mcp_toolset::validate::LazyValidator::default();
+        if let Err(problems) = openapi_mcp_toolset::validate::check(&validator, &one, &instance) {
             return Err(err(
                 format!("{base}.pin.{name}"),
                 format!(
@@ -375,7 +375,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ArgBinding, ArgLocation, HttpMethod, OutputShape, Route};
+    use openapi_mcp_toolset::model::{ArgBinding, ArgLocation, HttpMethod, OutputShape, Route};
     use serde_json::json;
 
     fn arg(name: &str, location: ArgLocation, required: bool) -> ArgBinding {
@@ -409,7 +409,7 @@ mod tests {
                     arg(
                         "petId",
                         ArgLocation::Path {
-                            style: crate::model::PathStyle::Simple,
+                            style: openapi_mcp_toolset::model::PathStyle::Simple,
                             explode: false,
                         },
                         true,
@@ -417,7 +417,7 @@ mod tests {
                     arg(
                         "tenant",
                         ArgLocation::Query {
-                            style: crate::model::QueryStyle::Form,
+                            style: openapi_mcp_toolset::model::QueryStyle::Form,
                             explode: true,
                             allow_reserved: false,
                         },

@@ -1,0 +1,29 @@
+//! openapi-mcp converter: an OpenAPI spec (Swagger 2.0, OpenAPI 3.0, 3.1; JSON or YAML; a file or
+//! a URL; split over many files) -> the tool set of the contract crate (`openapi-mcp-toolset`).
+//!
+//! - [`load`], [`node`], [`pointer`]: documents, `$ref` resolution, the compact read-only tree.
+//! - [`convert`]: operations -> tools (inputs, outputs, names, annotations); [`schema`] and
+//!   [`pattern`]: OpenAPI schemas -> JSON Schema 2020-12 clients compile.
+//! - Passes over the tool set: [`profile`] (client profiles), [`extensions`], [`overrides`],
+//!   [`lock`]; [`diff`] compares two tool sets.
+//! - [`diag`]: located diagnostics; one broken operation degrades alone.
+
+pub mod convert;
+pub mod diag;
+/// Differences between two converted versions of an API (`openapi-mcp diff`).
+pub mod diff;
+pub mod extensions;
+pub mod load;
+/// The names lockfile (`--lock FILE`): published tool names stay stable across spec versions.
+pub mod lock;
+/// The loaded documents' compact tree.
+pub mod node;
+pub mod overrides;
+pub mod pattern;
+pub mod pointer;
+pub mod profile;
+pub mod schema;
+
+pub use convert::{Conversion, ConvertReport, OutputSchemaMode, ToolOptions, convert};
+pub use load::{LoadError, Spec, SpecSource, load};
+pub use openapi_mcp_toolset as toolset;

@@ -1,0 +1,480 @@
+//! The one serving entry point: [`ServeArgs`] (every serving option, a clap `Args` struct with the
+//! `cli` feature) and [`serve`]. `openapi-mcp proxy` and every generated server's `main.rs` run
+//! exactly this, so a serving option added here reaches both by construction (a test compares
+//! the two command lines).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use openapi_mcp_toolset::model::ToolSet;
+
+use crate::dynamic::ToolMode;
+use crate::exit::UserError;
+use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
+use crate::server::{Dispatcher, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
+use crate::transport::{self, HttpOptions, ServeError};
+
+/// MCP transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Transport {
+    /// stdin/stdout (Claude Desktop, Claude Code, Cursor, VS Code launch the server).
+    #[default]
+    Stdio,
+    /// Streamable HTTP at `/mcp`.
+    Http,
+}
+
+/// How operations are exposed (`--mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum Mode {
+    /// One tool per operation.
+    #[default]
+    Tools,
+    /// Only the discovery tools.
+    Dynamic,
+    /// Pinned operations as tools, the discovery tools for the rest.
+    Hybrid,
+}
+
+impl Mode {
+    /// The `--mode` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Tools => "tools",
+            Mode::Dynamic => "dynamic",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Every option of serving a tool set: the MCP side (transport, HTTP limits and checks, paging,
+/// the tool mode) and the API side (base URL, credentials, headers, timeouts, retries).
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct ServeArgs {
+    /// MCP transport: stdio (for Claude Desktop, Claude Code, Cursor, VS Code) or Streamable HTTP.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Transport::Stdio))]
+    pub transport: Transport,
+    /// Address to listen on with --transport http (MCP endpoint at /mcp).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "127.0.0.1:8080"))]
+    pub listen: SocketAddr,
+    /// HTTP: no sessions, every request stands alone (for load-balanced deployments).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub stateless: bool,
+    /// HTTP: require `Authorization: Bearer TOKEN` from MCP clients.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, env = "OPENAPI_MCP_AUTH_TOKEN", hide_env_values = true)
+    )]
+    pub auth_token: Option<String>,
+    /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub allowed_host: Vec<String>,
+    /// HTTP: also accept requests from this browser Origin (e.g. https://app.example.com).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub allowed_origin: Vec<String>,
+    /// HTTP: pass this header of the MCP client's request on to the API (e.g. Authorization, for
+    /// per-user tokens); it replaces a credential in the same header. Repeatable. Nothing of the
+    /// client's request is forwarded otherwise.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME", value_parser = parse_header_name))]
+    pub forward_header: Vec<String>,
+    /// HTTP: largest accepted MCP request body, in bytes.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 4 * 1024 * 1024))]
+    pub max_request_bytes: usize,
+    /// HTTP: at most N requests per second per MCP client (its session, else its IP address),
+    /// with bursts of N; beyond that, HTTP 429 with Retry-After. Default: unlimited.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))
+    )]
+    pub rate_limit: Option<u32>,
+
+    /// Base URL of the API (default: the spec's first server).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub base_url: Option<String>,
+    /// Credential for a security scheme: SCHEME=VALUE (basic: SCHEME=user:pass). Prefer environment variables.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SCHEME=VALUE"))]
+    pub auth: Vec<String>,
+    /// Static header sent with every API request: 'Name: value'.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME: VALUE"))]
+    pub header: Vec<String>,
+    /// Upstream request timeout, in seconds.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 30.0))]
+    pub timeout: f64,
+    /// Upstream calls in flight at once.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub max_concurrency: Option<usize>,
+    /// Retries of idempotent calls on connection errors and 502/503/504, with backoff.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub retries: u32,
+    /// Largest response body returned to the client; longer bodies are cut with a note.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1024 * 1024))]
+    pub max_response_bytes: usize,
+    /// Tools per tools/list page (default: all in one page, unless the list is over 8 MiB:
+    /// clients on the TypeScript SDK drop stdio messages over 10 MiB, so larger lists are served
+    /// in pages of at most 8 MiB).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub page_size: Option<usize>,
+    /// How operations are exposed: one tool each (tools), only three discovery tools
+    /// search_operations / describe_operation / call_operation (dynamic, for large APIs; see
+    /// `openapi-mcp tools --stats`), or pinned operations as tools plus the discovery tools for
+    /// the rest (hybrid, with --pin).
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Mode::Tools))]
+    pub mode: Mode,
+    /// With --mode hybrid: serve operations whose tool name, operationId or tag matches this glob
+    /// as normal tools (repeatable, comma-separated).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "GLOB", value_delimiter = ','))]
+    pub pin: Vec<String>,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        ServeArgs {
+            transport: Transport::Stdio,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            stateless: false,
+            auth_token: None,
+            allowed_host: Vec::new(),
+            allowed_origin: Vec::new(),
+            forward_header: Vec::new(),
+            max_request_bytes: 4 * 1024 * 1024,
+            rate_limit: None,
+            base_url: None,
+            auth: Vec::new(),
+            header: Vec::new(),
+            timeout: 30.0,
+            max_concurrency: None,
+            retries: 0,
+            max_response_bytes: 1024 * 1024,
+            page_size: None,
+            mode: Mode::Tools,
+            pin: Vec::new(),
+        }
+    }
+}
+
+#[cfg(feature = "cli")]
+fn parse_header_name(s: &str) -> Result<String, String> {
+    http::HeaderName::from_bytes(s.trim().as_bytes())
+        .map(|h| h.as_str().to_string())
+        .map_err(|_| format!("`{s}` is not a valid HTTP header name"))
+}
+
+/// Why serving could not start or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The options or the tool set do not allow serving (exit code 1).
+    #[error(transparent)]
+    Input(#[from] UserError),
+    #[error("setting up the HTTP client")]
+    Client(#[source] ForwardError),
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+    #[error("HTTP server task")]
+    Task(#[source] tokio::task::JoinError),
+}
+
+impl ServeArgs {
+    /// `--mode` and `--pin` as the server's [`ToolMode`].
+    pub fn tool_mode(&self) -> Result<ToolMode, UserError> {
+        if self.mode != Mode::Hybrid && !self.pin.is_empty() {
+            return Err(UserError::msg("--pin only applies to --mode hybrid"));
+        }
+        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::msg)
+    }
+
+    /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,
+    /// timeouts and retries. Also returns the schemes that have no credential.
+    pub fn forwarder(&self, set: &ToolSet) -> Result<(Forwarder, Vec<String>), StartError> {
+        let base = match self.base_url.clone().or_else(|| set.base_url.clone()) {
+            Some(b) => b,
+            None => {
+                return Err(
+                    UserError::msg("the spec declares no server URL: pass --base-url").into(),
+                );
+            }
+        };
+        let base_url = url::Url::parse(&base).map_err(|e| {
+            UserError::msg(format!(
+                "invalid base URL {base:?} (pass an absolute --base-url): {e}"
+            ))
+        })?;
+        let mut creds = Credentials::from_env(&set.security_schemes, |k| std::env::var(k).ok());
+        for a in &self.auth {
+            let Some((scheme, value)) = a.split_once('=') else {
+                return Err(UserError::msg(format!(
+                    "--auth expects SCHEME=VALUE, got {:?}",
+                    a.split('=').next().unwrap_or_default()
+                ))
+                .into());
+            };
+            if !set.security_schemes.iter().any(|(n, _)| n == scheme) {
+                let known: Vec<&str> = set
+                    .security_schemes
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                return Err(UserError::msg(format!(
+                    "--auth: the spec has no security scheme {scheme:?} (it has: {})",
+                    known.join(", ")
+                ))
+                .into());
+            }
+            creds.set(scheme, value.to_string());
+        }
+        let mut static_headers = Vec::new();
+        for h in &self.header {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(
+                    UserError::msg(format!("--header expects 'Name: value', got {h:?}")).into(),
+                );
+            };
+            static_headers.push((name.trim().to_string(), value.trim().to_string()));
+        }
+        let missing = creds.missing(&set.security_schemes);
+        let mut forward_opts = ForwardOptions::new(base_url);
+        forward_opts.timeout = Duration::from_secs_f64(self.timeout.max(0.001));
+        forward_opts.max_response_bytes = self.max_response_bytes;
+        forward_opts.retries = self.retries;
+        forward_opts.static_headers = static_headers;
+        let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds)
+            .map_err(StartError::Client)?;
+        Ok((forwarder, missing))
+    }
+}
+
+/// What differs between the servers that call [`serve`]: the proxy and each generated crate.
+#[derive(Default)]
+pub struct Serving {
+    /// The program, for the start-up line (`openapi-mcp`, a generated crate's name).
+    pub program: String,
+    /// What is served, for the start-up line (the spec's path or URL, the API's title).
+    pub label: String,
+    /// Takes every call instead of the forwarder (a generated crate's typed handlers).
+    pub dispatcher: Option<Dispatcher>,
+    /// Called once the server is built, before it serves (the proxy's `--watch`).
+    pub on_start: Option<Box<dyn FnOnce(&ProxyServer) + Send>>,
+}
+
+/// Serves `set` as `args` say until the client goes away (stdio) or the process is interrupted
+/// (HTTP). Start-up warnings (missing credentials, a paged tool list) go to the log, the
+/// start-up line to stderr.
+pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(), StartError> {
+    let mode = args.tool_mode()?;
+    let (forwarder, missing) = args.forwarder(&set)?;
+    let base_url = forwarder.options().base_url.clone();
+    let tool_count = set.tools.len();
+    let server = ProxyServer::new(
+        set,
+        forwarder,
+        ServerOptions {
+            page_size: args.page_size,
+            page_bytes: None,
+            max_concurrency: args.max_concurrency,
+            dispatcher: serving.dispatcher,
+            forward_headers: args.forward_header.clone(),
+            mode,
+        },
+    );
+    let served = server.state().tools().len();
+    let tools_desc = if served == tool_count {
+        format!("{tool_count} tools")
+    } else {
+        format!(
+            "{tool_count} operations as {served} tools, --mode {}",
+            args.mode.name()
+        )
+    };
+    for m in &missing {
+        tracing::warn!(
+            "no credentials for security scheme {m} (operations needing it will get 401/403 from the API)"
+        );
+    }
+    let list_bytes = server.state().list_bytes();
+    if list_bytes > MAX_PAGE_BYTES {
+        tracing::warn!(
+            "the tool list is {:.1} MiB: tools/list is served in pages of at most {} MiB (clients on the TypeScript SDK drop stdio messages over 10 MiB); clients that read only the first page see part of the tools; --mode dynamic serves 3 tools, or filter operations (--include-tag, --include-path)",
+            list_bytes as f64 / (1 << 20) as f64,
+            MAX_PAGE_BYTES >> 20
+        );
+    }
+    if let Some(f) = serving.on_start {
+        f(&server);
+    }
+    let Serving { program, label, .. } = serving;
+    match args.transport {
+        Transport::Stdio => {
+            if !args.forward_header.is_empty() {
+                tracing::warn!(
+                    "--forward-header has no effect over stdio (there is no client HTTP request)"
+                );
+            }
+            eprintln!("{program}: serving {label} ({tools_desc}) over stdio; API at {base_url}");
+            transport::serve_stdio(server).await?;
+        }
+        Transport::Http => {
+            let mut http = HttpOptions::new(args.listen);
+            http.stateless = args.stateless;
+            http.auth_token = args.auth_token.clone();
+            http.allowed_hosts = args.allowed_host.clone();
+            http.allowed_origins = args.allowed_origin.clone();
+            http.max_body_bytes = args.max_request_bytes;
+            http.rate_limit = args.rate_limit;
+            let handle = transport::start_http(server, http).await?;
+            eprintln!(
+                "{program}: serving {label} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
+                handle.addr,
+                if args.stateless { " (stateless)" } else { "" }
+            );
+            let shutdown = handle.shutdown.clone();
+            tokio::spawn(async move {
+                let _ = tokio::signal::ctrl_c().await;
+                shutdown.cancel();
+            });
+            handle.task.await.map_err(StartError::Task)??;
+        }
+    }
+    Ok(())
+}
+
+/// A generated server: what its `main.rs` passes to [`generated_main`].
+#[cfg(feature = "cli")]
+pub struct Generated {
+    /// The crate's name (the program name on the command line and in the start-up line).
+    pub name: &'static str,
+    /// `--help`'s first line.
+    pub about: &'static str,
+    pub version: &'static str,
+    /// The API's title, for the start-up line.
+    pub title: &'static str,
+    /// `--mode`'s default (and `--pin`'s, for hybrid), chosen at generation.
+    pub default_mode: Mode,
+    pub default_pins: &'static [&'static str],
+    /// The embedded tool set (`src/api.json`).
+    pub tool_set: fn() -> Result<ToolSet, serde_json::Error>,
+    /// The crate's typed handlers.
+    pub dispatcher: Option<Dispatcher>,
+}
+
+/// The command line of a generated server: `-v` and every [`ServeArgs`] option.
+#[cfg(feature = "cli")]
+#[derive(clap::Parser, Debug)]
+pub struct GeneratedCli {
+    /// More logging on stderr (-v debug, -vv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    #[command(flatten)]
+    pub serve: ServeArgs,
+}
+
+#[cfg(feature = "cli")]
+impl GeneratedCli {
+    /// The clap command of a generated server, with its generation-time defaults.
+    pub fn command_for(g: &Generated) -> clap::Command {
+        use clap::CommandFactory;
+        let mut cmd = GeneratedCli::command()
+            .name(g.name)
+            .bin_name(g.name)
+            .about(g.about)
+            .version(g.version)
+            .mut_arg("mode", |a| a.default_value(g.default_mode.name()));
+        if !g.default_pins.is_empty() {
+            let pins: Vec<clap::builder::OsStr> =
+                g.default_pins.iter().map(|p| (*p).into()).collect();
+            cmd = cmd.mut_arg("pin", |a| a.default_values(pins));
+        }
+        cmd
+    }
+}
+
+/// The whole `main` of a generated server: parse the command line, start logging, serve the
+/// embedded tool set with the crate's handlers, and turn the outcome into an exit code.
+#[cfg(feature = "cli")]
+pub fn generated_main(g: Generated) -> std::process::ExitCode {
+    use clap::FromArgMatches;
+    let matches = GeneratedCli::command_for(&g).get_matches();
+    let cli = match GeneratedCli::from_arg_matches(&matches) {
+        Ok(c) => c,
+        Err(e) => e.exit(),
+    };
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return crate::exit::ExitStatus::Error.into();
+        }
+    };
+    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = runtime.block_on(async {
+        let set = (g.tool_set)().map_err(|e| {
+            Box::new(ContextError(
+                "reading the embedded tool definitions (src/api.json)",
+                e,
+            )) as Box<dyn std::error::Error + Send + Sync>
+        })?;
+        let serving = Serving {
+            program: g.name.to_string(),
+            label: format!("the {} API", g.title),
+            dispatcher: g.dispatcher,
+            on_start: None,
+        };
+        serve(set, &cli.serve, serving).await?;
+        Ok(())
+    });
+    match result {
+        Ok(()) => crate::exit::ExitStatus::Success.into(),
+        Err(e) => report(&*e).into(),
+    }
+}
+
+/// Prints `error: ` and the error with its causes on one line; returns its exit status.
+pub fn report(err: &(dyn std::error::Error + 'static)) -> crate::exit::ExitStatus {
+    let mut parts = vec![err.to_string()];
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        parts.push(e.to_string());
+        cur = e.source();
+    }
+    eprintln!("error: {}", parts.join(": "));
+    crate::exit::ExitStatus::of(err)
+}
+
+#[derive(Debug)]
+struct ContextError(&'static str, serde_json::Error);
+
+impl std::fmt::Display for ContextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for ContextError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.1)
+    }
+}
+
+/// Logs to stderr: `info` by default (rmcp's own lines only as errors), `-v` debug, `-vv` trace;
+/// `RUST_LOG` overrides.
+pub fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    // rmcp's own lines (handshakes, stream ends, a warning for every error answered to a client,
+    // such as an unknown tool) are noise for users at the default level; -v shows them.
+    let default = match verbose {
+        0 => "info,rmcp=error",
+        1 => "debug,rmcp=info",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false)
+        .try_init();
+}

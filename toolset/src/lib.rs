@@ -1,0 +1,16 @@
+//! The openapi-mcp contract: what the converter produces and what the server and generated
+//! crates consume. It depends on no server stack (no axum, reqwest or rmcp server).
+//!
+//! - [`model`]: the tool set, each tool with its route (wire bindings of every argument).
+//! - [`naming`]: snake_case, prefixes, collision-free names, credential variable names.
+//! - [`media`]: media-type helpers shared by the converter and the forwarder.
+//! - [`filter`]: which operations become tools (globs on tags, names, paths, methods).
+//! - [`validate`]: argument validation against a tool's inputSchema, with "did you mean".
+
+pub mod filter;
+pub mod media;
+pub mod model;
+pub mod naming;
+pub mod validate;
+
+pub use rmcp;
