@@ -2,6 +2,8 @@
 
 mod args;
 mod commands;
+#[cfg(test)]
+mod option_parity;
 
 use std::process::ExitCode;
 
