@@ -5,12 +5,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
+use crate::ir;
 use crate::load::{DocumentSet, Spec, SpecVersion};
-use crate::node::{Node, Obj};
+use crate::node::Node;
 use crate::pointer::{JsonPointer, Loc};
 use crate::schema::{self, DefTable, Deps, SchemaStore};
 use openapi_mcp_toolset::filter::Filter;
-use openapi_mcp_toolset::media::{body_kind, is_json, media_base, path_template_names};
+use openapi_mcp_toolset::media::{is_json, path_template_names};
 use openapi_mcp_toolset::model::*;
 use openapi_mcp_toolset::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
 
@@ -83,8 +84,6 @@ pub struct Conversion {
 /// An operation being converted; a failure skips only this operation.
 struct OpError(String);
 
-const JSON_BODY_PREFERENCE: usize = 0;
-
 /// Approximate bytes of definitions one tool's inputSchema carries at most. Above it, deeper
 /// definitions accept any value (see [`DefTable::bundle_within`]): an entity model as
 /// interlinked as Microsoft Graph's gave single tools 1.7 MB schemas (about 450k tokens, more
@@ -110,17 +109,13 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     };
     let mut names = NameAllocator::new(&prefix, opts.max_name_len);
     let security_schemes = security_schemes(spec, &mut diags);
-    let credential_params: Vec<(String, String, &'static str)> = security_schemes
+    let credential_params: Vec<(String, String, ParamIn)> = security_schemes
         .iter()
         .filter_map(|(scheme, s)| match s {
             SecurityScheme::ApiKey { name, location } => Some((
                 scheme.clone(),
                 name.to_ascii_lowercase(),
-                match location {
-                    ApiKeyLocation::Header => "header",
-                    ApiKeyLocation::Query => "query",
-                    ApiKeyLocation::Cookie => "cookie",
-                },
+                location.param_in(),
             )),
             _ => None,
         })
@@ -180,14 +175,16 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                         (op_loc, op)
                     };
                     let ctx = OpContext {
-                        docs,
-                        version: spec.version,
+                        src: ir::Source {
+                            docs,
+                            version: spec.version,
+                            item,
+                            item_loc: &item_loc,
+                            op,
+                            op_loc: &op_loc,
+                        },
                         path,
                         method,
-                        item,
-                        item_loc: &item_loc,
-                        op,
-                        op_loc: &op_loc,
                         credential_params: &credential_params,
                         global_security,
                         opts,
@@ -309,40 +306,111 @@ fn str_at<'v>(v: Option<&'v Node>, key: &str) -> Option<&'v str> {
 }
 
 struct OpContext<'a> {
-    docs: &'a DocumentSet,
-    version: SpecVersion,
+    src: ir::Source<'a>,
     path: &'a str,
     method: HttpMethod,
-    item: &'a Node,
-    item_loc: &'a Loc,
-    op: &'a Node,
-    op_loc: &'a Loc,
     /// apiKey schemes' parameters: (scheme, lowercase parameter name, location).
-    credential_params: &'a [(String, String, &'static str)],
+    credential_params: &'a [(String, String, ParamIn)],
     global_security: Option<&'a Node>,
     opts: &'a ToolOptions,
 }
 
-/// A parameter after `$ref` resolution and path-item merging.
-struct RawParam<'a> {
-    loc: Loc,
-    node: &'a Node,
-    name: String,
-    location: String,
-    /// Declared on the path item or reached through a `$ref`: other operations use it too.
-    shared: bool,
+/// A tool's inputSchema as it is built: the arguments, their schemas, and the names taken.
+#[derive(Default)]
+struct Input {
+    taken: HashSet<String>,
+    args: Vec<ArgBinding>,
+    properties: Map<String, Value>,
+    required: Vec<String>,
+    deps: Deps,
+    /// Keywords of the inputSchema's root besides its properties (`dependentRequired`).
+    root_extra: Map<String, Value>,
+}
+
+impl Input {
+    /// Adds the argument `binding.arg` with its schema.
+    fn add(&mut self, schema: Value, binding: ArgBinding) {
+        if binding.required {
+            self.required.push(binding.arg.clone());
+        }
+        self.properties.insert(binding.arg.clone(), schema);
+        self.args.push(binding);
+    }
+
+    /// The whole request body as one argument, `body` unless a parameter has that name.
+    fn whole_body(&mut self, required: bool, schema: Value) {
+        let arg = if self.taken.insert("body".to_string()) {
+            "body".to_string()
+        } else {
+            self.unique_arg("request_body", "body")
+        };
+        self.add(
+            schema,
+            ArgBinding {
+                arg,
+                wire: String::new(),
+                location: ArgLocation::Body,
+                required,
+                content_type: None,
+            },
+        );
+    }
+
+    /// An argument name for `name` no other argument has: qualified by its location (`path`,
+    /// `query`, ..., `body`) and then numbered when needed.
+    fn unique_arg(&mut self, name: &str, location: &str) -> String {
+        let taken = &mut self.taken;
+        let base = sanitize_arg(name);
+        if taken.insert(base.clone()) {
+            return base;
+        }
+        let qualified = sanitize_arg(&format!("{location}_{name}"));
+        if taken.insert(qualified.clone()) {
+            return qualified;
+        }
+        let mut n = 2;
+        loop {
+            let c = format!("{qualified}_{n}");
+            if taken.insert(c.clone()) {
+                return c;
+            }
+            n += 1;
+        }
+    }
+
+    /// The inputSchema, its definitions' dependencies, the names of the arguments that are
+    /// parameters (not body), and the bindings.
+    fn assemble(self) -> (Map<String, Value>, Deps, Vec<String>, Vec<ArgBinding>) {
+        let mut input = Map::new();
+        input.insert("type".into(), json!("object"));
+        input.insert("properties".into(), Value::Object(self.properties));
+        if !self.required.is_empty() {
+            input.insert("required".into(), json!(self.required));
+        }
+        input.extend(self.root_extra);
+        input.insert("additionalProperties".into(), json!(false));
+        let params: Vec<String> = self
+            .args
+            .iter()
+            .filter(|a| !matches!(a.location, ArgLocation::Body | ArgLocation::BodyField))
+            .map(|a| a.arg.clone())
+            .collect();
+        (input, self.deps, params, self.args)
+    }
 }
 
 impl<'a> OpContext<'a> {
     fn operation_id(&self) -> Option<&'a str> {
-        self.op
+        self.src
+            .op
             .get("operationId")
             .and_then(Node::as_str)
             .filter(|s| !s.trim().is_empty())
     }
 
     fn tags(&self) -> Vec<String> {
-        self.op
+        self.src
+            .op
             .get("tags")
             .and_then(Node::as_array)
             .map(|a| {
@@ -355,7 +423,8 @@ impl<'a> OpContext<'a> {
     }
 
     fn deprecated(&self) -> bool {
-        self.op
+        self.src
+            .op
             .get("deprecated")
             .and_then(Node::as_bool)
             .unwrap_or(false)
@@ -380,7 +449,7 @@ impl<'a> OpContext<'a> {
     }
 
     fn base_name(&self) -> String {
-        if let Some(n) = crate::extensions::name(self.op).map(snake)
+        if let Some(n) = crate::extensions::name(self.src.op).map(snake)
             && !n.is_empty()
         {
             return n;
@@ -400,38 +469,72 @@ impl<'a> OpContext<'a> {
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
     ) -> Result<(ToolDef, BuiltParts), OpError> {
-        let docs = self.docs;
-        let params = self.collect_params(diags)?;
-
-        let mut args: Vec<ArgBinding> = Vec::new();
-        let mut properties = Map::new();
-        let mut required: Vec<String> = Vec::new();
-        let mut deps: Deps = Vec::new();
-        let mut taken: HashSet<String> = HashSet::default();
-
+        let params = ir::parameters(&self.src, diags).map_err(OpError)?;
+        let mut input = Input::default();
         let security = self.security();
-        let mut extra_schemes: Vec<String> = Vec::new();
-        // Path template names.
-        let template_names = path_template_names(self.path);
-        let mut declared_path: HashSet<String> = HashSet::default();
+        let extra_schemes = self.parameters(store, &params.params, &security, &mut input, diags);
+        self.template_variables(&params.params, &mut input, diags);
+        let body = self.body(store, params, &mut input, diags)?;
+        let (input, input_deps, params, args) = input.assemble();
+        // Responses.
+        let (output_schema, output, accept) = self.output(store);
+        let tool = self.tool(names);
+        let parts = SchemaParts {
+            input,
+            input_deps,
+            params,
+            output: output_schema,
+        };
+        let route = Route {
+            method: self.method,
+            path: self.path.to_string(),
+            server: self.server_override(),
+            args,
+            body,
+            accept,
+            security: with_declared_schemes(security, &extra_schemes),
+            output: if self.opts.output_schema == OutputSchemaMode::None {
+                OutputShape::None
+            } else {
+                output
+            },
+            pinned: Map::new(),
+        };
+        let def = ToolDef::new(
+            tool,
+            route,
+            self.operation_id().map(str::to_string),
+            self.tags(),
+            self.src.docs.describe(self.src.op_loc),
+        );
+        Ok((def, parts))
+    }
 
-        // Parameters in location order: path, query, header, cookie.
-        for wanted in ["path", "query", "header", "cookie"] {
+    /// Parameters become arguments in location order: path, query, header, cookie. Returns the
+    /// security schemes the operation gains because it declares their parameters.
+    fn parameters(
+        &self,
+        store: &mut SchemaStore<'_>,
+        params: &[ir::Param<'_>],
+        security: &[SecurityRequirement],
+        input: &mut Input,
+        diags: &mut Diagnostics,
+    ) -> Vec<String> {
+        let template_names = path_template_names(self.path);
+        let mut extra_schemes: Vec<String> = Vec::new();
+        for wanted in ParamIn::ALL {
             for p in params.iter().filter(|p| p.location == wanted) {
-                if wanted == "path" {
-                    if !template_names.contains(&p.name) {
-                        diags.warning(
-                            docs.describe(&p.loc),
-                            format!(
-                                "path parameter {:?} is not in the path template {:?}; ignored",
-                                p.name, self.path
-                            ),
-                        );
-                        continue;
-                    }
-                    declared_path.insert(p.name.clone());
+                if wanted == ParamIn::Path && !template_names.iter().any(|t| t == p.name) {
+                    diags.warning(
+                        self.src.docs.describe(&p.loc),
+                        format!(
+                            "path parameter {:?} is not in the path template {:?}; ignored",
+                            p.name, self.path
+                        ),
+                    );
+                    continue;
                 }
-                if wanted == "header"
+                if wanted == ParamIn::Header
                     && ["accept", "content-type", "authorization"]
                         .contains(&p.name.to_ascii_lowercase().as_str())
                 {
@@ -454,37 +557,56 @@ impl<'a> OpContext<'a> {
                     }
                     continue;
                 }
-                let (binding, mut schema, pdeps) = self.param_binding(store, p, diags);
-                deps.extend(pdeps);
-                let arg = unique_arg(&mut taken, &p.name, wanted);
+                let (mut schema, pdeps) = self.param_schema(store, p, diags);
+                input.deps.extend(pdeps);
                 if let Value::Object(m) = &mut schema {
-                    if let Some(d) = p.node.get("description").and_then(Node::as_str) {
+                    if let Some(d) = p.description {
                         m.insert("description".into(), Value::String(d.to_string()));
                     }
-                    if p.node.get("deprecated").and_then(Node::as_bool) == Some(true) {
+                    if p.deprecated {
                         m.insert("deprecated".into(), Value::Bool(true));
                     }
                     if !m.contains_key("examples")
-                        && let Some(ex) = p.node.get("example")
+                        && let Some(ex) = p.example
                     {
                         m.insert("examples".into(), json!([ex]));
                     }
                 }
-                if binding.required {
-                    required.push(arg.clone());
-                }
-                properties.insert(arg.clone(), schema);
-                args.push(ArgBinding { arg, ..binding });
+                let arg = input.unique_arg(p.name, wanted.as_str());
+                input.add(
+                    schema,
+                    ArgBinding {
+                        arg,
+                        wire: p.name.to_string(),
+                        location: p.arg_location(),
+                        required: p.required,
+                        content_type: p.content_type().map(str::to_string),
+                    },
+                );
             }
         }
-        // Template variables nobody declared: degrade to a required string argument.
-        for name in &template_names {
-            if !declared_path.contains(name) {
-                diags.warning(docs.describe(self.op_loc), format!("path template variable {{{name}}} has no parameter; it becomes a required string argument"));
-                let arg = unique_arg(&mut taken, name, "path");
-                properties.insert(arg.clone(), json!({"type": "string"}));
-                required.push(arg.clone());
-                args.push(ArgBinding {
+        extra_schemes
+    }
+
+    /// Template variables nobody declared: degrade to a required string argument.
+    fn template_variables(
+        &self,
+        params: &[ir::Param<'_>],
+        input: &mut Input,
+        diags: &mut Diagnostics,
+    ) {
+        for name in &path_template_names(self.path) {
+            if params
+                .iter()
+                .any(|p| p.location == ParamIn::Path && p.name == name)
+            {
+                continue;
+            }
+            diags.warning(self.src.docs.describe(self.src.op_loc), format!("path template variable {{{name}}} has no parameter; it becomes a required string argument"));
+            let arg = input.unique_arg(name, ParamIn::Path.as_str());
+            input.add(
+                json!({"type": "string"}),
+                ArgBinding {
                     arg,
                     wire: name.clone(),
                     location: ArgLocation::Path {
@@ -493,53 +615,26 @@ impl<'a> OpContext<'a> {
                     },
                     required: true,
                     content_type: None,
-                });
-            }
+                },
+            );
         }
+    }
 
-        // Request body.
-        let mut root_extra = Map::new();
-        let body = self.body(
-            store,
-            &params,
-            &mut taken,
-            &mut args,
-            &mut properties,
-            &mut required,
-            &mut deps,
-            &mut root_extra,
-            diags,
-        )?;
-
-        let mut input = Map::new();
-        input.insert("type".into(), json!("object"));
-        input.insert("properties".into(), Value::Object(properties));
-        if !required.is_empty() {
-            input.insert("required".into(), json!(required));
-        }
-        input.extend(root_extra);
-        input.insert("additionalProperties".into(), json!(false));
-        let params: Vec<String> = args
-            .iter()
-            .filter(|a| !matches!(a.location, ArgLocation::Body | ArgLocation::BodyField))
-            .map(|a| a.arg.clone())
-            .collect();
-
-        // Responses.
-        let (output_schema, output, accept) = self.output(store);
-
-        // Naming and text.
+    /// Name, title, description and annotations of the tool.
+    fn tool(&self, names: &mut NameAllocator) -> rmcp::model::Tool {
         let name = names.allocate(
             &self.base_name(),
             &format!("{} {}", self.method.as_str(), self.path),
         );
         let summary = self
+            .src
             .op
             .get("summary")
             .and_then(Node::as_str)
             .map(str::trim)
             .filter(|s| !s.is_empty());
         let long = self
+            .src
             .op
             .get("description")
             .and_then(Node::as_str)
@@ -580,120 +675,16 @@ impl<'a> OpContext<'a> {
         tool.title = Some(title);
         tool.description = Some(description.into());
         tool.annotations = Some(annotations);
-        let parts = SchemaParts {
-            input,
-            input_deps: deps,
-            params,
-            output: output_schema,
-        };
-
-        let route = Route {
-            method: self.method,
-            path: self.path.to_string(),
-            server: self.server_override(),
-            args,
-            body,
-            accept,
-            security: with_declared_schemes(security, &extra_schemes),
-            output: if self.opts.output_schema == OutputSchemaMode::None {
-                OutputShape::None
-            } else {
-                output
-            },
-            pinned: Map::new(),
-        };
-        let def = ToolDef::new(
-            tool,
-            route,
-            self.operation_id().map(str::to_string),
-            self.tags(),
-            docs.describe(self.op_loc),
-        );
-        Ok((def, parts))
+        tool
     }
 
-    /// Path-item parameters merged with operation parameters (the operation wins on name + in).
-    fn collect_params(&self, diags: &mut Diagnostics) -> Result<Vec<RawParam<'a>>, OpError> {
-        let mut out: Vec<RawParam<'a>> = Vec::new();
-        let sources = [
-            (
-                self.item.get("parameters"),
-                self.item_loc.join("parameters"),
-                true,
-            ),
-            (
-                self.op.get("parameters"),
-                self.op_loc.join("parameters"),
-                false,
-            ),
-        ];
-        for (list, list_loc, on_item) in sources {
-            let Some(list) = list else { continue };
-            let Some(list) = list.as_array() else {
-                diags.warning(
-                    self.docs.describe(&list_loc),
-                    "`parameters` is not an array; ignored",
-                );
-                continue;
-            };
-            for (i, p) in list.iter().enumerate() {
-                let ploc = list_loc.index(i);
-                let shared = on_item || p.get("$ref").is_some();
-                let (loc, node) = if p.get("$ref").is_some() {
-                    self.docs.deref_node(&ploc, p).map_err(|e| {
-                        OpError(format!("parameter {}: {e}", self.docs.describe(&ploc)))
-                    })?
-                } else {
-                    (ploc.clone(), p)
-                };
-                let name = node.get("name").and_then(Node::as_str);
-                let location = node.get("in").and_then(Node::as_str);
-                let (Some(name), Some(location)) = (name, location) else {
-                    return Err(OpError(format!(
-                        "parameter {} has no `name` or no `in`",
-                        self.docs.describe(&loc)
-                    )));
-                };
-                if !["path", "query", "header", "cookie", "body", "formData"].contains(&location) {
-                    return Err(OpError(format!(
-                        "parameter {} has an unknown location `in: {location}`",
-                        self.docs.describe(&loc)
-                    )));
-                }
-                if let Some(existing) = out
-                    .iter_mut()
-                    .find(|q| q.name == name && q.location == location)
-                {
-                    *existing = RawParam {
-                        loc,
-                        node,
-                        name: name.to_string(),
-                        location: location.to_string(),
-                        shared,
-                    };
-                } else {
-                    out.push(RawParam {
-                        loc,
-                        node,
-                        name: name.to_string(),
-                        location: location.to_string(),
-                        shared,
-                    });
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Wire binding and converted schema of one parameter.
-    fn param_binding(
+    /// The converted schema of one parameter.
+    fn param_schema(
         &self,
         store: &mut SchemaStore<'_>,
-        p: &RawParam<'_>,
+        p: &ir::Param<'_>,
         diags: &mut Diagnostics,
-    ) -> (ArgBinding, Value, Deps) {
-        let node = p.node;
-        let mut content_type = None;
+    ) -> (Value, Deps) {
         // A parameter many operations share is converted once.
         let convert = |store: &mut SchemaStore<'_>,
                        f: &dyn Fn(&mut SchemaStore<'_>) -> (Value, Deps)| {
@@ -703,434 +694,210 @@ impl<'a> OpContext<'a> {
                 f(store)
             }
         };
-        let (schema, deps) = if let Some(s) = node.get("schema") {
-            convert(store, &|store| store.convert_node(&p.loc.join("schema"), s))
-        } else if let Some(content) = node.get("content").and_then(Node::as_object) {
-            match content.iter().next() {
-                Some((mt, media)) => {
-                    content_type = Some(mt.to_string());
-                    match media.get("schema") {
-                        Some(s) => convert(store, &|store| {
-                            store.convert_node(&p.loc.join("content").join(mt).join("schema"), s)
-                        }),
-                        None => (json!({}), Vec::new()),
-                    }
-                }
-                None => (json!({}), Vec::new()),
+        match p.schema {
+            ir::ParamSchema::Schema(s) => {
+                convert(store, &|store| store.convert_node(&p.loc.join("schema"), s))
             }
-        } else if self.version == SpecVersion::Swagger2 {
-            convert(store, &|store| swagger2_param_schema(store, &p.loc, node))
-        } else {
-            diags.warning(
-                self.docs.describe(&p.loc),
-                "parameter has neither `schema` nor `content`; any value is accepted",
-            );
-            (json!({}), Vec::new())
-        };
-        let explode_of = |default: bool| {
-            node.get("explode")
-                .and_then(Node::as_bool)
-                .unwrap_or(default)
-        };
-        let style = node.get("style").and_then(Node::as_str);
-        let location = match p.location.as_str() {
-            "path" => {
-                let (style, explode) = if self.version == SpecVersion::Swagger2 {
-                    (PathStyle::Simple, false)
-                } else {
-                    let st = match style {
-                        Some("label") => PathStyle::Label,
-                        Some("matrix") => PathStyle::Matrix,
-                        _ => PathStyle::Simple,
-                    };
-                    (st, explode_of(false))
-                };
-                ArgLocation::Path { style, explode }
+            ir::ParamSchema::Content {
+                media_type: Some(mt),
+                schema: Some(s),
+            } => convert(store, &|store| {
+                store.convert_node(&p.loc.join("content").join(mt).join("schema"), s)
+            }),
+            ir::ParamSchema::Content { .. } => (json!({}), Vec::new()),
+            ir::ParamSchema::Inline(node) => {
+                convert(store, &|store| swagger2_param_schema(store, &p.loc, node))
             }
-            "query" => {
-                let (style, explode) = if self.version == SpecVersion::Swagger2 {
-                    swagger2_collection(node)
-                } else {
-                    let st = match style {
-                        Some("spaceDelimited") => QueryStyle::SpaceDelimited,
-                        Some("pipeDelimited") => QueryStyle::PipeDelimited,
-                        Some("deepObject") => QueryStyle::DeepObject,
-                        _ => QueryStyle::Form,
-                    };
-                    (
-                        st,
-                        explode_of(matches!(st, QueryStyle::Form | QueryStyle::DeepObject)),
-                    )
-                };
-                ArgLocation::Query {
-                    style,
-                    explode,
-                    allow_reserved: node
-                        .get("allowReserved")
-                        .and_then(Node::as_bool)
-                        .unwrap_or(false),
-                }
+            ir::ParamSchema::Missing => {
+                diags.warning(
+                    self.src.docs.describe(&p.loc),
+                    "parameter has neither `schema` nor `content`; any value is accepted",
+                );
+                (json!({}), Vec::new())
             }
-            "header" => ArgLocation::Header {
-                explode: explode_of(false),
-            },
-            _ => ArgLocation::Cookie {
-                explode: explode_of(true),
-            },
-        };
-        let required = p.location == "path"
-            || node
-                .get("required")
-                .and_then(Node::as_bool)
-                .unwrap_or(false);
-        (
-            ArgBinding {
-                arg: String::new(),
-                wire: p.name.clone(),
-                location,
-                required,
-                content_type,
-            },
-            schema,
-            deps,
-        )
+        }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// The request body, in either dialect: its arguments, and how it is sent.
     fn body(
         &self,
         store: &mut SchemaStore<'_>,
-        params: &[RawParam<'_>],
-        taken: &mut HashSet<String>,
-        args: &mut Vec<ArgBinding>,
-        properties: &mut Map<String, Value>,
-        required: &mut Vec<String>,
-        deps: &mut Deps,
-        root_extra: &mut Map<String, Value>,
+        params: ir::Parameters<'_>,
+        input: &mut Input,
         diags: &mut Diagnostics,
     ) -> Result<Option<BodyBinding>, OpError> {
-        if self.version == SpecVersion::Swagger2 {
-            return Ok(self.swagger2_body(
-                store, params, taken, args, properties, required, deps, diags,
-            ));
-        }
-        if self.op.get("requestBody").is_none() {
-            return Ok(None);
-        }
-        let rb_loc = self.op_loc.join("requestBody");
-        let (rb_loc, _) = self
-            .docs
-            .deref(&rb_loc)
-            .map_err(|e| OpError(format!("requestBody: {e}")))?;
-        let rb = self.docs.get(&rb_loc).unwrap_or(Node::NULL);
-        let body_required = rb.get("required").and_then(Node::as_bool).unwrap_or(false);
-        let Some(content) = rb.get("content").and_then(Node::as_object) else {
+        let Some(rb) = ir::request_body(&self.src, params).map_err(OpError)? else {
             return Ok(None);
         };
-        let Some((mt, media)) = choose_media_type(content, |mt| {
-            flatten_object(self.docs, &rb_loc.join("content").join(mt).join("schema")).is_some()
-        }) else {
-            return Ok(None);
-        };
-        let kind = body_kind(mt);
-        let media_loc = rb_loc.join("content").join(mt);
-        let schema_loc = media_loc.join("schema");
-        let has_schema = media.get("schema").is_some();
-        let encoding: Vec<PartEncoding> = media
-            .get("encoding")
-            .and_then(Node::as_object)
-            .map(|enc| {
-                enc.iter()
-                    .map(|(name, e)| PartEncoding {
-                        name: name.to_string(),
-                        content_type: e
-                            .get("contentType")
-                            .and_then(Node::as_str)
-                            .map(str::to_string),
-                        style: e.get("style").and_then(Node::as_str).and_then(query_style),
-                        explode: e.get("explode").and_then(Node::as_bool),
-                        binary: false,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        let kind = rb.media.kind;
         let mut binding = BodyBinding {
             kind,
-            content_type: mt.to_string(),
-            required: body_required,
+            content_type: rb.media.content_type,
+            required: rb.required,
             flattened: false,
-            encoding,
+            encoding: rb.media.encoding,
         };
-
-        match kind {
-            BodyKind::Json | BodyKind::Form | BodyKind::Multipart if has_schema => {
-                if let Some(shape) = flatten_object(self.docs, &schema_loc) {
-                    binding.flattened = true;
-                    for (prop, ploc, is_req) in shape {
-                        let (mut s, d) = body_field_schema(store, &ploc);
-                        deps.extend(d);
-                        if let Value::Object(m) = &s
-                            && m.get("readOnly") == Some(&Value::Bool(true))
-                        {
-                            continue;
-                        }
-                        if kind == BodyKind::Multipart && is_binary_schema(self.docs, &ploc) {
-                            let ct = binding
-                                .encoding
-                                .iter()
-                                .find(|e| e.name == prop)
-                                .and_then(|e| e.content_type.clone());
-                            mark_base64(&mut s, ct.as_deref());
-                            match binding.encoding.iter_mut().find(|e| e.name == prop) {
-                                Some(e) => e.binary = true,
-                                None => binding.encoding.push(PartEncoding {
-                                    name: prop.clone(),
-                                    content_type: None,
-                                    style: None,
-                                    explode: None,
-                                    binary: true,
-                                }),
-                            }
-                        }
-                        push_body_field(taken, args, properties, required, prop, s, is_req);
-                    }
+        let description = rb.description;
+        let docs = self.src.docs;
+        match rb.content {
+            ir::BodyContent::Fields(fields) => {
+                binding.flattened = true;
+                for f in fields {
+                    let (mut s, d) = swagger2_param_schema(store, &f.loc, f.node);
+                    input.deps.extend(d);
+                    add_description(&mut s, f.node.get("description"));
+                    let arg = input.unique_arg(f.name, "body");
+                    input.add(
+                        s,
+                        ArgBinding {
+                            arg,
+                            wire: f.name.to_string(),
+                            location: ArgLocation::BodyField,
+                            required: f.required,
+                            content_type: None,
+                        },
+                    );
+                }
+            }
+            ir::BodyContent::Schema(schema_loc) => {
+                if kind == BodyKind::Json
+                    && self.flatten_body(store, &schema_loc, &mut binding, input)
+                {
+                    return Ok(Some(binding));
+                }
+                let (mut s, d) = store.convert_at(&schema_loc);
+                input.deps.extend(d);
+                add_description(&mut s, description);
+                input.whole_body(binding.required, s);
+            }
+            ir::BodyContent::MediaSchema(Some(schema_loc))
+                if matches!(kind, BodyKind::Json | BodyKind::Form | BodyKind::Multipart) =>
+            {
+                if self.flatten_body(store, &schema_loc, &mut binding, input) {
                     // Root-level `dependentRequired` of the body still holds, under the argument names.
-                    let dependent = dependent_required(self.docs, &schema_loc, args);
+                    let dependent = dependent_required(docs, &schema_loc, &input.args);
                     if !dependent.is_empty() {
-                        root_extra.insert("dependentRequired".into(), Value::Object(dependent));
+                        input
+                            .root_extra
+                            .insert("dependentRequired".into(), Value::Object(dependent));
                     }
                     return Ok(Some(binding));
                 }
                 let (mut s, d) = store.convert_at(&schema_loc);
-                deps.extend(d);
+                input.deps.extend(d);
                 if kind == BodyKind::Json {
-                    add_description(&mut s, rb.get("description"));
-                } else if kind == BodyKind::Multipart && is_binary_schema(self.docs, &schema_loc) {
+                    add_description(&mut s, description);
+                } else if kind == BodyKind::Multipart && is_binary_schema(docs, &schema_loc) {
                     // A file as the whole multipart body (loket.nl): one file part.
                     mark_base64(&mut s, None);
-                    add_description(&mut s, rb.get("description"));
+                    add_description(&mut s, description);
                     diags.warning(
-                        self.docs.describe(&schema_loc),
+                        docs.describe(&schema_loc),
                         "multipart body schema is a file, not an object of parts; sent as one file part named `file`",
                     );
                 } else {
                     diags.warning(
-                        self.docs.describe(&schema_loc),
+                        docs.describe(&schema_loc),
                         "form body schema is not an object; sent as a single field-less body",
                     );
                 }
-                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+                input.whole_body(binding.required, s);
             }
-            BodyKind::Binary => {
+            ir::BodyContent::MediaSchema(_) if kind == BodyKind::Binary => {
                 let mut s = json!({"type": "string"});
+                let mt = binding.content_type.as_str();
                 mark_base64(&mut s, Some(mt).filter(|m| !m.contains('*')));
-                add_description(&mut s, rb.get("description"));
-                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+                add_description(&mut s, description);
+                input.whole_body(binding.required, s);
             }
             // A text body whose schema is a string keeps its constraints (enum, pattern,
             // lengths); any other schema (XML described as an object) is sent as text.
-            BodyKind::Text
-                if has_schema
-                    && self.docs.deref(&schema_loc).is_ok_and(|(_, n)| {
+            ir::BodyContent::MediaSchema(Some(schema_loc))
+                if kind == BodyKind::Text
+                    && docs.deref(&schema_loc).is_ok_and(|(_, n)| {
                         n.get("type").and_then(Node::as_str) == Some("string")
                     }) =>
             {
                 let (mut s, d) = store.convert_at(&schema_loc);
-                deps.extend(d);
-                add_description(&mut s, rb.get("description"));
-                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+                input.deps.extend(d);
+                add_description(&mut s, description);
+                input.whole_body(binding.required, s);
             }
-            _ => {
+            ir::BodyContent::MediaSchema(_) => {
                 // Text, or a schema-less JSON/form body.
-                let mut s = if kind == BodyKind::Text || !has_schema {
-                    if kind == BodyKind::Text {
-                        json!({"type": "string"})
-                    } else {
-                        json!({})
-                    }
+                let mut s = if kind == BodyKind::Text {
+                    json!({"type": "string"})
                 } else {
                     json!({})
                 };
-                add_description(&mut s, rb.get("description"));
-                self.whole_body_arg(taken, args, properties, required, &mut binding, s);
+                add_description(&mut s, description);
+                input.whole_body(binding.required, s);
             }
         }
         Ok(Some(binding))
     }
 
-    fn whole_body_arg(
-        &self,
-        taken: &mut HashSet<String>,
-        args: &mut Vec<ArgBinding>,
-        properties: &mut Map<String, Value>,
-        required: &mut Vec<String>,
-        binding: &mut BodyBinding,
-        schema: Value,
-    ) {
-        let arg = if taken.insert("body".to_string()) {
-            "body".to_string()
-        } else {
-            unique_arg(taken, "request_body", "body")
-        };
-        if binding.required {
-            required.push(arg.clone());
-        }
-        properties.insert(arg.clone(), schema);
-        args.push(ArgBinding {
-            arg,
-            wire: String::new(),
-            location: ArgLocation::Body,
-            required: binding.required,
-            content_type: None,
-        });
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn swagger2_body(
+    /// One argument per property when the body schema at `schema_loc` is a plain object; false
+    /// (nothing added) otherwise. Read-only properties are left out; multipart file parts are
+    /// base64 strings.
+    fn flatten_body(
         &self,
         store: &mut SchemaStore<'_>,
-        params: &[RawParam<'_>],
-        taken: &mut HashSet<String>,
-        args: &mut Vec<ArgBinding>,
-        properties: &mut Map<String, Value>,
-        required: &mut Vec<String>,
-        deps: &mut Deps,
-        diags: &mut Diagnostics,
-    ) -> Option<BodyBinding> {
-        let consumes = self.consumes();
-        if let Some(p) = params.iter().find(|p| p.location == "body") {
-            // JSON Patch fits a body that is an array of operations.
-            let array_body = self
-                .docs
-                .deref(&p.loc.join("schema"))
-                .is_ok_and(|(_, n)| n.get("type").and_then(Node::as_str) == Some("array"));
-            let ct = consumes
-                .iter()
-                .filter(|c| is_json(c))
-                .min_by_key(|c| match json_rank(c) {
-                    2 if array_body => 1,
-                    r => r,
-                })
-                .or_else(|| consumes.first())
-                .cloned()
-                .unwrap_or_else(|| "application/json".to_string());
-            let kind = body_kind(&ct);
-            let required_body = p
-                .node
-                .get("required")
-                .and_then(Node::as_bool)
-                .unwrap_or(false);
-            let mut binding = BodyBinding {
-                kind,
-                content_type: ct,
-                required: required_body,
-                flattened: false,
-                encoding: Vec::new(),
-            };
-            let schema_loc = p.loc.join("schema");
-            if kind == BodyKind::Json
-                && let Some(shape) = flatten_object(self.docs, &schema_loc)
+        schema_loc: &Loc,
+        binding: &mut BodyBinding,
+        input: &mut Input,
+    ) -> bool {
+        let Some(shape) = flatten_object(self.src.docs, schema_loc) else {
+            return false;
+        };
+        binding.flattened = true;
+        for (prop, ploc, is_req) in shape {
+            let (mut s, d) = body_field_schema(store, &ploc);
+            input.deps.extend(d);
+            if let Value::Object(m) = &s
+                && m.get("readOnly") == Some(&Value::Bool(true))
             {
-                binding.flattened = true;
-                for (prop, ploc, is_req) in shape {
-                    let (s, d) = body_field_schema(store, &ploc);
-                    deps.extend(d);
-                    if s.get("readOnly") == Some(&Value::Bool(true)) {
-                        continue;
-                    }
-                    push_body_field(taken, args, properties, required, prop, s, is_req);
+                continue;
+            }
+            if binding.kind == BodyKind::Multipart && is_binary_schema(self.src.docs, &ploc) {
+                let ct = binding
+                    .encoding
+                    .iter()
+                    .find(|e| e.name == prop)
+                    .and_then(|e| e.content_type.clone());
+                mark_base64(&mut s, ct.as_deref());
+                match binding.encoding.iter_mut().find(|e| e.name == prop) {
+                    Some(e) => e.binary = true,
+                    None => binding.encoding.push(PartEncoding {
+                        name: prop.clone(),
+                        content_type: None,
+                        style: None,
+                        explode: None,
+                        binary: true,
+                    }),
                 }
-                return Some(binding);
             }
-            let (mut s, d) = store.convert_at(&schema_loc);
-            deps.extend(d);
-            add_description(&mut s, p.node.get("description"));
-            self.whole_body_arg(taken, args, properties, required, &mut binding, s);
-            return Some(binding);
+            let arg = input.unique_arg(&prop, "body");
+            input.add(
+                s,
+                ArgBinding {
+                    arg,
+                    wire: prop,
+                    location: ArgLocation::BodyField,
+                    required: is_req,
+                    content_type: None,
+                },
+            );
         }
-        let form: Vec<&RawParam<'_>> = params.iter().filter(|p| p.location == "formData").collect();
-        if form.is_empty() {
-            return None;
-        }
-        let has_file = form
-            .iter()
-            .any(|p| p.node.get("type").and_then(Node::as_str) == Some("file"));
-        let multipart = has_file
-            || consumes
-                .iter()
-                .any(|c| c.starts_with("multipart/form-data"));
-        let (kind, ct) = if multipart {
-            (BodyKind::Multipart, "multipart/form-data".to_string())
-        } else {
-            (
-                BodyKind::Form,
-                "application/x-www-form-urlencoded".to_string(),
-            )
-        };
-        let mut binding = BodyBinding {
-            kind,
-            content_type: ct,
-            required: form
-                .iter()
-                .any(|p| p.node.get("required").is_some_and(|v| v.is_bool(true))),
-            flattened: true,
-            encoding: Vec::new(),
-        };
-        for p in form {
-            let (mut s, d) = swagger2_param_schema(store, &p.loc, p.node);
-            deps.extend(d);
-            add_description(&mut s, p.node.get("description"));
-            let is_file = p.node.get("type").and_then(Node::as_str) == Some("file");
-            let (style, explode) = swagger2_collection(p.node);
-            binding.encoding.push(PartEncoding {
-                name: p.name.clone(),
-                content_type: None,
-                style: Some(style),
-                explode: Some(explode),
-                binary: is_file,
-            });
-            let arg = unique_arg(taken, &p.name, "body");
-            let req = p
-                .node
-                .get("required")
-                .and_then(Node::as_bool)
-                .unwrap_or(false);
-            if req {
-                required.push(arg.clone());
-            }
-            properties.insert(arg.clone(), s);
-            args.push(ArgBinding {
-                arg,
-                wire: p.name.clone(),
-                location: ArgLocation::BodyField,
-                required: req,
-                content_type: None,
-            });
-        }
-        let _ = diags;
-        Some(binding)
-    }
-
-    fn consumes(&self) -> Vec<String> {
-        let list = self
-            .op
-            .get("consumes")
-            .or_else(|| self.docs.root().get("consumes"));
-        list.and_then(Node::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Node::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
+        true
     }
 
     fn produces(&self) -> Vec<String> {
         let list = self
+            .src
             .op
             .get("produces")
-            .or_else(|| self.docs.root().get("produces"));
+            .or_else(|| self.src.docs.root().get("produces"));
         list.and_then(Node::as_array)
             .map(|a| {
                 a.iter()
@@ -1146,10 +913,10 @@ impl<'a> OpContext<'a> {
         &self,
         store: &mut SchemaStore<'_>,
     ) -> (Option<BuiltOutput>, OutputShape, Option<String>) {
-        let Some(responses) = self.op.get("responses").and_then(Node::as_object) else {
+        let Some(responses) = self.src.op.get("responses").and_then(Node::as_object) else {
             return (None, OutputShape::None, None);
         };
-        let resp_loc = self.op_loc.join("responses");
+        let resp_loc = self.src.op_loc.join("responses");
         let mut codes: Vec<(&str, &Node)> = responses.iter().collect();
         let rank = |c: &str| -> u32 {
             match c {
@@ -1171,12 +938,12 @@ impl<'a> OpContext<'a> {
 
         // Accept: media types of all responses, success first, JSON first within each.
         let mut accept: Vec<String> = Vec::new();
-        if self.version == SpecVersion::Swagger2 {
+        if self.src.version == SpecVersion::Swagger2 {
             accept = self.produces();
             accept.sort_by_key(|m| !is_json(m));
         } else {
             for (c, r) in &codes {
-                if let Ok((_, r)) = self.docs.deref_node(&resp_loc.join(c), r)
+                if let Ok((_, r)) = self.src.docs.deref_node(&resp_loc.join(c), r)
                     && let Some(content) = r.get("content").and_then(Node::as_object)
                 {
                     let mut types: Vec<&str> = content.keys().collect();
@@ -1201,10 +968,10 @@ impl<'a> OpContext<'a> {
         if self.opts.output_schema == OutputSchemaMode::None {
             return (None, OutputShape::None, accept);
         }
-        let Ok((rloc, r)) = self.docs.deref_node(&resp_loc.join(code), response) else {
+        let Ok((rloc, r)) = self.src.docs.deref_node(&resp_loc.join(code), response) else {
             return (None, OutputShape::None, accept);
         };
-        let schema_loc = if self.version == SpecVersion::Swagger2 {
+        let schema_loc = if self.src.version == SpecVersion::Swagger2 {
             if r.get("schema").is_none()
                 || (!accept.as_deref().is_none_or(|a| a.split(", ").any(is_json)))
             {
@@ -1252,7 +1019,7 @@ impl<'a> OpContext<'a> {
                     && !top.any_of)
                 // `allOf` of objects (through `$ref`s) is an object too.
                 || (top.type_object.is_none()
-                    && flatten_object(self.docs, &schema_loc).is_some()));
+                    && flatten_object(self.src.docs, &schema_loc).is_some()));
         let shape = if is_object {
             OutputShape::Object
         } else {
@@ -1278,7 +1045,7 @@ impl<'a> OpContext<'a> {
     }
 
     fn security(&self) -> Vec<SecurityRequirement> {
-        let reqs = self.op.get("security").or(self.global_security);
+        let reqs = self.src.op.get("security").or(self.global_security);
         let Some(reqs) = reqs.and_then(Node::as_array) else {
             return Vec::new();
         };
@@ -1289,14 +1056,15 @@ impl<'a> OpContext<'a> {
     }
 
     fn server_override(&self) -> Option<String> {
-        if self.version == SpecVersion::Swagger2 {
+        if self.src.version == SpecVersion::Swagger2 {
             return None;
         }
         let servers = self
+            .src
             .op
             .get("servers")
-            .or_else(|| self.item.get("servers"))?;
-        first_server_url(servers, self.docs)
+            .or_else(|| self.src.item.get("servers"))?;
+        first_server_url(servers, self.src.docs)
     }
 }
 
@@ -1321,26 +1089,6 @@ fn with_declared_schemes(
         out.push(alt);
     }
     out
-}
-
-fn query_style(s: &str) -> Option<QueryStyle> {
-    match s {
-        "form" => Some(QueryStyle::Form),
-        "spaceDelimited" => Some(QueryStyle::SpaceDelimited),
-        "pipeDelimited" => Some(QueryStyle::PipeDelimited),
-        "deepObject" => Some(QueryStyle::DeepObject),
-        _ => None,
-    }
-}
-
-/// Swagger 2.0 `collectionFormat` -> query style.
-fn swagger2_collection(node: &Node) -> (QueryStyle, bool) {
-    match node.get("collectionFormat").and_then(Node::as_str) {
-        Some("multi") => (QueryStyle::Form, true),
-        Some("ssv") => (QueryStyle::SpaceDelimited, false),
-        Some("pipes") => (QueryStyle::PipeDelimited, false),
-        _ => (QueryStyle::Form, false),
-    }
 }
 
 /// A Swagger 2.0 non-body parameter carries its schema inline (`type`, `items`, `enum`, ...).
@@ -1376,92 +1124,9 @@ fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Node) ->
     store.convert_node(loc, &Node::from_entries(s))
 }
 
-/// Adds body property `prop` (schema `schema`) as a flat argument of its own.
-fn push_body_field(
-    taken: &mut HashSet<String>,
-    args: &mut Vec<ArgBinding>,
-    properties: &mut Map<String, Value>,
-    required: &mut Vec<String>,
-    prop: String,
-    schema: Value,
-    is_req: bool,
-) {
-    let arg = unique_arg(taken, &prop, "body");
-    if is_req {
-        required.push(arg.clone());
-    }
-    properties.insert(arg.clone(), schema);
-    args.push(ArgBinding {
-        arg,
-        wire: prop,
-        location: ArgLocation::BodyField,
-        required: is_req,
-        content_type: None,
-    });
-}
-
-fn unique_arg(taken: &mut HashSet<String>, name: &str, location: &str) -> String {
-    let base = sanitize_arg(name);
-    if taken.insert(base.clone()) {
-        return base;
-    }
-    let qualified = sanitize_arg(&format!("{location}_{name}"));
-    if taken.insert(qualified.clone()) {
-        return qualified;
-    }
-    let mut n = 2;
-    loop {
-        let c = format!("{qualified}_{n}");
-        if taken.insert(c.clone()) {
-            return c;
-        }
-        n += 1;
-    }
-}
-
-/// JSON first, then forms, multipart, text, and anything else.
-///
-/// A form or multipart type whose schema declares no fields (`{type: object, format: file}`)
-/// comes after a raw binary alternative: the file is then sent as the body, as the spec offers.
-fn choose_media_type(
-    content: Obj<'_>,
-    declares_fields: impl Fn(&str) -> bool,
-) -> Option<(&str, &Node)> {
-    let has_binary = content.keys().any(|mt| body_kind(mt) == BodyKind::Binary);
-    let score = |mt: &str| match body_kind(mt) {
-        BodyKind::Json => JSON_BODY_PREFERENCE,
-        BodyKind::Form | BodyKind::Multipart if has_binary && !declares_fields(mt) => 5,
-        BodyKind::Form => 1,
-        BodyKind::Multipart => 2,
-        BodyKind::Text => 3,
-        BodyKind::Binary => 4,
-    };
-    // Among equals, the JSON type that fits best (see `json_rank`).
-    content
-        .iter()
-        .min_by_key(|(mt, _)| (score(mt), json_rank(mt)))
-}
-
-/// Order among JSON media types for an object body: `application/json`, then other concrete
-/// types (`application/merge-patch+json`), then JSON Patch (`application/json-patch+json`,
-/// whose document is an array of operations, as Kubernetes lists it first), then ranges
-/// (`*/*`, `application/*+json`).
-fn json_rank(mt: &str) -> u8 {
-    let base = media_base(mt);
-    if base.contains('*') {
-        3
-    } else if base == "application/json-patch+json" {
-        2
-    } else if base == "application/json" {
-        0
-    } else {
-        1
-    }
-}
-
 /// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or
 /// `None` when the schema is not a plain object (arrays, primitives, unions, maps).
-fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
+pub(crate) fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
     let mut props: Vec<(String, Loc, bool)> = Vec::new();
     let mut required: Vec<String> = Vec::new();
     let mut visited: HashSet<Loc> = HashSet::default();

@@ -3,7 +3,8 @@
 //!
 //! - [`load`], [`node`], [`pointer`]: documents, `$ref` resolution, the compact read-only tree.
 //! - [`convert`]: operations -> tools (inputs, outputs, names, annotations); [`schema`] and
-//!   [`pattern`]: OpenAPI schemas -> JSON Schema 2020-12 clients compile.
+//!   [`pattern`]: OpenAPI schemas -> JSON Schema 2020-12 clients compile; `ir`: an operation's
+//!   parameters and request body lowered from either dialect into one typed shape.
 //! - Passes over the tool set: [`profile`] (client profiles), [`extensions`], [`overrides`],
 //!   [`lock`]; [`diff`] compares two tool sets.
 //! - [`diag`]: located diagnostics; one broken operation degrades alone.
@@ -13,6 +14,7 @@ pub mod diag;
 /// Differences between two converted versions of an API (`openapi-mcp diff`).
 pub mod diff;
 pub mod extensions;
+mod ir;
 pub mod load;
 /// The names lockfile (`--lock FILE`): published tool names stay stable across spec versions.
 pub mod lock;

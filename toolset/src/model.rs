@@ -121,14 +121,55 @@ pub enum ArgLocation {
 }
 
 impl ArgLocation {
-    pub fn label(&self) -> &'static str {
+    /// The parameter location, `None` for the request body.
+    pub fn param_in(&self) -> Option<ParamIn> {
         match self {
-            ArgLocation::Path { .. } => "path",
-            ArgLocation::Query { .. } => "query",
-            ArgLocation::Header { .. } => "header",
-            ArgLocation::Cookie { .. } => "cookie",
-            ArgLocation::BodyField | ArgLocation::Body => "body",
+            ArgLocation::Path { .. } => Some(ParamIn::Path),
+            ArgLocation::Query { .. } => Some(ParamIn::Query),
+            ArgLocation::Header { .. } => Some(ParamIn::Header),
+            ArgLocation::Cookie { .. } => Some(ParamIn::Cookie),
+            ArgLocation::BodyField | ArgLocation::Body => None,
         }
+    }
+
+    /// `path`, `query`, `header`, `cookie` or `body`.
+    pub fn label(&self) -> &'static str {
+        self.param_in().map_or("body", ParamIn::as_str)
+    }
+}
+
+/// Where a parameter goes: OpenAPI's `in`. (Swagger 2.0's `in: body` and `in: formData` are
+/// request bodies, not parameters.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamIn {
+    Path,
+    Query,
+    Header,
+    Cookie,
+}
+
+impl ParamIn {
+    /// In the order a tool lists its parameter arguments.
+    pub const ALL: [ParamIn; 4] = [
+        ParamIn::Path,
+        ParamIn::Query,
+        ParamIn::Header,
+        ParamIn::Cookie,
+    ];
+
+    /// As a spec writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamIn::Path => "path",
+            ParamIn::Query => "query",
+            ParamIn::Header => "header",
+            ParamIn::Cookie => "cookie",
+        }
+    }
+
+    /// A spec's `in` (exactly as written: `Query` is not a location).
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|l| l.as_str() == s)
     }
 }
 
@@ -295,6 +336,16 @@ pub enum ApiKeyLocation {
     Header,
     Query,
     Cookie,
+}
+
+impl ApiKeyLocation {
+    pub fn param_in(self) -> ParamIn {
+        match self {
+            ApiKeyLocation::Header => ParamIn::Header,
+            ApiKeyLocation::Query => ParamIn::Query,
+            ApiKeyLocation::Cookie => ParamIn::Cookie,
+        }
+    }
 }
 
 /// One tool: the MCP definition served in `tools/list`, and its route.

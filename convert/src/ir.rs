@@ -1,0 +1,603 @@
+//! An operation's inputs lowered once, from either dialect, into one typed shape.
+//!
+//! Swagger 2.0 and OpenAPI 3.x say the same things differently: 2.0 writes a parameter's schema
+//! inline and its array format as `collectionFormat`, and its request body as an `in: body`
+//! parameter or as `formData` parameters whose media type `consumes` decides; 3.x has `schema` or
+//! `content`, `style`/`explode`, and a `requestBody` with one schema per media type. Lowering
+//! turns both into [`Param`]s and one [`RequestBody`], so the converter builds a tool's input
+//! from a single shape. Everything borrows the loaded tree: schemas are named by their location,
+//! never copied. Lowering reports only a malformed `parameters` list; the other diagnostics come
+//! from building, in the spec's order.
+
+use crate::diag::Diagnostics;
+use crate::load::{DocumentSet, SpecVersion};
+use crate::node::{Node, Obj};
+use crate::pointer::Loc;
+use openapi_mcp_toolset::media::{body_kind, is_json, media_base};
+use openapi_mcp_toolset::model::{
+    ArgLocation, BodyKind, ParamIn, PartEncoding, PathStyle, QueryStyle,
+};
+
+const JSON_BODY_PREFERENCE: usize = 0;
+
+/// The nodes an operation is read from.
+pub(crate) struct Source<'a> {
+    pub docs: &'a DocumentSet,
+    pub version: SpecVersion,
+    pub item: &'a Node,
+    pub item_loc: &'a Loc,
+    pub op: &'a Node,
+    pub op_loc: &'a Loc,
+}
+
+/// Where a declared parameter goes, before request bodies are told apart.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DeclaredIn {
+    Param(ParamIn),
+    /// Swagger 2.0 `in: body`.
+    Body,
+    /// Swagger 2.0 `in: formData`.
+    FormData,
+}
+
+impl DeclaredIn {
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "body" => Some(DeclaredIn::Body),
+            "formData" => Some(DeclaredIn::FormData),
+            s => ParamIn::parse(s).map(DeclaredIn::Param),
+        }
+    }
+}
+
+/// A parameter after `$ref` resolution and path-item merging.
+struct Declared<'a> {
+    loc: Loc,
+    node: &'a Node,
+    name: &'a str,
+    location: DeclaredIn,
+    /// Declared on the path item or reached through a `$ref`: other operations use it too.
+    shared: bool,
+}
+
+/// An operation's parameters: those that are arguments on the wire, and Swagger 2.0's body
+/// parameters (lowered into a [`RequestBody`] by [`request_body`]).
+pub(crate) struct Parameters<'a> {
+    /// Path, query, header and cookie parameters, in declaration order.
+    pub params: Vec<Param<'a>>,
+    body: Option<Declared<'a>>,
+    form: Vec<Declared<'a>>,
+}
+
+/// A path, query, header or cookie parameter, in either dialect.
+pub(crate) struct Param<'a> {
+    pub name: &'a str,
+    pub location: ParamIn,
+    pub style: Style,
+    pub explode: bool,
+    pub allow_reserved: bool,
+    /// Path parameters are always required.
+    pub required: bool,
+    pub schema: ParamSchema<'a>,
+    pub description: Option<&'a str>,
+    pub deprecated: bool,
+    pub example: Option<&'a Node>,
+    /// The parameter object (after `$ref`s).
+    pub loc: Loc,
+    /// Declared on the path item or reached through a `$ref`: converted once for all operations.
+    pub shared: bool,
+}
+
+/// How a parameter's value is serialized (OpenAPI 3's `style`; 2.0's `collectionFormat`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Style {
+    Simple,
+    Label,
+    Matrix,
+    Form,
+    SpaceDelimited,
+    PipeDelimited,
+    DeepObject,
+}
+
+/// Where a parameter's schema is.
+pub(crate) enum ParamSchema<'a> {
+    /// `schema`, at the parameter's `schema`.
+    Schema(&'a Node),
+    /// `content`: the value is serialized with its first media type (if any) before styling.
+    Content {
+        media_type: Option<&'a str>,
+        schema: Option<&'a Node>,
+    },
+    /// Swagger 2.0: the parameter object carries its schema inline (`type`, `items`, ...).
+    Inline(&'a Node),
+    /// OpenAPI 3: neither `schema` nor `content`.
+    Missing,
+}
+
+/// The request body to send, in either dialect, with its media type chosen.
+pub(crate) struct RequestBody<'a> {
+    pub required: bool,
+    pub description: Option<&'a Node>,
+    pub media: Media,
+    pub content: BodyContent<'a>,
+}
+
+/// The chosen media type of a request body.
+pub(crate) struct Media {
+    pub content_type: String,
+    pub kind: BodyKind,
+    pub encoding: Vec<PartEncoding>,
+}
+
+/// What describes a request body's content.
+pub(crate) enum BodyContent<'a> {
+    /// An OpenAPI 3 media type's schema (if it has one), read as its media type says: object
+    /// JSON, form and multipart bodies are flattened, files and text are typed as such.
+    MediaSchema(Option<Loc>),
+    /// A Swagger 2.0 `in: body` parameter's schema: flattened when the body is JSON, otherwise
+    /// sent whole whatever `consumes` says.
+    Schema(Loc),
+    /// Swagger 2.0 `formData` parameters: one field each.
+    Fields(Vec<FormField<'a>>),
+}
+
+/// A Swagger 2.0 `formData` parameter.
+pub(crate) struct FormField<'a> {
+    pub name: &'a str,
+    pub loc: Loc,
+    /// Carries its schema inline.
+    pub node: &'a Node,
+    pub required: bool,
+}
+
+impl Style {
+    fn path(self) -> PathStyle {
+        match self {
+            Style::Label => PathStyle::Label,
+            Style::Matrix => PathStyle::Matrix,
+            _ => PathStyle::Simple,
+        }
+    }
+
+    fn query(self) -> QueryStyle {
+        match self {
+            Style::SpaceDelimited => QueryStyle::SpaceDelimited,
+            Style::PipeDelimited => QueryStyle::PipeDelimited,
+            Style::DeepObject => QueryStyle::DeepObject,
+            _ => QueryStyle::Form,
+        }
+    }
+
+    fn of_query(s: QueryStyle) -> Self {
+        match s {
+            QueryStyle::Form => Style::Form,
+            QueryStyle::SpaceDelimited => Style::SpaceDelimited,
+            QueryStyle::PipeDelimited => Style::PipeDelimited,
+            QueryStyle::DeepObject => Style::DeepObject,
+        }
+    }
+}
+
+impl Param<'_> {
+    /// Where the argument goes on the wire.
+    pub fn arg_location(&self) -> ArgLocation {
+        let explode = self.explode;
+        match self.location {
+            ParamIn::Path => ArgLocation::Path {
+                style: self.style.path(),
+                explode,
+            },
+            ParamIn::Query => ArgLocation::Query {
+                style: self.style.query(),
+                explode,
+                allow_reserved: self.allow_reserved,
+            },
+            ParamIn::Header => ArgLocation::Header { explode },
+            ParamIn::Cookie => ArgLocation::Cookie { explode },
+        }
+    }
+
+    /// The media type a `content` parameter's value is serialized with.
+    pub fn content_type(&self) -> Option<&str> {
+        match self.schema {
+            ParamSchema::Content { media_type, .. } => media_type,
+            _ => None,
+        }
+    }
+}
+
+/// Path-item parameters merged with operation parameters (the operation wins on name + in).
+pub(crate) fn parameters<'a>(
+    src: &Source<'a>,
+    diags: &mut Diagnostics,
+) -> Result<Parameters<'a>, String> {
+    let mut out: Vec<Declared<'a>> = Vec::new();
+    let sources = [
+        (
+            src.item.get("parameters"),
+            src.item_loc.join("parameters"),
+            true,
+        ),
+        (
+            src.op.get("parameters"),
+            src.op_loc.join("parameters"),
+            false,
+        ),
+    ];
+    for (list, list_loc, on_item) in sources {
+        let Some(list) = list else { continue };
+        let Some(list) = list.as_array() else {
+            diags.warning(
+                src.docs.describe(&list_loc),
+                "`parameters` is not an array; ignored",
+            );
+            continue;
+        };
+        for (i, p) in list.iter().enumerate() {
+            let ploc = list_loc.index(i);
+            let shared = on_item || p.get("$ref").is_some();
+            let (loc, node) = if p.get("$ref").is_some() {
+                src.docs
+                    .deref_node(&ploc, p)
+                    .map_err(|e| format!("parameter {}: {e}", src.docs.describe(&ploc)))?
+            } else {
+                (ploc.clone(), p)
+            };
+            let name = node.get("name").and_then(Node::as_str);
+            let location = node.get("in").and_then(Node::as_str);
+            let (Some(name), Some(location)) = (name, location) else {
+                return Err(format!(
+                    "parameter {} has no `name` or no `in`",
+                    src.docs.describe(&loc)
+                ));
+            };
+            let Some(location) = DeclaredIn::parse(location) else {
+                return Err(format!(
+                    "parameter {} has an unknown location `in: {location}`",
+                    src.docs.describe(&loc)
+                ));
+            };
+            let declared = Declared {
+                loc,
+                node,
+                name,
+                location,
+                shared,
+            };
+            match out
+                .iter_mut()
+                .find(|q| q.name == name && q.location == location)
+            {
+                Some(existing) => *existing = declared,
+                None => out.push(declared),
+            }
+        }
+    }
+    let mut params = Parameters {
+        params: Vec::with_capacity(out.len()),
+        body: None,
+        form: Vec::new(),
+    };
+    for d in out {
+        match d.location {
+            DeclaredIn::Param(location) => params.params.push(lower_param(src, d, location)),
+            DeclaredIn::Body => {
+                if params.body.is_none() {
+                    params.body = Some(d);
+                }
+            }
+            DeclaredIn::FormData => params.form.push(d),
+        }
+    }
+    Ok(params)
+}
+
+fn lower_param<'a>(src: &Source<'a>, d: Declared<'a>, location: ParamIn) -> Param<'a> {
+    let node = d.node;
+    let swagger2 = src.version == SpecVersion::Swagger2;
+    let schema = if let Some(s) = node.get("schema") {
+        ParamSchema::Schema(s)
+    } else if let Some(content) = node.get("content").and_then(Node::as_object) {
+        match content.iter().next() {
+            Some((mt, media)) => ParamSchema::Content {
+                media_type: Some(mt),
+                schema: media.get("schema"),
+            },
+            None => ParamSchema::Content {
+                media_type: None,
+                schema: None,
+            },
+        }
+    } else if swagger2 {
+        ParamSchema::Inline(node)
+    } else {
+        ParamSchema::Missing
+    };
+    let explode_of = |default: bool| {
+        node.get("explode")
+            .and_then(Node::as_bool)
+            .unwrap_or(default)
+    };
+    let style = node.get("style").and_then(Node::as_str);
+    let (style, explode) = match location {
+        // Swagger 2.0 path parameters have one format.
+        ParamIn::Path if swagger2 => (Style::Simple, false),
+        ParamIn::Path => {
+            let st = match style {
+                Some("label") => Style::Label,
+                Some("matrix") => Style::Matrix,
+                _ => Style::Simple,
+            };
+            (st, explode_of(false))
+        }
+        ParamIn::Query if swagger2 => {
+            let (st, explode) = swagger2_collection(node);
+            (Style::of_query(st), explode)
+        }
+        ParamIn::Query => {
+            let st = match style {
+                Some("spaceDelimited") => Style::SpaceDelimited,
+                Some("pipeDelimited") => Style::PipeDelimited,
+                Some("deepObject") => Style::DeepObject,
+                _ => Style::Form,
+            };
+            (
+                st,
+                explode_of(matches!(st, Style::Form | Style::DeepObject)),
+            )
+        }
+        ParamIn::Header => (Style::Simple, explode_of(false)),
+        ParamIn::Cookie => (Style::Form, explode_of(true)),
+    };
+    Param {
+        name: d.name,
+        location,
+        style,
+        explode,
+        allow_reserved: node
+            .get("allowReserved")
+            .and_then(Node::as_bool)
+            .unwrap_or(false),
+        required: location == ParamIn::Path
+            || node
+                .get("required")
+                .and_then(Node::as_bool)
+                .unwrap_or(false),
+        schema,
+        description: node.get("description").and_then(Node::as_str),
+        deprecated: node.get("deprecated").and_then(Node::as_bool) == Some(true),
+        example: node.get("example"),
+        loc: d.loc,
+        shared: d.shared,
+    }
+}
+
+/// Swagger 2.0 `collectionFormat` -> query style.
+pub(crate) fn swagger2_collection(node: &Node) -> (QueryStyle, bool) {
+    match node.get("collectionFormat").and_then(Node::as_str) {
+        Some("multi") => (QueryStyle::Form, true),
+        Some("ssv") => (QueryStyle::SpaceDelimited, false),
+        Some("pipes") => (QueryStyle::PipeDelimited, false),
+        _ => (QueryStyle::Form, false),
+    }
+}
+
+/// The operation's request body: OpenAPI 3's `requestBody`, or Swagger 2.0's `in: body` or
+/// `formData` parameters. Fails when `requestBody` is a `$ref` that does not resolve.
+pub(crate) fn request_body<'a>(
+    src: &Source<'a>,
+    params: Parameters<'a>,
+) -> Result<Option<RequestBody<'a>>, String> {
+    if src.version == SpecVersion::Swagger2 {
+        return Ok(swagger2_body(src, params));
+    }
+    if src.op.get("requestBody").is_none() {
+        return Ok(None);
+    }
+    let rb_loc = src.op_loc.join("requestBody");
+    let (rb_loc, _) = src
+        .docs
+        .deref(&rb_loc)
+        .map_err(|e| format!("requestBody: {e}"))?;
+    let rb = src.docs.get(&rb_loc).unwrap_or(Node::NULL);
+    let required = rb.get("required").and_then(Node::as_bool).unwrap_or(false);
+    let Some(content) = rb.get("content").and_then(Node::as_object) else {
+        return Ok(None);
+    };
+    let Some((mt, media)) = choose_media_type(content, |mt| {
+        crate::convert::flatten_object(src.docs, &rb_loc.join("content").join(mt).join("schema"))
+            .is_some()
+    }) else {
+        return Ok(None);
+    };
+    let media_loc = rb_loc.join("content").join(mt);
+    let encoding: Vec<PartEncoding> = media
+        .get("encoding")
+        .and_then(Node::as_object)
+        .map(|enc| {
+            enc.iter()
+                .map(|(name, e)| PartEncoding {
+                    name: name.to_string(),
+                    content_type: e
+                        .get("contentType")
+                        .and_then(Node::as_str)
+                        .map(str::to_string),
+                    style: e.get("style").and_then(Node::as_str).and_then(query_style),
+                    explode: e.get("explode").and_then(Node::as_bool),
+                    binary: false,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let schema = media.get("schema").map(|_| media_loc.join("schema"));
+    Ok(Some(RequestBody {
+        required,
+        description: rb.get("description"),
+        media: Media {
+            content_type: mt.to_string(),
+            kind: body_kind(mt),
+            encoding,
+        },
+        content: BodyContent::MediaSchema(schema),
+    }))
+}
+
+/// Swagger 2.0: the `in: body` parameter, else the `formData` parameters, as a request body.
+fn swagger2_body<'a>(src: &Source<'a>, params: Parameters<'a>) -> Option<RequestBody<'a>> {
+    let consumes = consumes(src);
+    if let Some(p) = params.body {
+        // JSON Patch fits a body that is an array of operations.
+        let array_body = src
+            .docs
+            .deref(&p.loc.join("schema"))
+            .is_ok_and(|(_, n)| n.get("type").and_then(Node::as_str) == Some("array"));
+        let ct = consumes
+            .iter()
+            .filter(|c| is_json(c))
+            .min_by_key(|c| match json_rank(c) {
+                2 if array_body => 1,
+                r => r,
+            })
+            .or_else(|| consumes.first())
+            .cloned()
+            .unwrap_or_else(|| "application/json".to_string());
+        return Some(RequestBody {
+            required: p
+                .node
+                .get("required")
+                .and_then(Node::as_bool)
+                .unwrap_or(false),
+            description: p.node.get("description"),
+            media: Media {
+                kind: body_kind(&ct),
+                content_type: ct,
+                encoding: Vec::new(),
+            },
+            content: BodyContent::Schema(p.loc.join("schema")),
+        });
+    }
+    if params.form.is_empty() {
+        return None;
+    }
+    let is_file = |p: &Declared<'_>| p.node.get("type").and_then(Node::as_str) == Some("file");
+    let multipart = params.form.iter().any(is_file)
+        || consumes
+            .iter()
+            .any(|c| c.starts_with("multipart/form-data"));
+    let (kind, content_type) = if multipart {
+        (BodyKind::Multipart, "multipart/form-data".to_string())
+    } else {
+        (
+            BodyKind::Form,
+            "application/x-www-form-urlencoded".to_string(),
+        )
+    };
+    let required = params
+        .form
+        .iter()
+        .any(|p| p.node.get("required").is_some_and(|v| v.is_bool(true)));
+    let encoding = params
+        .form
+        .iter()
+        .map(|p| {
+            let (style, explode) = swagger2_collection(p.node);
+            PartEncoding {
+                name: p.name.to_string(),
+                content_type: None,
+                style: Some(style),
+                explode: Some(explode),
+                binary: is_file(p),
+            }
+        })
+        .collect();
+    let fields = params
+        .form
+        .into_iter()
+        .map(|p| FormField {
+            name: p.name,
+            required: p
+                .node
+                .get("required")
+                .and_then(Node::as_bool)
+                .unwrap_or(false),
+            loc: p.loc,
+            node: p.node,
+        })
+        .collect();
+    Some(RequestBody {
+        required,
+        description: None,
+        media: Media {
+            content_type,
+            kind,
+            encoding,
+        },
+        content: BodyContent::Fields(fields),
+    })
+}
+
+fn consumes(src: &Source<'_>) -> Vec<String> {
+    let list = src
+        .op
+        .get("consumes")
+        .or_else(|| src.docs.root().get("consumes"));
+    list.and_then(Node::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Node::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn query_style(s: &str) -> Option<QueryStyle> {
+    match s {
+        "form" => Some(QueryStyle::Form),
+        "spaceDelimited" => Some(QueryStyle::SpaceDelimited),
+        "pipeDelimited" => Some(QueryStyle::PipeDelimited),
+        "deepObject" => Some(QueryStyle::DeepObject),
+        _ => None,
+    }
+}
+
+/// JSON first, then forms, multipart, text, and anything else.
+///
+/// A form or multipart type whose schema declares no fields (`{type: object, format: file}`)
+/// comes after a raw binary alternative: the file is then sent as the body, as the spec offers.
+fn choose_media_type(
+    content: Obj<'_>,
+    declares_fields: impl Fn(&str) -> bool,
+) -> Option<(&str, &Node)> {
+    let has_binary = content.keys().any(|mt| body_kind(mt) == BodyKind::Binary);
+    let score = |mt: &str| match body_kind(mt) {
+        BodyKind::Json => JSON_BODY_PREFERENCE,
+        BodyKind::Form | BodyKind::Multipart if has_binary && !declares_fields(mt) => 5,
+        BodyKind::Form => 1,
+        BodyKind::Multipart => 2,
+        BodyKind::Text => 3,
+        BodyKind::Binary => 4,
+    };
+    // Among equals, the JSON type that fits best (see `json_rank`).
+    content
+        .iter()
+        .min_by_key(|(mt, _)| (score(mt), json_rank(mt)))
+}
+
+/// Order among JSON media types for an object body: `application/json`, then other concrete
+/// types (`application/merge-patch+json`), then JSON Patch (`application/json-patch+json`,
+/// whose document is an array of operations, as Kubernetes lists it first), then ranges
+/// (`*/*`, `application/*+json`).
+fn json_rank(mt: &str) -> u8 {
+    let base = media_base(mt);
+    if base.contains('*') {
+        3
+    } else if base == "application/json-patch+json" {
+        2
+    } else if base == "application/json" {
+        0
+    } else {
+        1
+    }
+}
