@@ -6,6 +6,7 @@
 //!   [`pattern`]: OpenAPI schemas -> JSON Schema 2020-12 clients compile.
 //! - Passes over the tool set: [`profile`] (client profiles), [`extensions`], [`overrides`],
 //!   [`lock`]; [`diff`] compares two tool sets.
+//! - [`pipeline`]: load -> convert -> overrides -> lock as one call, with each pass's report.
 //! - [`diag`]: located diagnostics; one broken operation degrades alone.
 
 pub mod convert;
@@ -20,6 +21,8 @@ pub mod lock;
 pub mod node;
 pub mod overrides;
 pub mod pattern;
+/// The whole pipeline (load, convert, overrides, lock) as one function, for every front end.
+pub mod pipeline;
 pub mod pointer;
 pub mod profile;
 pub mod schema;
