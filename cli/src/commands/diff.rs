@@ -3,25 +3,10 @@
 use std::io::Write;
 
 use anyhow::Context;
-use clap::Args;
 use openapi_mcp_convert::lock::Lock;
 use openapi_mcp_convert::{Conversion, SpecSource, convert, load};
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct DiffArgs {
-    /// The old version of the spec (`SPEC`), and the conversion options used for both.
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// The new version of the spec: a file path or an http(s) URL.
-    #[arg(value_name = "NEW")]
-    pub new: String,
-    /// Print the diff as JSON (`added`, `removed`, `renamed`, `breaking`, `nonBreaking`,
-    /// `isBreaking`).
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::DiffArgs;
 
 pub async fn run(args: DiffArgs) -> anyhow::Result<std::process::ExitCode> {
     let opts = args.spec.tool_options()?;

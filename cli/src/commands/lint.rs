@@ -4,24 +4,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
 use openapi_mcp_convert::profile::{self, ClientProfile, Level};
 use openapi_mcp_convert::{SpecSource, convert, load};
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct LintArgs {
-    /// The spec and conversion options; `--client` names the client to lint for.
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// Exit 1 on warnings (degraded tools) too, not only on what the client rejects.
-    #[arg(long)]
-    pub strict: bool,
-    /// Print the findings as a JSON array.
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::LintArgs;
 
 pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     let target = ClientProfile {

@@ -4,24 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
 use openapi_mcp_convert::{SpecSource, convert, load};
-use openapi_mcp_runtime::serve::{ServeArgs, Serving, serve};
+use openapi_mcp_runtime::serve::{Serving, serve};
 use openapi_mcp_runtime::server::ProxyServer;
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct ProxyArgs {
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// Every serving option (shared with generated servers).
-    #[command(flatten)]
-    pub serve: ServeArgs,
-    /// Reload the spec when the file changes and tell clients the tool list changed.
-    #[arg(long)]
-    pub watch: bool,
-}
+use crate::args::{ProxyArgs, SpecArgs};
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     // Checked before any work (pins only in hybrid mode, valid globs).
