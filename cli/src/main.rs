@@ -8,15 +8,13 @@ mod option_parity;
 use std::process::ExitCode;
 
 use clap::Parser;
+use openapi_mcp_runtime::exit::ExitStatus;
 
 /// jemalloc instead of the platform's malloc: loading and converting a large spec is allocation
 /// bound, and glibc's malloc spends a fifth of that time consolidating and unlinking chunks.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// Context marker for errors caused by the user's input (exit code 1 instead of 2).
-pub const BAD_INPUT: &str = "bad input";
 
 fn main() -> ExitCode {
     let cli = args::Cli::parse();
@@ -50,19 +48,23 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            let bad_input = err.chain().any(|c| {
-                c.to_string() == BAD_INPUT
-                    || openapi_mcp_runtime::exit::ExitStatus::of(c)
-                        == openapi_mcp_runtime::exit::ExitStatus::Failure
-            });
+            // Exit 1 when the user's input caused it: a `UserError` anywhere in the chain (it adds
+            // no text of its own, so the message is the chain as it always was).
+            let status = if err
+                .chain()
+                .any(|c| ExitStatus::of(c) == ExitStatus::Failure)
+            {
+                ExitStatus::Failure
+            } else {
+                ExitStatus::Error
+            };
             let msg = err
                 .chain()
-                .filter(|c| c.to_string() != BAD_INPUT)
                 .map(|c| c.to_string())
                 .collect::<Vec<_>>()
                 .join(": ");
             eprintln!("error: {msg}");
-            ExitCode::from(if bad_input { 1 } else { 2 })
+            status.into()
         }
     }
 }

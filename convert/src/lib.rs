@@ -7,6 +7,7 @@
 //!   parameters and request body lowered from either dialect into one typed shape.
 //! - Passes over the tool set: [`profile`] (client profiles), [`extensions`], [`overrides`],
 //!   [`lock`]; [`diff`] compares two tool sets.
+//! - [`pipeline`]: load -> convert -> overrides -> lock as one call, with each pass's report.
 //! - [`diag`]: located diagnostics; one broken operation degrades alone.
 
 pub mod convert;
@@ -22,6 +23,8 @@ pub mod lock;
 pub mod node;
 pub mod overrides;
 pub mod pattern;
+/// The whole pipeline (load, convert, overrides, lock) as one function, for every front end.
+pub mod pipeline;
 pub mod pointer;
 pub mod profile;
 pub mod schema;

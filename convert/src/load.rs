@@ -12,17 +12,30 @@ use url::Url;
 use crate::node::{self, Builder, KeySeed, Node, Obj};
 use crate::pointer::{DocId, JsonPointer, Loc};
 
+/// Why a spec could not be loaded. The cause of a read or parse failure is the error's
+/// [`source`](std::error::Error::source), so a front end prints `name: cannot read: cause` by
+/// walking the chain (as the CLI does) and can tell an I/O error from the rest.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{source_name}: cannot read: {message}")]
+    /// The spec file could not be read.
+    #[error("{source_name}: cannot read")]
     Read {
         source_name: String,
-        message: String,
+        #[source]
+        source: std::io::Error,
     },
-    #[error("{source_name}: not valid JSON or YAML: {message}")]
+    /// The spec URL could not be fetched.
+    #[error("{source_name}: cannot read")]
+    Fetch {
+        source_name: String,
+        #[source]
+        source: FetchError,
+    },
+    #[error("{source_name}: not valid JSON or YAML")]
     Parse {
         source_name: String,
-        message: String,
+        #[source]
+        source: ParseError,
     },
     #[error("{source_name}#: not an OpenAPI or Swagger document: {message}")]
     NotOpenApi {
@@ -37,6 +50,27 @@ pub enum LoadError {
         field: &'static str,
         version: String,
     },
+}
+
+/// Why a URL could not be fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The request failed (its text only: reqwest's own causes are not part of the message).
+    #[error("{0}")]
+    Request(reqwest::Error),
+    #[error("HTTP status {0}")]
+    Status(reqwest::StatusCode),
+}
+
+/// Why a document is not valid JSON or YAML.
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    /// The document looks like JSON (it starts with `{` or `[`) and is neither JSON nor YAML: the
+    /// JSON error is the one that says what is wrong.
+    #[error("line {}, column {}: {}", .0.line(), .0.column(), .0)]
+    Json(serde_json::Error),
+    #[error("{0}")]
+    Yaml(serde_yaml_ng::Error),
 }
 
 /// Which dialect the root document is written in.
@@ -289,13 +323,17 @@ pub async fn load(source: &SpecSource) -> Result<Spec, LoadError> {
     };
     let mut client = LazyClient::default();
     let bytes = match url.scheme() {
-        "file" => fetch_file(&url),
-        _ => fetch(client.get(), &url).await,
-    }
-    .map_err(|message| LoadError::Read {
-        source_name: name.clone(),
-        message,
-    })?;
+        "file" => fetch_file(&url).map_err(|source| LoadError::Read {
+            source_name: name.clone(),
+            source,
+        })?,
+        _ => fetch(client.get(), &url)
+            .await
+            .map_err(|source| LoadError::Fetch {
+                source_name: name.clone(),
+                source,
+            })?,
+    };
     // The file's bytes go as soon as they are parsed: a 13 MB spec parses to several times its
     // size, and the peak of loading is what the process keeps as its high-water mark.
     let root = parse_root(&bytes, &name)?;
@@ -323,9 +361,9 @@ impl LazyClient {
 
 /// Parses a single document without following external refs (synchronous).
 pub fn load_single(bytes: &[u8], name: &str) -> Result<Spec, LoadError> {
-    let (root, deferred) = parse_deferring(bytes).map_err(|message| LoadError::Parse {
+    let (root, deferred) = parse_deferring(bytes).map_err(|source| LoadError::Parse {
         source_name: name.to_string(),
-        message,
+        source,
     })?;
     let version = detect_version(&root, name)?;
     let url = Url::parse("file:///spec").expect("static url");
@@ -357,9 +395,9 @@ async fn load_bytes_with(
 }
 
 fn parse_root(bytes: &[u8], name: &str) -> Result<(Node, Deferred), LoadError> {
-    parse_deferring(bytes).map_err(|message| LoadError::Parse {
+    parse_deferring(bytes).map_err(|source| LoadError::Parse {
         source_name: name.to_string(),
-        message,
+        source,
     })
 }
 
@@ -396,12 +434,15 @@ async fn load_parsed(
             if set.index.contains_key(&target) || set.failed.contains_key(&target) {
                 continue;
             }
+            // A document that cannot be loaded is a reason in the `$ref`s' diagnostics (text).
             let fetched = match (target.scheme(), client.as_deref_mut()) {
-                ("file", _) => fetch_file(&target),
-                ("http" | "https", Some(c)) => fetch(c.get(), &target).await,
+                ("file", _) => fetch_file(&target).map_err(|e| e.to_string()),
+                ("http" | "https", Some(c)) => {
+                    fetch(c.get(), &target).await.map_err(|e| e.to_string())
+                }
                 (s, _) => Err(format!("unsupported scheme {s:?}")),
             };
-            let parsed = fetched.and_then(|b| parse_deferring(&b));
+            let parsed = fetched.and_then(|b| parse_deferring(&b).map_err(|e| e.to_string()));
             match parsed {
                 Ok((root, deferred)) => {
                     let new_id = set.docs.len();
@@ -462,13 +503,16 @@ fn collect_external_refs(v: &Node, out: &mut Vec<String>) {
 }
 
 fn file_url(p: &Path) -> Result<Url, LoadError> {
-    let abs = std::path::absolute(p).map_err(|e| LoadError::Read {
+    let read = |source| LoadError::Read {
         source_name: p.display().to_string(),
-        message: e.to_string(),
-    })?;
-    Url::from_file_path(&abs).map_err(|_| LoadError::Read {
-        source_name: p.display().to_string(),
-        message: "not a valid file path".to_string(),
+        source,
+    };
+    let abs = std::path::absolute(p).map_err(read)?;
+    Url::from_file_path(&abs).map_err(|()| {
+        read(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a valid file path",
+        ))
     })
 }
 
@@ -479,43 +523,44 @@ fn http_client() -> reqwest::Client {
         .unwrap_or_default()
 }
 
-fn fetch_file(url: &Url) -> Result<Vec<u8>, String> {
-    let path = url
-        .to_file_path()
-        .map_err(|_| format!("{url} is not a local path"))?;
-    std::fs::read(&path).map_err(|e| e.to_string())
+fn fetch_file(url: &Url) -> std::io::Result<Vec<u8>> {
+    let path = url.to_file_path().map_err(|()| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{url} is not a local path"),
+        )
+    })?;
+    std::fs::read(&path)
 }
 
-async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<u8>, String> {
-    if url.scheme() == "file" {
-        return fetch_file(url);
-    }
+/// Fetches an http(s) URL (`file:` URLs are read by [`fetch_file`]).
+async fn fetch(client: &reqwest::Client, url: &Url) -> Result<Vec<u8>, FetchError> {
     let resp = client
         .get(url.clone())
         .send()
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(FetchError::Request)?;
     if !resp.status().is_success() {
-        return Err(format!("HTTP status {}", resp.status()));
+        return Err(FetchError::Status(resp.status()));
     }
     resp.bytes()
         .await
         .map(|b| b.to_vec())
-        .map_err(|e| e.to_string())
+        .map_err(FetchError::Request)
 }
 
 /// Parses JSON or YAML, chosen by content: a document whose first significant character is `{`
 /// or `[` is JSON; anything else is YAML. YAML keys that are not strings (`200:`) become strings.
-pub fn parse_document(bytes: &[u8]) -> Result<Node, String> {
+pub fn parse_document(bytes: &[u8]) -> Result<Node, ParseError> {
     parse_tree(bytes, false).map(|(root, _)| root)
 }
 
 /// [`parse_document`], leaving the [`Deferred`] subtrees of a JSON document unparsed.
-fn parse_deferring(bytes: &[u8]) -> Result<(Node, Deferred), String> {
+fn parse_deferring(bytes: &[u8]) -> Result<(Node, Deferred), ParseError> {
     parse_tree(bytes, true)
 }
 
-fn parse_tree(bytes: &[u8], defer: bool) -> Result<(Node, Deferred), String> {
+fn parse_tree(bytes: &[u8], defer: bool) -> Result<(Node, Deferred), ParseError> {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if matches!(first, Some(b'{') | Some(b'[')) {
@@ -549,17 +594,13 @@ fn parse_tree(bytes: &[u8], defer: bool) -> Result<(Node, Deferred), String> {
                 // report the JSON error if YAML fails too.
                 return parse_yaml(bytes)
                     .map(|v| (v, Deferred::default()))
-                    .map_err(|_| {
-                        format!(
-                            "line {}, column {}: {json_err}",
-                            json_err.line(),
-                            json_err.column()
-                        )
-                    });
+                    .map_err(|_| ParseError::Json(json_err));
             }
         }
     }
-    parse_yaml(bytes).map(|v| (v, Deferred::default()))
+    parse_yaml(bytes)
+        .map(|v| (v, Deferred::default()))
+        .map_err(ParseError::Yaml)
 }
 
 /// Where the JSON parser is in an OpenAPI document, as far as deferring subtrees goes.
@@ -682,10 +723,10 @@ impl<'de> Visitor<'de> for Tracked<'_> {
     }
 }
 
-fn parse_yaml(bytes: &[u8]) -> Result<Node, String> {
+fn parse_yaml(bytes: &[u8]) -> Result<Node, serde_yaml_ng::Error> {
     let mut b = Builder::default();
     let de = serde_yaml_ng::Deserializer::from_slice(bytes);
-    YamlSeed(&mut b).deserialize(de).map_err(|e| e.to_string())
+    YamlSeed(&mut b).deserialize(de)
 }
 
 /// Parses one YAML value into a [`Node`]: keys that are not strings (`200:`) become strings

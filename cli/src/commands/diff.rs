@@ -3,54 +3,34 @@
 use std::io::Write;
 
 use anyhow::Context;
-use clap::Args;
-use openapi_mcp_convert::lock::Lock;
-use openapi_mcp_convert::{Conversion, SpecSource, convert, load};
+use openapi_mcp_convert::SpecSource;
+use openapi_mcp_convert::pipeline::{self, LockMode, Stage};
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct DiffArgs {
-    /// The old version of the spec (`SPEC`), and the conversion options used for both.
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// The new version of the spec: a file path or an http(s) URL.
-    #[arg(value_name = "NEW")]
-    pub new: String,
-    /// Print the diff as JSON (`added`, `removed`, `renamed`, `breaking`, `nonBreaking`,
-    /// `isBreaking`).
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::DiffArgs;
 
 pub async fn run(args: DiffArgs) -> anyhow::Result<std::process::ExitCode> {
-    let opts = args.spec.tool_options()?;
-    let lock = match &args.spec.lock {
-        None => None,
-        Some(path) => {
-            let file = path.display().to_string();
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading lock file {file}"))
-                .context(crate::BAD_INPUT)?;
-            Some(
-                Lock::parse(&file, &text, opts.max_name_len.clamp(16, 128))
-                    .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?,
-            )
-        }
-    };
+    // Both versions go through the same pipeline, under the same overrides and lock (read, never
+    // written: `diff` only compares).
+    let mut opts =
+        super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Compare);
     let mut sides = Vec::with_capacity(2);
     for (label, spec) in [("old", &args.spec.spec), ("new", &args.new)] {
-        let loaded = load(&SpecSource::parse(spec))
-            .await
-            .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))
-            .with_context(|| format!("loading the {label} spec {spec}"))?;
-        let mut c: Conversion = convert(&loaded, &opts);
-        super::apply_overrides(&args.spec, &opts, &mut c)
-            .with_context(|| format!("applying the overrides to the {label} spec"))?;
-        if let Some(lock) = &lock {
-            lock.apply(&mut c.tools, &opts)
-                .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-        }
+        opts.source = SpecSource::parse(spec);
+        let out = match pipeline::run(&opts).await {
+            Ok(out) => out,
+            Err(e) => {
+                let stage = e.stage();
+                let err = super::pipeline_error(e);
+                return Err(match stage {
+                    Stage::Load => err.context(format!("loading the {label} spec {spec}")),
+                    Stage::Overrides => {
+                        err.context(format!("applying the overrides to the {label} spec"))
+                    }
+                    Stage::Lock => err,
+                });
+            }
+        };
+        let c = out.conversion;
         eprintln!(
             "{label}: {spec}: {} tools ({} diagnostics; see `openapi-mcp tools`)",
             c.tools.tools.len(),

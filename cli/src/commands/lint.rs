@@ -4,24 +4,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::Args;
+use openapi_mcp_convert::pipeline::{self, LockMode};
 use openapi_mcp_convert::profile::{self, ClientProfile, Level};
-use openapi_mcp_convert::{SpecSource, convert, load};
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct LintArgs {
-    /// The spec and conversion options; `--client` names the client to lint for.
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// Exit 1 on warnings (degraded tools) too, not only on what the client rejects.
-    #[arg(long)]
-    pub strict: bool,
-    /// Print the findings as a JSON array.
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::LintArgs;
 
 pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     let target = ClientProfile {
@@ -31,12 +17,12 @@ pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     // Lint the tool list as served without a profile (with the overrides, if any).
     let mut opts = args.spec.tool_options()?;
     opts.client = ClientProfile::default();
-    let spec = load(&SpecSource::parse(&args.spec.spec))
-        .await
-        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-    let mut conversion = convert(&spec, &opts);
-    super::apply_overrides(&args.spec, &opts, &mut conversion)?;
-    super::apply_lock(&args.spec, &opts, &mut conversion, super::LockMode::Read)?;
+    let opts = super::pipeline_options(&args.spec, opts, LockMode::Read);
+    let out = pipeline::run(&opts).await.map_err(super::pipeline_error)?;
+    if let Some(lock) = &out.lock {
+        super::report_lock(lock)?;
+    }
+    let conversion = out.conversion;
     let issues = profile::check(&conversion.tools, &target);
 
     let stdout = std::io::stdout();

@@ -1,3 +1,8 @@
+//! The subcommands. Each runs the conversion through [`openapi_mcp_convert::pipeline`] and
+//! prints its own results; this module holds what they share: the pipeline's options from the
+//! command line, its errors as user errors (exit code 1), and the lock and diagnostics lines on
+//! stderr.
+
 pub mod diff;
 pub mod generate;
 pub mod lint;
@@ -7,127 +12,84 @@ pub mod tools;
 use std::io::Write;
 
 use anyhow::Context;
-use openapi_mcp_convert::overrides::Overrides;
-use openapi_mcp_convert::{Conversion, SpecSource, convert, load};
+use openapi_mcp_convert::pipeline::{
+    self, LockMode, LockOutcome, Output, PipelineError, PipelineOptions,
+};
+use openapi_mcp_convert::{Conversion, SpecSource, ToolOptions};
+use openapi_mcp_runtime::exit::UserError;
 
 use crate::args::SpecArgs;
 
-/// Loads and converts the spec, printing diagnostics to stderr.
-pub async fn load_and_convert(args: &SpecArgs) -> anyhow::Result<Conversion> {
-    load_and_convert_locked(args, LockMode::Read).await
+/// The pipeline's options for `args` (`tool_options` from [`SpecArgs::tool_options`], possibly
+/// adjusted, as `lint` does).
+pub fn pipeline_options(
+    args: &SpecArgs,
+    tool_options: ToolOptions,
+    lock_mode: LockMode,
+) -> PipelineOptions {
+    PipelineOptions {
+        source: SpecSource::parse(&args.spec),
+        tool_options,
+        overrides: args.overrides.clone(),
+        lock: args.lock.clone(),
+        lock_mode,
+    }
 }
 
-/// [`load_and_convert`] with a choice of what `--lock FILE` does.
-pub async fn load_and_convert_locked(
-    args: &SpecArgs,
-    lock: LockMode,
-) -> anyhow::Result<Conversion> {
-    let opts = args.tool_options()?;
-    let source = SpecSource::parse(&args.spec);
-    let spec = load(&source)
-        .await
-        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-    let mut conversion = convert(&spec, &opts);
-    // Freeing a large parsed spec (millions of small allocations, ~100 ms for a 13 MB one) is
-    // off the start-up path: the tools are ready, the document is no longer needed.
-    drop_in_background(spec);
-    apply_overrides(args, &opts, &mut conversion)?;
-    apply_lock(args, &opts, &mut conversion, lock)?;
+/// A pipeline error for `main`: marked as the user's when it is (exit code 1).
+pub fn pipeline_error(e: PipelineError) -> anyhow::Error {
+    if e.is_user_error() {
+        anyhow::Error::new(UserError::new(e))
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// An error caused by the user's input (exit code 1), with its message and causes unchanged.
+pub fn user_error(e: anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(UserError::new(e))
+}
+
+/// Runs the pipeline, then prints the lock lines and the diagnostics to stderr (`tools`,
+/// `proxy`, `generate`).
+pub async fn load_and_convert(opts: &PipelineOptions) -> anyhow::Result<Conversion> {
+    let out = pipeline::run(opts).await.map_err(pipeline_error)?;
+    let Output {
+        conversion, lock, ..
+    } = out;
+    if let Some(lock) = &lock {
+        report_lock(lock)?;
+    }
+    print_diagnostics(&conversion)?;
+    Ok(conversion)
+}
+
+/// Every diagnostic, sorted, one per line on stderr.
+fn print_diagnostics(conversion: &Conversion) -> anyhow::Result<()> {
     let stderr = std::io::stderr();
     let mut err = stderr.lock();
     for d in conversion.diagnostics.clone().into_sorted() {
         writeln!(err, "{d}").context("writing diagnostics")?;
     }
-    Ok(conversion)
+    Ok(())
 }
 
-/// Drops `value` on a short-lived thread (inline when no thread can be started: the failed
-/// spawn drops the closure and the value with it).
-fn drop_in_background<T: Send + 'static>(value: T) {
-    let _ = std::thread::Builder::new()
-        .name("drop".into())
-        .spawn(move || drop(value));
-}
-
-/// Applies `--overrides FILE`, if given (after the conversion and its client profile).
-pub fn apply_overrides(
-    args: &SpecArgs,
-    opts: &openapi_mcp_convert::ToolOptions,
-    conversion: &mut Conversion,
-) -> anyhow::Result<()> {
-    let Some(path) = &args.overrides else {
-        return Ok(());
-    };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading overrides file {}", path.display()))
-        .context(crate::BAD_INPUT)?;
-    let overrides = Overrides::parse(&path.display().to_string(), &text)
-        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-    overrides
-        .apply(&mut conversion.tools, opts)
-        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))
-}
-
-/// What `--lock FILE` does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LockMode {
-    /// The file must exist; names are taken from it and drift is warned about (proxy, generate).
-    Read,
-    /// Read it when it exists, and write it when it does not (`tools`).
-    ReadOrCreate,
-    /// Read it when it exists, and write the updated lock (`tools --update-lock`).
-    Update,
-}
-
-/// Applies `--lock FILE`, if given (after the overrides: the lock holds the published names).
-pub fn apply_lock(
-    args: &SpecArgs,
-    opts: &openapi_mcp_convert::ToolOptions,
-    conversion: &mut Conversion,
-    mode: LockMode,
-) -> anyhow::Result<()> {
-    use openapi_mcp_convert::lock::Lock;
-    let Some(path) = &args.lock else {
-        return Ok(());
-    };
-    let file = path.display().to_string();
-    let max_len = opts.max_name_len.clamp(16, 128);
-    let (lock, exists) = match std::fs::read_to_string(path) {
-        Ok(text) => (
-            Lock::parse(&file, &text, max_len)
-                .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?,
-            true,
-        ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && mode != LockMode::Read => {
-            (Lock::empty(&file), false)
+/// Writes the updated lock file when there is one, and reports on stderr what the lock did:
+/// the names written, or its drift; and new operations whose name was locked to another one.
+pub fn report_lock(lock: &LockOutcome) -> anyhow::Result<()> {
+    let file = &lock.file;
+    let report = &lock.report;
+    if let Some(write) = &lock.write {
+        if write.changed {
+            std::fs::write(&lock.path, &write.text)
+                .with_context(|| format!("writing lock file {file}"))?;
         }
-        Err(e) => {
-            return Err(anyhow::Error::new(e)
-                .context(format!(
-                    "reading lock file {file} (create it with `openapi-mcp tools SPEC --lock {file}`)"
-                ))
-                .context(crate::BAD_INPUT));
-        }
-    };
-    let report = lock
-        .apply(&mut conversion.tools, opts)
-        .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-    let write = mode == LockMode::Update || !exists;
-    if write {
-        let next = lock.updated(&conversion.tools);
-        next.check_writable(max_len)
-            .map_err(|e| anyhow::Error::new(e).context(crate::BAD_INPUT))?;
-        let text = next.to_text();
-        if !exists || text != lock.to_text() {
-            std::fs::write(path, &text).with_context(|| format!("writing lock file {file}"))?;
-        }
-        let removed = next.entries.values().filter(|e| e.removed).count();
         eprintln!(
             "lock file {file}: {} names ({} new, {} kept, {} marked removed)",
-            next.entries.len(),
+            write.lock.entries.len(),
             report.added.len(),
             report.kept,
-            removed
+            write.removed()
         );
     } else if report.drift() {
         for line in report.drift_lines() {

@@ -1,36 +1,25 @@
 //! `openapi-mcp proxy`: serve the tools and forward calls.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Args;
-use openapi_mcp_convert::{SpecSource, convert, load};
-use openapi_mcp_runtime::serve::{ServeArgs, Serving, serve};
+use openapi_mcp_convert::SpecSource;
+use openapi_mcp_convert::pipeline::{self, LockMode, PipelineOptions, Stage};
+use openapi_mcp_runtime::serve::{Serving, serve};
 use openapi_mcp_runtime::server::ProxyServer;
 
-use crate::args::SpecArgs;
-
-#[derive(Args, Debug)]
-pub struct ProxyArgs {
-    #[command(flatten)]
-    pub spec: SpecArgs,
-    /// Every serving option (shared with generated servers).
-    #[command(flatten)]
-    pub serve: ServeArgs,
-    /// Reload the spec when the file changes and tell clients the tool list changed.
-    #[arg(long)]
-    pub watch: bool,
-}
+use crate::args::ProxyArgs;
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     // Checked before any work (pins only in hybrid mode, valid globs).
     args.serve.tool_mode()?;
-    let conversion = super::load_and_convert(&args.spec).await?;
+    let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
+    let conversion = super::load_and_convert(&opts).await?;
     let on_start: Option<Box<dyn FnOnce(&ProxyServer) + Send>> = if args.watch {
-        let spec = args.spec.clone();
+        // The reload runs the same pipeline with the same options (checked above).
         Some(Box::new(move |server: &ProxyServer| {
-            spawn_watch(&spec, server.clone())
+            spawn_watch(opts, server.clone())
         }))
     } else {
         None
@@ -45,13 +34,14 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Polls the spec file and reloads it when it changes; a spec that fails to load keeps the old tools.
-fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
-    let SpecSource::Path(path) = SpecSource::parse(&spec.spec) else {
+/// Polls the spec file and reloads it when it changes (the whole pipeline: overrides and lock
+/// included); a spec that fails to load, or that the overrides or the lock no longer fit, keeps
+/// the old tools.
+fn spawn_watch(opts: PipelineOptions, server: ProxyServer) {
+    let SpecSource::Path(path) = opts.source.clone() else {
         tracing::warn!("--watch works with spec files, not URLs; not watching");
         return;
     };
-    let spec = spec.clone();
     tokio::spawn(async move {
         let mut last = modified(&path);
         loop {
@@ -61,37 +51,28 @@ fn spawn_watch(spec: &SpecArgs, server: ProxyServer) {
                 continue;
             }
             last = now;
-            let Ok(opts) = spec.tool_options() else {
-                continue;
-            };
-            match load(&SpecSource::Path(path.clone())).await {
-                Ok(loaded) => {
-                    let mut c = convert(&loaded, &opts);
-                    if let Err(e) = super::apply_overrides(&spec, &opts, &mut c) {
-                        tracing::warn!(
-                            "spec changed but the overrides no longer apply, keeping the previous tools: {e:#}"
-                        );
-                        continue;
-                    }
-                    if let Err(e) = super::apply_lock(&spec, &opts, &mut c, super::LockMode::Read) {
-                        tracing::warn!(
-                            "spec changed but the lock file no longer applies, keeping the previous tools: {e:#}"
-                        );
-                        continue;
-                    }
-                    let n = c.tools.tools.len();
-                    if server.replace_tools(c.tools).await {
+            match pipeline::run(&opts).await {
+                Ok(out) => {
+                    let tools = out.conversion.tools;
+                    let n = tools.tools.len();
+                    if server.replace_tools(tools).await {
                         tracing::info!("spec reloaded: {n} tools; clients notified");
                     }
                 }
-                Err(e) => tracing::warn!(
-                    "spec changed but failed to load, keeping the previous tools: {e}"
-                ),
+                Err(e) => {
+                    let what = match e.stage() {
+                        Stage::Load => "failed to load",
+                        Stage::Overrides => "the overrides no longer apply",
+                        Stage::Lock => "the lock file no longer applies",
+                    };
+                    let e = anyhow::Error::new(e);
+                    tracing::warn!("spec changed but {what}, keeping the previous tools: {e:#}");
+                }
             }
         }
     });
 }
 
-fn modified(path: &PathBuf) -> Option<std::time::SystemTime> {
+fn modified(path: &Path) -> Option<std::time::SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }

@@ -1,16 +1,21 @@
+//! `openapi-mcp tools`: the tool list a spec converts to (a table, `--json`, or `--stats`), and
+//! the `--lock` file written for it.
+
 use std::io::Write;
 
 use anyhow::Context;
+use openapi_mcp_convert::pipeline::LockMode;
 
 use crate::args::ToolsArgs;
 
 pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
     let lock_mode = if args.update_lock {
-        super::LockMode::Update
+        LockMode::Update
     } else {
-        super::LockMode::ReadOrCreate
+        LockMode::ReadOrCreate
     };
-    let conversion = super::load_and_convert_locked(&args.spec, lock_mode).await?;
+    let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, lock_mode);
+    let conversion = super::load_and_convert(&opts).await?;
     // Stdout is line-buffered: pretty JSON of a large API is ~10^5 lines, one write(2) each.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     if args.stats {
