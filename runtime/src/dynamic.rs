@@ -10,6 +10,7 @@ use serde_json::{Map, Value, json};
 
 use openapi_mcp_toolset::filter::Pattern;
 use openapi_mcp_toolset::model::{HttpMethod, ToolDef};
+use openapi_mcp_toolset::suggest::edit_distance;
 
 /// How the proxy exposes the operations in `tools/list`.
 #[derive(Clone, Debug, Default)]
@@ -652,22 +653,6 @@ pub fn tokenize(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Edit distance (for "did you mean").
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Up to `n` operation names closest to `name`: by edit distance, then by search on its words.
 pub fn closest_names(
     defs: &[Arc<ToolDef>],
@@ -679,7 +664,7 @@ pub fn closest_names(
     let mut by_edit: Vec<(usize, usize)> = defs
         .iter()
         .enumerate()
-        .map(|(i, d)| (levenshtein(&lower, &d.name().to_lowercase()), i))
+        .map(|(i, d)| (edit_distance(&lower, &d.name().to_lowercase()), i))
         .collect();
     by_edit.sort();
     let mut out: Vec<String> = Vec::new();
@@ -766,11 +751,5 @@ mod tests {
         assert_eq!(tokenize("releases"), tokenize("release"));
         assert_eq!(tokenize("status"), ["status"]);
         assert_eq!(tokenize("addresses"), tokenize("address"));
-    }
-
-    #[test]
-    fn levenshtein_counts_edits() {
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "ab"), 2);
     }
 }
