@@ -6,12 +6,14 @@
 //! - [`media`]: media-type helpers shared by the converter and the forwarder.
 //! - [`filter`]: which operations become tools (globs on tags, names, paths, methods).
 //! - [`validate`]: argument validation against a tool's inputSchema, with "did you mean".
+//! - [`schema_walk`]: the keywords that hold subschemas, and one walk over them.
 //! - [`suggest`]: the edit distance and closest-name rule behind every "did you mean".
 
 pub mod filter;
 pub mod media;
 pub mod model;
 pub mod naming;
+pub mod schema_walk;
 pub mod suggest;
 pub mod validate;
 
