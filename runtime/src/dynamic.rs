@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use openapi_mcp_toolset::filter::Pattern;
+use openapi_mcp_toolset::filter::{Pattern, PatternError};
 use openapi_mcp_toolset::model::{HttpMethod, ToolDef};
 use openapi_mcp_toolset::suggest::edit_distance;
 
@@ -28,13 +28,13 @@ pub enum ToolMode {
 impl ToolMode {
     /// The mode of `--mode NAME` (`tools`, `dynamic`, `hybrid`) with its `--pin` globs (used, and
     /// required, only by `hybrid`). The error is a sentence for the command line.
-    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, String> {
+    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, ModeError> {
         match mode {
             "tools" => Ok(ToolMode::Tools),
             "dynamic" => Ok(ToolMode::Dynamic),
             "hybrid" => {
                 if pins.is_empty() {
-                    return Err("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)".to_string());
+                    return Err(ModeError::NoPins);
                 }
                 let pins = pins
                     .iter()
@@ -42,9 +42,7 @@ impl ToolMode {
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(ToolMode::Hybrid { pins })
             }
-            other => Err(format!(
-                "unknown --mode {other:?}: use tools, dynamic or hybrid"
-            )),
+            other => Err(ModeError::Unknown(other.to_string())),
         }
     }
 
@@ -55,6 +53,17 @@ impl ToolMode {
             ToolMode::Hybrid { .. } => "hybrid",
         }
     }
+}
+
+/// Why `--mode` / `--pin` do not make a mode.
+#[derive(Debug, thiserror::Error)]
+pub enum ModeError {
+    #[error("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)")]
+    NoPins,
+    #[error("unknown --mode {0:?}: use tools, dynamic or hybrid")]
+    Unknown(String),
+    #[error(transparent)]
+    Pin(#[from] PatternError),
 }
 
 /// Name of the search tool.

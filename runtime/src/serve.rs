@@ -182,7 +182,7 @@ impl ServeArgs {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
             return Err(UserError::msg("--pin only applies to --mode hybrid"));
         }
-        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::msg)
+        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::new)
     }
 
     /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,
