@@ -145,7 +145,7 @@ pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> 
     files.insert(PathBuf::from(".gitignore"), "/target\n".to_string());
     files.insert(
         PathBuf::from("src/api.json"),
-        emit::api_json::api_json(set)?,
+        openapi_mcp_toolset::api_file::write(set)?,
     );
     files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
     files.insert(

@@ -347,30 +347,17 @@ fn apply_one(
     Ok(())
 }
 
-/// The candidate closest to `name` (edit distance, case-insensitive), if reasonably close.
+/// The candidate closest to `name` (edit distance, case-insensitive), if reasonably close; ties go
+/// to the candidate that sorts first.
 fn closest<'a>(name: &str, candidates: &[&'a str]) -> Option<&'a str> {
-    let lower = name.to_ascii_lowercase();
-    candidates
-        .iter()
-        .map(|c| (edit_distance(&lower, &c.to_ascii_lowercase()), *c))
-        .filter(|(d, c)| *d <= (c.len().max(name.len()) / 2).max(2))
-        .min()
-        .map(|(_, c)| c)
+    let mut sorted = candidates.to_vec();
+    sorted.sort_unstable();
+    suggest::closest(name, &sorted, suggest::Tolerance::HALF)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+use openapi_mcp_toolset::suggest;
+#[cfg(test)]
+use openapi_mcp_toolset::suggest::edit_distance;
 
 #[cfg(test)]
 mod tests {

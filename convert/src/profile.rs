@@ -35,9 +35,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::pointer::JsonPointer;
-use crate::schema::{SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 use openapi_mcp_toolset::naming::{prefix_from_title, short_hash, snake};
+use openapi_mcp_toolset::schema_walk::{self, Step};
 
 /// The MCP client a tool list is shaped for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -412,59 +412,33 @@ fn generic_checks(def: &ToolDef, client: Client, issues: &mut Vec<Issue>) {
     }
 }
 
+/// `ptr` followed by one step into a subschema.
+fn step_ptr(ptr: &JsonPointer, step: Step<'_>) -> JsonPointer {
+    match step {
+        Step::Keyword(k) => ptr.join(k),
+        Step::Entry(k, name) => ptr.join(k).join(name),
+        Step::Index(k, i) => ptr.join(k).index(i),
+    }
+}
+
 /// Visits every subschema (read-only).
 fn walk(node: &Value, ptr: &JsonPointer, f: &mut dyn FnMut(&Value, &JsonPointer)) {
     if !node.is_object() {
         return;
     }
     f(node, ptr);
-    for_each_child(node, ptr, &mut |child, p| walk(child, &p, f));
+    schema_walk::for_each_child(node, &mut |step, child| {
+        walk(child, &step_ptr(ptr, step), f)
+    });
 }
 
-fn for_each_child(node: &Value, ptr: &JsonPointer, f: &mut dyn FnMut(&Value, JsonPointer)) {
-    let Value::Object(m) = node else { return };
-    for (k, v) in m {
-        match (k.as_str(), v) {
-            (k, Value::Object(props)) if SCHEMA_MAPS.contains(&k) => {
-                for (pk, pv) in props {
-                    f(pv, ptr.join(k).join(pk));
-                }
-            }
-            (k, Value::Array(a)) if SCHEMA_LISTS.contains(&k) || SCHEMA_ONE.contains(&k) => {
-                // Lists of subschemas, and draft-4 tuple `items`.
-                for (i, x) in a.iter().enumerate() {
-                    f(x, ptr.join(k).index(i));
-                }
-            }
-            (k, _) if SCHEMA_ONE.contains(&k) => f(v, ptr.join(k)),
-            _ => {}
-        }
-    }
-}
-
-/// Mutable twin of [`for_each_child`].
+/// Calls `f` on every direct subschema of `node`, with its pointer.
 fn for_each_child_mut(
     node: &mut Value,
     ptr: &JsonPointer,
     f: &mut dyn FnMut(&mut Value, JsonPointer),
 ) {
-    let Value::Object(m) = node else { return };
-    for (k, v) in m.iter_mut() {
-        match (k.as_str(), v) {
-            (k, Value::Object(props)) if SCHEMA_MAPS.contains(&k) => {
-                for (pk, pv) in props.iter_mut() {
-                    f(pv, ptr.join(k).join(pk));
-                }
-            }
-            (k, Value::Array(a)) if SCHEMA_LISTS.contains(&k) || SCHEMA_ONE.contains(&k) => {
-                for (i, x) in a.iter_mut().enumerate() {
-                    f(x, ptr.join(k).index(i));
-                }
-            }
-            (k, v) if SCHEMA_ONE.contains(&k) => f(v, ptr.join(k)),
-            _ => {}
-        }
-    }
+    schema_walk::for_each_child_mut(node, &mut |step, child| f(child, step_ptr(ptr, step)));
 }
 
 // ------------------------------------------------------------------------------------ names

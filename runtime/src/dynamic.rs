@@ -8,8 +8,9 @@ use std::sync::Arc;
 use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
-use openapi_mcp_toolset::filter::Pattern;
+use openapi_mcp_toolset::filter::{Pattern, PatternError};
 use openapi_mcp_toolset::model::{HttpMethod, ToolDef};
+use openapi_mcp_toolset::suggest::edit_distance;
 
 /// How the proxy exposes the operations in `tools/list`.
 #[derive(Clone, Debug, Default)]
@@ -27,13 +28,13 @@ pub enum ToolMode {
 impl ToolMode {
     /// The mode of `--mode NAME` (`tools`, `dynamic`, `hybrid`) with its `--pin` globs (used, and
     /// required, only by `hybrid`). The error is a sentence for the command line.
-    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, String> {
+    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, ModeError> {
         match mode {
             "tools" => Ok(ToolMode::Tools),
             "dynamic" => Ok(ToolMode::Dynamic),
             "hybrid" => {
                 if pins.is_empty() {
-                    return Err("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)".to_string());
+                    return Err(ModeError::NoPins);
                 }
                 let pins = pins
                     .iter()
@@ -41,9 +42,7 @@ impl ToolMode {
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(ToolMode::Hybrid { pins })
             }
-            other => Err(format!(
-                "unknown --mode {other:?}: use tools, dynamic or hybrid"
-            )),
+            other => Err(ModeError::Unknown(other.to_string())),
         }
     }
 
@@ -54,6 +53,17 @@ impl ToolMode {
             ToolMode::Hybrid { .. } => "hybrid",
         }
     }
+}
+
+/// Why `--mode` / `--pin` do not make a mode.
+#[derive(Debug, thiserror::Error)]
+pub enum ModeError {
+    #[error("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)")]
+    NoPins,
+    #[error("unknown --mode {0:?}: use tools, dynamic or hybrid")]
+    Unknown(String),
+    #[error(transparent)]
+    Pin(#[from] PatternError),
 }
 
 /// Name of the search tool.
@@ -652,22 +662,6 @@ pub fn tokenize(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Edit distance (for "did you mean").
-pub fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Up to `n` operation names closest to `name`: by edit distance, then by search on its words.
 pub fn closest_names(
     defs: &[Arc<ToolDef>],
@@ -679,7 +673,7 @@ pub fn closest_names(
     let mut by_edit: Vec<(usize, usize)> = defs
         .iter()
         .enumerate()
-        .map(|(i, d)| (levenshtein(&lower, &d.name().to_lowercase()), i))
+        .map(|(i, d)| (edit_distance(&lower, &d.name().to_lowercase()), i))
         .collect();
     by_edit.sort();
     let mut out: Vec<String> = Vec::new();
@@ -766,11 +760,5 @@ mod tests {
         assert_eq!(tokenize("releases"), tokenize("release"));
         assert_eq!(tokenize("status"), ["status"]);
         assert_eq!(tokenize("addresses"), tokenize("address"));
-    }
-
-    #[test]
-    fn levenshtein_counts_edits() {
-        assert_eq!(levenshtein("kitten", "sitting"), 3);
-        assert_eq!(levenshtein("", "ab"), 2);
     }
 }

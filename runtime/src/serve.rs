@@ -182,7 +182,7 @@ impl ServeArgs {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
             return Err(UserError::msg("--pin only applies to --mode hybrid"));
         }
-        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::msg)
+        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::new)
     }
 
     /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,
@@ -353,7 +353,7 @@ pub struct Generated {
     pub default_mode: Mode,
     pub default_pins: &'static [&'static str],
     /// The embedded tool set (`src/api.json`).
-    pub tool_set: fn() -> Result<ToolSet, serde_json::Error>,
+    pub tool_set: fn() -> Result<ToolSet, openapi_mcp_toolset::api_file::ApiFileError>,
     /// The crate's typed handlers.
     pub dispatcher: Option<Dispatcher>,
 }
@@ -412,10 +412,7 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
     };
     let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = runtime.block_on(async {
         let set = (g.tool_set)().map_err(|e| {
-            Box::new(ContextError(
-                "reading the embedded tool definitions (src/api.json)",
-                e,
-            )) as Box<dyn std::error::Error + Send + Sync>
+            Box::new(EmbeddedToolSetError(e)) as Box<dyn std::error::Error + Send + Sync>
         })?;
         let serving = Serving {
             program: g.name.to_string(),
@@ -444,20 +441,11 @@ pub fn report(err: &(dyn std::error::Error + 'static)) -> crate::exit::ExitStatu
     crate::exit::ExitStatus::of(err)
 }
 
-#[derive(Debug)]
-struct ContextError(&'static str, serde_json::Error);
-
-impl std::fmt::Display for ContextError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-impl std::error::Error for ContextError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.1)
-    }
-}
+/// The embedded `src/api.json` of a generated server could not be read.
+#[cfg(feature = "cli")]
+#[derive(Debug, thiserror::Error)]
+#[error("reading the embedded tool definitions (src/api.json)")]
+struct EmbeddedToolSetError(#[source] openapi_mcp_toolset::api_file::ApiFileError);
 
 /// Logs to stderr: `info` by default (rmcp's own lines only as errors), `-v` debug, `-vv` trace;
 /// `RUST_LOG` overrides.

@@ -11,18 +11,33 @@ pub struct Pattern {
     matcher: GlobMatcher,
 }
 
+/// A glob that does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid pattern {pattern:?}: {reason}")]
+pub struct PatternError {
+    pub pattern: String,
+    /// Why (in the message: the command line shows this error's text only).
+    pub reason: globset::Error,
+}
+
 impl Pattern {
-    pub fn new(text: &str) -> Result<Self, String> {
-        let glob = Glob::new(text).map_err(|e| format!("invalid pattern {text:?}: {e}"))?;
+    pub fn new(text: &str) -> Result<Self, PatternError> {
+        let glob = Glob::new(text).map_err(|reason| PatternError {
+            pattern: text.to_string(),
+            reason,
+        })?;
         Ok(Self {
             text: text.to_string(),
             matcher: glob.compile_matcher(),
         })
     }
     /// A pattern for paths: `{` and `}` are literal, so `/pets/{petId}` matches that template.
-    pub fn path(text: &str) -> Result<Self, String> {
+    pub fn path(text: &str) -> Result<Self, PatternError> {
         let escaped = text.replace('{', "[{]").replace('}', "[}]");
-        let glob = Glob::new(&escaped).map_err(|e| format!("invalid pattern {text:?}: {e}"))?;
+        let glob = Glob::new(&escaped).map_err(|reason| PatternError {
+            pattern: text.to_string(),
+            reason,
+        })?;
         Ok(Self {
             text: text.to_string(),
             matcher: glob.compile_matcher(),

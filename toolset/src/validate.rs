@@ -4,6 +4,8 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
+use crate::suggest;
+
 /// A lazily compiled validator (compiled once, on first use or by a warm-up task).
 #[derive(Default)]
 pub struct LazyValidator {
@@ -191,7 +193,7 @@ pub fn check(
                     .map(|p| p.keys().map(String::as_str).collect())
                     .unwrap_or_default();
                 for name in unexpected {
-                    let hint = match closest(name, &valid) {
+                    let hint = match suggest::closest(name, &valid, suggest::Tolerance::THIRD) {
                         Some(c) => format!("did you mean `{c}`?"),
                         None if valid.is_empty() => "this tool takes no arguments.".to_string(),
                         None => format!("valid arguments: {}.", valid.join(", ")),
@@ -286,35 +288,6 @@ fn display_path(pointer: &str) -> String {
         }
     }
     out
-}
-
-/// The valid name closest to `name` (case-insensitive edit distance), if close enough.
-fn closest<'a>(name: &str, valid: &[&'a str]) -> Option<&'a str> {
-    if name.len() > 256 {
-        return None;
-    }
-    let lower = name.to_ascii_lowercase();
-    valid
-        .iter()
-        .map(|v| (levenshtein(&lower, &v.to_ascii_lowercase()), *v))
-        .filter(|(d, v)| *d <= (v.len().max(name.len()) / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, v)| v)
-}
-
-fn levenshtein(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -213,7 +213,7 @@ impl Credentials {
 /// (`application/x-www-form-urlencoded`) and cookie encoding — or in a JSON error body that
 /// echoes it (string escaping).
 fn push_with_encodings(out: &mut Vec<String>, v: &str) {
-    use super::request::{enc, enc_cookie, enc_form};
+    use super::encode::{enc, enc_cookie, enc_form};
     out.push(v.to_string());
     let json = serde_json::to_string(v).unwrap_or_default();
     let json = json

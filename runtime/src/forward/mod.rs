@@ -10,6 +10,7 @@
 //! logs (only method, path template, status and duration are logged, at debug level).
 
 pub mod auth;
+mod encode;
 pub mod request;
 pub mod response;
 pub mod typed;
@@ -104,8 +105,8 @@ pub enum ForwardError {
     /// The value is never included: static headers often carry secrets.
     #[error("the static header `{name}` is invalid: {reason}")]
     StaticHeader { name: String, reason: &'static str },
-    #[error("could not create the HTTP client: {0}")]
-    Client(String),
+    #[error("could not create the HTTP client")]
+    Client(#[source] reqwest::Error),
 }
 
 /// An argument that cannot be put on the wire (or a request that would leave the API's base URL).
@@ -305,7 +306,7 @@ impl Forwarder {
             .timeout(opts.timeout)
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
-            .map_err(|e| ForwardError::Client(e.without_url().to_string()))?;
+            .map_err(|e| ForwardError::Client(e.without_url()))?;
         Ok(Self {
             inner: Arc::new(Inner {
                 client,

@@ -11,103 +11,20 @@ use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use base64::Engine as _;
-use percent_encoding::{AsciiSet, CONTROLS, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde_json::{Map, Value};
 use url::Url;
 
 use super::auth::AuthParts;
+use super::encode::{
+    enc, enc_cookie, enc_form, enc_query_literal, enc_reserved, enc_template_literal,
+};
 use super::{ArgError, BuiltRequest};
 use openapi_mcp_toolset::model::{
     ArgBinding, ArgLocation, BodyBinding, BodyKind, PartEncoding, PathStyle, QueryStyle, Route,
 };
 
-/// Everything but RFC 3986 unreserved characters (`A-Z a-z 0-9 - . _ ~`).
-const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-/// `allowReserved`: reserved characters pass, except the ones OAS 3.0.4 / 3.1.1 still make the
-/// application encode: `#`, `[`, `]` (not allowed in a query: `#` would end it and turn the rest
-/// into a fragment that is never sent) and `&`, `=`, `+` (form-urlencoded delimiters: a raw `&`
-/// would let a value add query parameters of its own). `%` is handled separately: only valid
-/// `%XX` triples pass.
-const RESERVED_OK: &AsciiSet = &UNRESERVED
-    .remove(b':')
-    .remove(b'/')
-    .remove(b'?')
-    .remove(b'@')
-    .remove(b'!')
-    .remove(b'$')
-    .remove(b'\'')
-    .remove(b'(')
-    .remove(b')')
-    .remove(b'*')
-    .remove(b',')
-    .remove(b';');
-/// Cookie values: controls, space, `"`, `,`, `;`, `\`, `%` and non-ASCII.
-const COOKIE: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b',')
-    .add(b';')
-    .add(b'\\')
-    .add(b'%')
-    .add(0x7f);
-/// Characters of a path template's literal text that the URL parser would encode anyway.
-const TEMPLATE_LITERAL: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}');
-
 /// The longest URL the HTTP stack accepts (`http::Uri`: `u16::MAX - 1`).
 pub(crate) const MAX_URL_BYTES: usize = 65_534;
-
-pub(crate) fn enc(s: &str) -> String {
-    utf8_percent_encode(s, UNRESERVED).to_string()
-}
-
-fn enc_reserved(s: &str) -> String {
-    // Valid percent-encoded triples pass through unchanged; any other `%` is encoded.
-    let bytes = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
-    let mut i = 0;
-    let mut start = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            out.push_str(&utf8_percent_encode(&s[start..i], RESERVED_OK).to_string());
-            let triple = i + 2 < bytes.len()
-                && bytes[i + 1].is_ascii_hexdigit()
-                && bytes[i + 2].is_ascii_hexdigit();
-            if triple {
-                out.push_str(&s[i..i + 3]);
-                i += 3;
-            } else {
-                out.push_str("%25");
-                i += 1;
-            }
-            start = i;
-        } else {
-            i += 1;
-        }
-    }
-    out.push_str(&utf8_percent_encode(&s[start..], RESERVED_OK).to_string());
-    out
-}
-
-pub(crate) fn enc_form(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
-}
-
-pub(crate) fn enc_cookie(s: &str) -> String {
-    utf8_percent_encode(s, COOKIE).to_string()
-}
 
 /// A primitive as text: strings raw, numbers as JSON number text, booleans, null → empty.
 /// Arrays and objects (nested inside a parameter) become compact JSON. Integral floats that are
@@ -292,14 +209,14 @@ fn build_path(route: &Route, args: &Map<String, Value>) -> Result<String, ArgErr
             let Some(close) = rest[open..].find('}').map(|c| c + open) else {
                 break;
             };
-            built.push_str(&utf8_percent_encode(&rest[..open], TEMPLATE_LITERAL).to_string());
+            built.push_str(&enc_template_literal(&rest[..open]));
             let name = &rest[open + 1..close];
             let (binding, (style, explode), value) = path_arg(route, args, name)?;
             built.push_str(&expand_path(name, &value, style, explode));
             used.push(binding);
             rest = &rest[close + 1..];
         }
-        built.push_str(&utf8_percent_encode(rest, TEMPLATE_LITERAL).to_string());
+        built.push_str(&enc_template_literal(rest));
         if let Some(b) = used.first() {
             if built.is_empty() {
                 return Err(arg_err(
@@ -334,17 +251,6 @@ pub(crate) fn split_template(template: &str) -> (&str, Option<&str>) {
     (&template[..end], query)
 }
 
-/// Characters of a path key's literal query text that cannot go on the wire as they are.
-const QUERY_LITERAL: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'<')
-    .add(b'>')
-    .add(b'`')
-    .add(b'{')
-    .add(b'}');
-
 /// The query written in the path key, with any `{variable}` in it filled (simple style, encoded
 /// as a query value).
 fn template_query(
@@ -358,13 +264,13 @@ fn template_query(
         let Some(close) = rest[open..].find('}').map(|c| c + open) else {
             break;
         };
-        out.push_str(&utf8_percent_encode(&rest[..open], QUERY_LITERAL).to_string());
+        out.push_str(&enc_query_literal(&rest[..open]));
         let name = &rest[open + 1..close];
         let (_, _, value) = path_arg(route, args, name)?;
         out.push_str(&enc(&prim(&value)));
         rest = &rest[close + 1..];
     }
-    out.push_str(&utf8_percent_encode(rest, QUERY_LITERAL).to_string());
+    out.push_str(&enc_query_literal(rest));
     Ok(out)
 }
 
