@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use openapi_mcp_convert::profile::{Client, ClientProfile};
 use openapi_mcp_convert::{OutputSchemaMode, ToolOptions};
+use openapi_mcp_runtime::exit::UserError;
 use openapi_mcp_runtime::filter::{Filter, Pattern};
 use openapi_mcp_runtime::model::HttpMethod;
 use openapi_mcp_runtime::serve::{Mode, ServeArgs};
@@ -221,22 +222,24 @@ pub enum OutputSchemaArg {
 }
 
 impl SpecArgs {
+    /// The conversion options; a bad glob or method is the user's error (exit code 1).
     pub fn tool_options(&self) -> anyhow::Result<ToolOptions> {
         let pats = |v: &[String]| -> anyhow::Result<Vec<Pattern>> {
             v.iter()
-                .map(|p| Pattern::new(p).map_err(anyhow::Error::msg))
+                .map(|p| Pattern::new(p).map_err(|e| UserError::new(e).into()))
                 .collect()
         };
         let path_pats = |v: &[String]| -> anyhow::Result<Vec<Pattern>> {
             v.iter()
-                .map(|p| Pattern::path(p).map_err(anyhow::Error::msg))
+                .map(|p| Pattern::path(p).map_err(|e| UserError::new(e).into()))
                 .collect()
         };
         let methods = self
             .method
             .iter()
             .map(|m| {
-                HttpMethod::parse(m).ok_or_else(|| anyhow::anyhow!("unknown HTTP method {m:?}"))
+                HttpMethod::parse(m)
+                    .ok_or_else(|| UserError::msg(format!("unknown HTTP method {m:?}")).into())
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
         Ok(ToolOptions {

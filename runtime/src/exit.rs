@@ -22,11 +22,17 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// The status of a failed run: [`ExitStatus::Failure`] when a [`UserError`] is in `err`'s
-    /// source chain, else [`ExitStatus::Error`].
+    /// source chain (also inside a transparent wrapper such as `StartError::Input`, whose
+    /// `source()` skips it), else [`ExitStatus::Error`].
     pub fn of(err: &(dyn Error + 'static)) -> ExitStatus {
         let mut cur: Option<&(dyn Error + 'static)> = Some(err);
         while let Some(e) = cur {
-            if e.is::<UserError>() {
+            if e.is::<UserError>()
+                || matches!(
+                    e.downcast_ref::<crate::serve::StartError>(),
+                    Some(crate::serve::StartError::Input(_))
+                )
+            {
                 return ExitStatus::Failure;
             }
             cur = e.source();
