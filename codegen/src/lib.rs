@@ -126,8 +126,25 @@ pub fn default_crate_name(title: &str) -> String {
     }
 }
 
-/// Generates the crate's files for `set`.
+/// Generates the crate's files for `set`: a crate that is a workspace of its own, so it builds
+/// wherever it is written (what `openapi-mcp generate` writes).
 pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> {
+    generate_placed(set, opts, true)
+}
+
+/// [`generate`] for a crate that an enclosing workspace lists in its `members` (the repository's
+/// own codegen snapshots, compiled by `cargo build --workspace`): its `Cargo.toml` has no
+/// `[workspace]` table (Cargo refuses a member that declares one) and no `[profile]` (only the
+/// workspace root's apply). Every other file is the same as [`generate`]'s.
+pub fn generate_workspace_member(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> {
+    generate_placed(set, opts, false)
+}
+
+fn generate_placed(
+    set: &ToolSet,
+    opts: &CodegenOptions,
+    standalone: bool,
+) -> Result<GeneratedCrate> {
     naming::check_crate_name(&opts.crate_name)?;
     if set.tools.is_empty() {
         return Err(CodegenError::NoTools);
@@ -136,7 +153,7 @@ pub fn generate(set: &ToolSet, opts: &CodegenOptions) -> Result<GeneratedCrate> 
     let mut files = BTreeMap::new();
     files.insert(
         PathBuf::from("Cargo.toml"),
-        emit::manifest::cargo_toml(&plan, &opts.runtime_dep)?,
+        emit::manifest::cargo_toml(&plan, &opts.runtime_dep, standalone)?,
     );
     files.insert(
         PathBuf::from("README.md"),

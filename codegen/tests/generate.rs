@@ -1,5 +1,6 @@
-//! Codegen tests: snapshots of the generated petstore crate, byte-determinism, parity of the
-//! embedded tool definitions, and a real `cargo build` of generated crates.
+//! Codegen tests: snapshots of the generated crates (members of the root workspace, so
+//! `cargo build --workspace` compiles them), byte-determinism, parity of the embedded tool
+//! definitions, and a real standalone `cargo build` of generated crates.
 //!
 //! `UPDATE_SNAPSHOTS=1 cargo test -p openapi-mcp-codegen` rewrites `tests/output/`.
 
@@ -10,6 +11,7 @@ use std::time::Instant;
 
 use openapi_mcp_codegen::{
     CodegenOptions, GeneratedCrate, MARKER_FILE, RuntimeDep, default_crate_name, generate,
+    generate_workspace_member,
 };
 use openapi_mcp_convert::{ToolOptions, convert, load::load_single};
 use openapi_mcp_toolset::model::ToolSet;
@@ -84,40 +86,104 @@ const FIXTURES: &[&str] = &[
     "typed-values.yaml",
 ];
 
+/// The fixtures whose generated crates are checked in under `tests/output/<stem>/` and built:
+/// as members of the root workspace (`cargo build --workspace` compiles them, `#![deny(warnings)]`
+/// included) and standalone by [`generated_crates_build_and_serve_the_same_tools`].
+const BUILT: &[&str] = &["petstore.yaml", "collisions.yaml"];
+
+fn snapshot_dir(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/output")
+        .join(name.trim_end_matches(".yaml"))
+}
+
+/// The snapshots are generated with `generate_workspace_member` (the codegen option, rather than
+/// normalising the manifest here): a member's `Cargo.toml` has no `[workspace]` table and no
+/// profile, and every other file is byte for byte what `openapi-mcp generate` writes.
 #[test]
-fn petstore_snapshot() {
-    let set = tool_set("petstore.yaml");
-    // Relative to tests/output/petstore/, so the snapshot is the same on every machine and builds in place.
-    let krate = generate_for(&set, RuntimeDep::Path(PathBuf::from("../../../../runtime")));
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/output/petstore");
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        write_crate(&dir, &krate);
-        return;
-    }
-    let on_disk = read_tree(&dir);
+fn snapshots() {
     let mut problems = Vec::new();
-    for (path, text) in &krate.files {
-        match on_disk.get(path) {
-            None => problems.push(format!("{} is missing from the snapshot", path.display())),
-            Some(old) if old != text => {
-                problems.push(format!("{} differs from the snapshot", path.display()))
+    for name in BUILT {
+        let set = tool_set(name);
+        // Relative to tests/output/<stem>/, so the snapshot is the same on every machine.
+        let runtime = RuntimeDep::Path(PathBuf::from("../../../../runtime"));
+        let opts = CodegenOptions {
+            crate_name: default_crate_name(&set.title),
+            runtime_dep: runtime.clone(),
+            mode: Default::default(),
+        };
+        let krate = generate_workspace_member(&set, &opts)
+            .unwrap_or_else(|e| panic!("generating for {name}: {e}"));
+        // Only the manifest differs from the standalone crate.
+        let standalone = generate_for(&set, runtime);
+        for (path, text) in &krate.files {
+            if path != Path::new("Cargo.toml") {
+                assert_eq!(
+                    Some(text),
+                    standalone.files.get(path),
+                    "{name}: {}",
+                    path.display()
+                );
             }
-            Some(_) => {}
         }
-    }
-    for path in on_disk.keys().filter(|p| {
-        !krate.files.contains_key(*p) && !p.starts_with("target") && *p != Path::new("Cargo.lock")
-    }) {
-        problems.push(format!(
-            "{} is in the snapshot but no longer generated",
-            path.display()
-        ));
+        assert!(!krate.files[Path::new("Cargo.toml")].contains("[workspace]"));
+
+        let dir = snapshot_dir(name);
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            write_crate(&dir, &krate);
+            continue;
+        }
+        let on_disk = read_tree(&dir);
+        for (path, text) in &krate.files {
+            match on_disk.get(path) {
+                None => problems.push(format!(
+                    "{name}: {} is missing from the snapshot",
+                    path.display()
+                )),
+                Some(old) if old != text => problems.push(format!(
+                    "{name}: {} differs from the snapshot",
+                    path.display()
+                )),
+                Some(_) => {}
+            }
+        }
+        for path in on_disk.keys().filter(|p| {
+            !krate.files.contains_key(*p)
+                && !p.starts_with("target")
+                && *p != Path::new("Cargo.lock")
+        }) {
+            problems.push(format!(
+                "{name}: {} is in the snapshot but no longer generated",
+                path.display()
+            ));
+        }
     }
     assert!(
         problems.is_empty(),
         "{}\n(rerun with UPDATE_SNAPSHOTS=1 to accept)",
         problems.join("\n")
     );
+}
+
+/// Every snapshot is a member of the root workspace, so `cargo build --workspace` (and clippy)
+/// compiles it.
+#[test]
+fn snapshots_are_workspace_members() {
+    let manifest =
+        std::fs::read_to_string(workspace().join("Cargo.toml")).expect("root Cargo.toml");
+    // The `members = [...]` array of the root manifest (one entry per line or not).
+    let members = manifest
+        .split_once("\nmembers = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(list, _)| list)
+        .expect("a members array");
+    for name in BUILT {
+        let member = format!(
+            "\"codegen/tests/output/{}\"",
+            name.trim_end_matches(".yaml")
+        );
+        assert!(members.contains(&member), "{member} is not in {members}");
+    }
 }
 
 #[test]
@@ -185,7 +251,7 @@ fn generated_crates_build_and_serve_the_same_tools() {
     let root = workspace();
     let target = root.join("target");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    for name in ["petstore.yaml", "collisions.yaml"] {
+    for name in BUILT {
         let set = tool_set(name);
         let krate = generate_for(&set, RuntimeDep::Path(root.join("runtime")));
         let manifest = &krate.files[Path::new("Cargo.toml")];

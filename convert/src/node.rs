@@ -6,7 +6,7 @@
 //! object, and one allocation per key: Cloudflare's 4.2 MB spec took 24.9 MB as `Value`s.
 //! A [`Node`] is 24 bytes; an object is one boxed slice of `(key, node)` members in document
 //! order; keys are interned per document (`Arc<str>`: Cloudflare has 150,000 members and 7,389
-//! distinct keys); only objects of [`INDEX_FROM`] members or more carry a hash index for
+//! distinct keys); only objects of `INDEX_FROM` (16) members or more carry a hash index for
 //! lookups (`paths`, `components/schemas`), smaller ones are scanned.
 //!
 //! Parsing follows `serde_json` exactly: the same numbers (a float that is not finite becomes
@@ -23,7 +23,7 @@ use serde_json::{Map, Number, Value};
 pub type Key = Arc<str>;
 
 /// Objects with at least this many members get a hash index; smaller ones are scanned.
-pub const INDEX_FROM: usize = 16;
+const INDEX_FROM: usize = 16;
 
 /// A JSON value of a loaded document. Read it through [`Node::as_object`], [`Node::as_str`]
 /// and the like; [`Node::to_value`] copies it out as a `serde_json::Value`.
@@ -184,35 +184,13 @@ impl Node {
         }
     }
 
-    /// A node from a `serde_json::Value` (keys interned in `builder`).
-    pub fn from_value(v: Value, builder: &mut Builder) -> Node {
-        match v {
-            Value::Null => Node(Repr::Null),
-            Value::Bool(b) => Node(Repr::Bool(b)),
-            Value::Number(n) => Node(Repr::Number(n)),
-            Value::String(s) => Node(Repr::String(s.into_boxed_str())),
-            Value::Array(a) => Node(Repr::Array(
-                a.into_iter()
-                    .map(|v| Node::from_value(v, builder))
-                    .collect(),
-            )),
-            Value::Object(m) => {
-                let entries: Vec<(Key, Node)> = m
-                    .into_iter()
-                    .map(|(k, v)| (builder.key(&k), Node::from_value(v, builder)))
-                    .collect();
-                object(entries)
-            }
-        }
-    }
-
     /// An object node of `entries` (in order; a repeated key keeps its first position and
     /// its last value).
-    pub fn from_entries(entries: Vec<(Key, Node)>) -> Node {
+    pub(crate) fn from_entries(entries: Vec<(Key, Node)>) -> Node {
         object(entries)
     }
 
-    pub fn string(s: &str) -> Node {
+    pub(crate) fn string(s: &str) -> Node {
         Node(Repr::String(s.into()))
     }
 
@@ -494,7 +472,7 @@ fn dedup(entries: Vec<(Key, Node)>) -> Vec<(Key, Node)> {
 /// Parser state shared by a whole document: the key table, and the stacks that members and
 /// items are collected on before each object or array is allocated at its final size.
 #[derive(Default)]
-pub struct Builder {
+pub(crate) struct Builder {
     keys: HashSet<Key, foldhash::fast::RandomState>,
     entries: Vec<(Key, Node)>,
     items: Vec<Node>,
@@ -502,7 +480,7 @@ pub struct Builder {
 
 impl Builder {
     /// The shared key equal to `k`.
-    pub fn key(&mut self, k: &str) -> Key {
+    pub(crate) fn key(&mut self, k: &str) -> Key {
         if let Some(key) = self.keys.get(k) {
             return key.clone();
         }
@@ -512,59 +490,59 @@ impl Builder {
     }
 
     /// A seed that parses one JSON value into a [`Node`].
-    pub fn seed(&mut self) -> NodeSeed<'_> {
+    pub(crate) fn seed(&mut self) -> NodeSeed<'_> {
         NodeSeed(self)
     }
 
     /// Marks the start of an object's members on the stack.
-    pub fn begin_object(&self) -> usize {
+    pub(crate) fn begin_object(&self) -> usize {
         self.entries.len()
     }
 
-    pub fn push_member(&mut self, key: Key, value: Node) {
+    pub(crate) fn push_member(&mut self, key: Key, value: Node) {
         self.entries.push((key, value));
     }
 
     /// The object of the members pushed since `start`.
-    pub fn end_object(&mut self, start: usize) -> Node {
+    pub(crate) fn end_object(&mut self, start: usize) -> Node {
         let members: Vec<(Key, Node)> = self.entries.drain(start..).collect();
         object(members)
     }
 
     /// Whether a member `key` was pushed since `start`.
-    pub fn has_member_since(&self, start: usize, key: &str) -> bool {
+    pub(crate) fn has_member_since(&self, start: usize, key: &str) -> bool {
         self.entries[start..].iter().any(|(k, _)| **k == *key)
     }
 
     /// Marks the start of an array's items on the stack.
-    pub fn begin_array(&self) -> usize {
+    pub(crate) fn begin_array(&self) -> usize {
         self.items.len()
     }
 
-    pub fn push_item(&mut self, item: Node) {
+    pub(crate) fn push_item(&mut self, item: Node) {
         self.items.push(item);
     }
 
     /// The array of the items pushed since `start`.
-    pub fn end_array(&mut self, start: usize) -> Node {
+    pub(crate) fn end_array(&mut self, start: usize) -> Node {
         Node(Repr::Array(self.items.drain(start..).collect()))
     }
 }
 
-pub fn number_f64(f: f64) -> Node {
+pub(crate) fn number_f64(f: f64) -> Node {
     Number::from_f64(f).map_or(Node(Repr::Null), |n| Node(Repr::Number(n)))
 }
 
-pub fn number_i64(i: i64) -> Node {
+pub(crate) fn number_i64(i: i64) -> Node {
     Node(Repr::Number(i.into()))
 }
 
-pub fn number_u64(u: u64) -> Node {
+pub(crate) fn number_u64(u: u64) -> Node {
     Node(Repr::Number(u.into()))
 }
 
 /// Parses one JSON value into a [`Node`]; see [`Builder::seed`].
-pub struct NodeSeed<'b>(&'b mut Builder);
+pub(crate) struct NodeSeed<'b>(&'b mut Builder);
 
 impl<'de> DeserializeSeed<'de> for NodeSeed<'_> {
     type Value = Node;
@@ -625,7 +603,7 @@ impl<'de> Visitor<'de> for NodeSeed<'_> {
 }
 
 /// Parses an object key into a shared [`Key`].
-pub struct KeySeed<'b>(pub &'b mut Builder);
+pub(crate) struct KeySeed<'b>(pub(crate) &'b mut Builder);
 
 impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
     type Value = Key;

@@ -7,7 +7,24 @@
 mod converter {
     pub mod corpus;
     pub mod extensions;
-    pub mod fixtures;
+    /// Targeted assertions, one module per fixture of `specs/` (see specs/README.md), plus the
+    /// properties every fixture must have and the regressions pinned by inline specs.
+    pub mod fixtures {
+        pub mod allof_oneof;
+        pub mod broken_ops;
+        pub mod collisions;
+        pub mod every_fixture;
+        pub mod external_refs;
+        pub mod forms;
+        pub mod inline;
+        pub mod not_openapi;
+        pub mod openapi31;
+        pub mod param_styles;
+        pub mod petstore;
+        pub mod recursive;
+        pub mod security;
+        pub mod swagger2;
+    }
     pub mod lock;
     pub mod snapshots;
     pub mod support;

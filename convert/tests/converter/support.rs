@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use openapi_mcp_convert::diag::Diagnostic;
 use openapi_mcp_convert::load::Spec;
 use openapi_mcp_convert::{Conversion, LoadError, SpecSource, ToolOptions, convert, load};
-use openapi_mcp_toolset::model::{ArgBinding, ToolDef};
+use openapi_mcp_toolset::model::{ArgBinding, ArgLocation, PathStyle, QueryStyle, ToolDef};
 use serde_json::{Map, Value};
 
 /// `runtime/../specs`, as the loader names it in messages.
@@ -66,6 +66,18 @@ pub fn normalize_paths(s: &str) -> String {
         out = out.replace(&canonical.display().to_string(), "specs");
     }
     out
+}
+
+pub fn path_loc(style: PathStyle, explode: bool) -> ArgLocation {
+    ArgLocation::Path { style, explode }
+}
+
+pub fn query_loc(style: QueryStyle, explode: bool) -> ArgLocation {
+    ArgLocation::Query {
+        style,
+        explode,
+        allow_reserved: false,
+    }
 }
 
 /// The tool made from `operation_id`; panics with the list of operation ids otherwise.
