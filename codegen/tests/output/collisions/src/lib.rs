@@ -6,61 +6,13 @@
 pub mod tools;
 /// The tool definitions and routes, as produced by the openapi-mcp converter.
 pub const API_JSON: &str = ::std::include_str!("api.json");
-#[derive(::serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ApiFile {
-    title: ::std::string::String,
-    version: ::std::string::String,
-    #[serde(default)]
-    description: ::std::option::Option<::std::string::String>,
-    #[serde(default)]
-    base_url: ::std::option::Option<::std::string::String>,
-    #[serde(default)]
-    security_schemes: ::std::vec::Vec<
-        (::std::string::String, ::openapi_mcp_runtime::model::SecurityScheme),
-    >,
-    tools: ::std::vec::Vec<ToolEntry>,
-}
-#[derive(::serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolEntry {
-    tool: ::openapi_mcp_runtime::rmcp::model::Tool,
-    route: ::openapi_mcp_runtime::model::Route,
-    #[serde(default)]
-    operation_id: ::std::option::Option<::std::string::String>,
-    #[serde(default)]
-    tags: ::std::vec::Vec<::std::string::String>,
-    location: ::std::string::String,
-}
 /// The tool set this crate serves: exactly what `openapi-mcp proxy` serves for the same spec
 /// and options.
 pub fn tool_set() -> ::std::result::Result<
     ::openapi_mcp_runtime::model::ToolSet,
-    ::serde_json::Error,
+    ::openapi_mcp_runtime::toolset::api_file::ApiFileError,
 > {
-    let api: ApiFile = ::serde_json::from_str(API_JSON)?;
-    ::std::result::Result::Ok(::openapi_mcp_runtime::model::ToolSet {
-        title: api.title,
-        version: api.version,
-        description: api.description,
-        base_url: api.base_url,
-        security_schemes: api.security_schemes,
-        tools: api
-            .tools
-            .into_iter()
-            .map(|t| {
-                ::std::sync::Arc::new(
-                    ::openapi_mcp_runtime::model::ToolDef::new(
-                        t.tool,
-                        t.route,
-                        t.operation_id,
-                        t.tags,
-                        t.location,
-                    ),
-                )
-            })
-            .collect(),
-    })
+    ::openapi_mcp_runtime::toolset::api_file::read(API_JSON)
 }
 #[cfg(test)]
 mod tests {
