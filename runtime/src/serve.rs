@@ -255,8 +255,11 @@ pub struct Serving {
     /// Takes every call instead of the forwarder (a generated crate's typed handlers).
     pub dispatcher: Option<Dispatcher>,
     /// Called once the server is built, before it serves (the proxy's `--watch`).
-    pub on_start: Option<Box<dyn FnOnce(&ProxyServer) + Send>>,
+    pub on_start: Option<OnStart>,
 }
+
+/// A hook run with the built server before it serves (see [`Serving::on_start`]).
+pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 
 /// Serves `set` as `args` say until the client goes away (stdio) or the process is interrupted
 /// (HTTP). Start-up warnings (missing credentials, a paged tool list) go to the log, the

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use openapi_mcp_convert::SpecSource;
 use openapi_mcp_convert::pipeline::{self, LockMode, PipelineOptions, Stage};
-use openapi_mcp_runtime::serve::{Serving, serve};
+use openapi_mcp_runtime::serve::{OnStart, Serving, serve};
 use openapi_mcp_runtime::server::ProxyServer;
 
 use crate::args::ProxyArgs;
@@ -16,7 +16,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     args.serve.tool_mode()?;
     let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
     let conversion = super::load_and_convert(&opts).await?;
-    let on_start: Option<Box<dyn FnOnce(&ProxyServer) + Send>> = if args.watch {
+    let on_start: Option<OnStart> = if args.watch {
         // The reload runs the same pipeline with the same options (checked above).
         Some(Box::new(move |server: &ProxyServer| {
             spawn_watch(opts, server.clone())
