@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
-use crate::ir;
+use crate::ir::{self, flatten_object};
 use crate::load::{DocumentSet, Spec, SpecVersion};
 use crate::node::Node;
 use crate::pointer::{JsonPointer, Loc};
@@ -1124,51 +1124,6 @@ fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Node) ->
     store.convert_node(loc, &Node::from_entries(s))
 }
 
-/// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or
-/// `None` when the schema is not a plain object (arrays, primitives, unions, maps).
-pub(crate) fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
-    let mut props: Vec<(String, Loc, bool)> = Vec::new();
-    let mut required: Vec<String> = Vec::new();
-    let mut visited: HashSet<Loc> = HashSet::default();
-    let mut saw_object = false;
-    if !collect_object(
-        docs,
-        loc,
-        &mut props,
-        &mut required,
-        &mut visited,
-        &mut saw_object,
-        0,
-    ) || !saw_object
-    {
-        return None;
-    }
-    for (name, _, req) in props.iter_mut() {
-        *req = required.contains(name);
-    }
-    // An object that declares nothing (`{type: object}`) accepts any members: it is one
-    // argument, not zero (unless it is closed with `additionalProperties: false`).
-    if props.is_empty() && required.is_empty() {
-        let closed = docs.deref(loc).is_ok_and(|(_, n)| {
-            n.get("additionalProperties")
-                .is_some_and(|v| v.is_bool(false))
-        });
-        if !closed {
-            return None;
-        }
-    }
-    // A name the object requires but never declares (Cloudflare's rate-limit update requires an
-    // `id` its body schema does not list) still becomes an argument: the API needs it, and the
-    // flat inputSchema would otherwise refuse it as unknown. Its location names no schema.
-    for name in required {
-        if !props.iter().any(|(n, _, _)| *n == name) {
-            let at = loc.join("properties").join(&name);
-            props.push((name, at, true));
-        }
-    }
-    Some(props)
-}
-
 /// The converted schema of a flattened body property; a property only named in `required` (no
 /// schema at `ploc`) accepts any value and says why.
 fn body_field_schema(store: &mut SchemaStore<'_>, ploc: &Loc) -> (Value, Deps) {
@@ -1179,76 +1134,6 @@ fn body_field_schema(store: &mut SchemaStore<'_>, ploc: &Loc) -> (Value, Deps) {
             Vec::new(),
         ),
     }
-}
-
-fn collect_object(
-    docs: &DocumentSet,
-    loc: &Loc,
-    props: &mut Vec<(String, Loc, bool)>,
-    required: &mut Vec<String>,
-    visited: &mut HashSet<Loc>,
-    saw_object: &mut bool,
-    depth: usize,
-) -> bool {
-    if depth > 32 {
-        return false;
-    }
-    let Ok((loc, node)) = docs.deref(loc) else {
-        return false;
-    };
-    if !visited.insert(loc.clone()) {
-        return false;
-    }
-    let Some(m) = node.as_object() else {
-        return false;
-    };
-    if m.contains_key("oneOf") || m.contains_key("anyOf") || m.contains_key("not") {
-        return false;
-    }
-    if m.get("nullable").is_some_and(|v| v.is_bool(true)) {
-        return false;
-    }
-    match m.get("type").map(Node::as_str) {
-        None => {}
-        Some(Some("object")) => *saw_object = true,
-        _ => return false,
-    }
-    if let Some(parts) = m.get("allOf").and_then(Node::as_array) {
-        for (i, _) in parts.iter().enumerate() {
-            if !collect_object(
-                docs,
-                &loc.join("allOf").index(i),
-                props,
-                required,
-                visited,
-                saw_object,
-                depth + 1,
-            ) {
-                return false;
-            }
-        }
-    }
-    if let Some(ps) = m.get("properties").and_then(Node::as_object) {
-        *saw_object = true;
-        let Ok((ps_loc, ps)) = docs.schema_map(&loc.join("properties"), ps) else {
-            return false;
-        };
-        for k in ps.keys() {
-            let ploc = ps_loc.join(k);
-            match props.iter_mut().find(|(n, _, _)| n == k) {
-                Some(existing) => existing.1 = ploc,
-                None => props.push((k.to_string(), ploc, false)),
-            }
-        }
-    }
-    if let Some(r) = m.get("required").and_then(Node::as_array) {
-        required.extend(r.iter().filter_map(Node::as_str).map(str::to_string));
-    }
-    // A pure map (no properties, only additionalProperties) is not flattened.
-    let open_map = m
-        .get("additionalProperties")
-        .is_some_and(|a| !a.is_bool(false));
-    !(props.is_empty() && open_map)
 }
 
 /// The `dependentRequired` of an object body (its root and its `allOf` parts), renamed to the

@@ -13,6 +13,9 @@ use crate::diag::Diagnostics;
 use crate::load::{DocumentSet, SpecVersion};
 use crate::node::{Node, Obj};
 use crate::pointer::Loc;
+
+/// The hasher of the converter's sets (see `convert.rs`).
+type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 use openapi_mcp_toolset::media::{body_kind, is_json, media_base};
 use openapi_mcp_toolset::model::{
     ArgLocation, BodyKind, ParamIn, PartEncoding, PathStyle, QueryStyle,
@@ -406,8 +409,7 @@ pub(crate) fn request_body<'a>(
         return Ok(None);
     };
     let Some((mt, media)) = choose_media_type(content, |mt| {
-        crate::convert::flatten_object(src.docs, &rb_loc.join("content").join(mt).join("schema"))
-            .is_some()
+        flatten_object(src.docs, &rb_loc.join("content").join(mt).join("schema")).is_some()
     }) else {
         return Ok(None);
     };
@@ -600,4 +602,119 @@ fn json_rank(mt: &str) -> u8 {
     } else {
         1
     }
+}
+
+/// The properties of an object schema (following `$ref`s and merging top-level `allOf`), or
+/// `None` when the schema is not a plain object (arrays, primitives, unions, maps).
+pub(crate) fn flatten_object(docs: &DocumentSet, loc: &Loc) -> Option<Vec<(String, Loc, bool)>> {
+    let mut props: Vec<(String, Loc, bool)> = Vec::new();
+    let mut required: Vec<String> = Vec::new();
+    let mut visited: HashSet<Loc> = HashSet::default();
+    let mut saw_object = false;
+    if !collect_object(
+        docs,
+        loc,
+        &mut props,
+        &mut required,
+        &mut visited,
+        &mut saw_object,
+        0,
+    ) || !saw_object
+    {
+        return None;
+    }
+    for (name, _, req) in props.iter_mut() {
+        *req = required.contains(name);
+    }
+    // An object that declares nothing (`{type: object}`) accepts any members: it is one
+    // argument, not zero (unless it is closed with `additionalProperties: false`).
+    if props.is_empty() && required.is_empty() {
+        let closed = docs.deref(loc).is_ok_and(|(_, n)| {
+            n.get("additionalProperties")
+                .is_some_and(|v| v.is_bool(false))
+        });
+        if !closed {
+            return None;
+        }
+    }
+    // A name the object requires but never declares (Cloudflare's rate-limit update requires an
+    // `id` its body schema does not list) still becomes an argument: the API needs it, and the
+    // flat inputSchema would otherwise refuse it as unknown. Its location names no schema.
+    for name in required {
+        if !props.iter().any(|(n, _, _)| *n == name) {
+            let at = loc.join("properties").join(&name);
+            props.push((name, at, true));
+        }
+    }
+    Some(props)
+}
+
+fn collect_object(
+    docs: &DocumentSet,
+    loc: &Loc,
+    props: &mut Vec<(String, Loc, bool)>,
+    required: &mut Vec<String>,
+    visited: &mut HashSet<Loc>,
+    saw_object: &mut bool,
+    depth: usize,
+) -> bool {
+    if depth > 32 {
+        return false;
+    }
+    let Ok((loc, node)) = docs.deref(loc) else {
+        return false;
+    };
+    if !visited.insert(loc.clone()) {
+        return false;
+    }
+    let Some(m) = node.as_object() else {
+        return false;
+    };
+    if m.contains_key("oneOf") || m.contains_key("anyOf") || m.contains_key("not") {
+        return false;
+    }
+    if m.get("nullable").is_some_and(|v| v.is_bool(true)) {
+        return false;
+    }
+    match m.get("type").map(Node::as_str) {
+        None => {}
+        Some(Some("object")) => *saw_object = true,
+        _ => return false,
+    }
+    if let Some(parts) = m.get("allOf").and_then(Node::as_array) {
+        for (i, _) in parts.iter().enumerate() {
+            if !collect_object(
+                docs,
+                &loc.join("allOf").index(i),
+                props,
+                required,
+                visited,
+                saw_object,
+                depth + 1,
+            ) {
+                return false;
+            }
+        }
+    }
+    if let Some(ps) = m.get("properties").and_then(Node::as_object) {
+        *saw_object = true;
+        let Ok((ps_loc, ps)) = docs.schema_map(&loc.join("properties"), ps) else {
+            return false;
+        };
+        for k in ps.keys() {
+            let ploc = ps_loc.join(k);
+            match props.iter_mut().find(|(n, _, _)| n == k) {
+                Some(existing) => existing.1 = ploc,
+                None => props.push((k.to_string(), ploc, false)),
+            }
+        }
+    }
+    if let Some(r) = m.get("required").and_then(Node::as_array) {
+        required.extend(r.iter().filter_map(Node::as_str).map(str::to_string));
+    }
+    // A pure map (no properties, only additionalProperties) is not flattened.
+    let open_map = m
+        .get("additionalProperties")
+        .is_some_and(|a| !a.is_bool(false));
+    !(props.is_empty() && open_map)
 }

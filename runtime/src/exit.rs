@@ -22,17 +22,12 @@ pub enum ExitStatus {
 
 impl ExitStatus {
     /// The status of a failed run: [`ExitStatus::Failure`] when a [`UserError`] is in `err`'s
-    /// source chain (also inside a transparent wrapper such as `StartError::Input`, whose
-    /// `source()` skips it), else [`ExitStatus::Error`].
+    /// source chain, else [`ExitStatus::Error`]. (A transparent wrapper's `source()` skips what
+    /// it wraps: unwrap such errors first, as `serve::StartError::into_error` does.)
     pub fn of(err: &(dyn Error + 'static)) -> ExitStatus {
         let mut cur: Option<&(dyn Error + 'static)> = Some(err);
         while let Some(e) = cur {
-            if e.is::<UserError>()
-                || matches!(
-                    e.downcast_ref::<crate::serve::StartError>(),
-                    Some(crate::serve::StartError::Input(_))
-                )
-            {
+            if e.is::<UserError>() {
                 return ExitStatus::Failure;
             }
             cur = e.source();

@@ -176,6 +176,17 @@ pub enum StartError {
     Task(#[source] tokio::task::JoinError),
 }
 
+impl StartError {
+    /// The error to report: a user error unwrapped (so [`crate::exit::ExitStatus::of`] sees it),
+    /// anything else as it is.
+    pub fn into_error(self) -> Box<dyn std::error::Error + Send + Sync + 'static> {
+        match self {
+            StartError::Input(e) => Box::new(e),
+            other => Box::new(other),
+        }
+    }
+}
+
 impl ServeArgs {
     /// `--mode` and `--pin` as the server's [`ToolMode`].
     pub fn tool_mode(&self) -> Result<ToolMode, UserError> {
@@ -423,8 +434,9 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
             dispatcher: g.dispatcher,
             on_start: None,
         };
-        serve(set, &cli.serve, serving).await?;
-        Ok(())
+        serve(set, &cli.serve, serving)
+            .await
+            .map_err(StartError::into_error)
     });
     match result {
         Ok(()) => crate::exit::ExitStatus::Success.into(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use openapi_mcp_convert::SpecSource;
 use openapi_mcp_convert::pipeline::{self, LockMode, PipelineOptions, Stage};
-use openapi_mcp_runtime::serve::{OnStart, Serving, serve};
+use openapi_mcp_runtime::serve::{OnStart, Serving, StartError, serve};
 use openapi_mcp_runtime::server::ProxyServer;
 
 use crate::args::ProxyArgs;
@@ -30,7 +30,13 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         dispatcher: None,
         on_start,
     };
-    serve(conversion.tools, &args.serve, serving).await?;
+    serve(conversion.tools, &args.serve, serving)
+        .await
+        .map_err(|e| match e {
+            // Unwrapped, so that main finds the user error (exit code 1).
+            StartError::Input(u) => anyhow::Error::new(u),
+            other => anyhow::Error::new(other),
+        })?;
     Ok(ExitCode::SUCCESS)
 }
 
