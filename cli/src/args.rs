@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use openapi_mcp_convert::profile::{Client, ClientProfile};
 use openapi_mcp_convert::{OutputSchemaMode, ToolOptions};
 use openapi_mcp_runtime::exit::UserError;
@@ -145,8 +145,8 @@ pub struct SpecArgs {
     #[arg(long, default_value_t = 1024)]
     pub max_description_len: usize,
     /// Output schemas: lenient (shape without rejecting deviations), strict (as the spec says) or none.
-    #[arg(long, value_enum, default_value_t = OutputSchemaArg::Lenient)]
-    pub output_schema: OutputSchemaArg,
+    #[arg(long, value_enum, default_value_t = OutputSchemaMode::Lenient)]
+    pub output_schema: OutputSchemaMode,
     /// Lenient output schemas keep nested definitions up to this many $refs deep (deeper ones accept anything).
     #[arg(long, default_value_t = 1)]
     pub output_ref_depth: usize,
@@ -176,8 +176,8 @@ pub struct SpecArgs {
     pub exclude_deprecated: bool,
     /// Shape the tool list for this MCP client (name limits, schema keywords it rejects);
     /// generic leaves it as is.
-    #[arg(long, value_enum, default_value_t = ClientArg::Generic)]
-    pub client: ClientArg,
+    #[arg(long, value_enum, default_value_t = Client::Generic)]
+    pub client: Client,
     /// The name the client registers this server under (Claude Code and Cursor count it
     /// against their tool-name limits; default: the first word of the API title).
     #[arg(long, value_name = "NAME")]
@@ -189,36 +189,6 @@ pub struct SpecArgs {
     /// spec versions (`tools --lock FILE --update-lock` writes it; proxy/generate only read it).
     #[arg(long, value_name = "FILE")]
     pub lock: Option<PathBuf>,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClientArg {
-    Generic,
-    Claude,
-    Openai,
-    Gemini,
-    Cursor,
-    Vscode,
-}
-
-impl ClientArg {
-    pub fn client(self) -> Client {
-        match self {
-            ClientArg::Generic => Client::Generic,
-            ClientArg::Claude => Client::Claude,
-            ClientArg::Openai => Client::Openai,
-            ClientArg::Gemini => Client::Gemini,
-            ClientArg::Cursor => Client::Cursor,
-            ClientArg::Vscode => Client::Vscode,
-        }
-    }
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug)]
-pub enum OutputSchemaArg {
-    Lenient,
-    Strict,
-    None,
 }
 
 impl SpecArgs {
@@ -246,11 +216,7 @@ impl SpecArgs {
             prefix: self.prefix.clone(),
             max_name_len: usize::from(self.max_name_len),
             max_description_len: self.max_description_len,
-            output_schema: match self.output_schema {
-                OutputSchemaArg::Lenient => OutputSchemaMode::Lenient,
-                OutputSchemaArg::Strict => OutputSchemaMode::Strict,
-                OutputSchemaArg::None => OutputSchemaMode::None,
-            },
+            output_schema: self.output_schema,
             output_ref_depth: self.output_ref_depth,
             filter: Filter {
                 include_tags: pats(&self.include_tag)?,
@@ -263,7 +229,7 @@ impl SpecArgs {
                 exclude_deprecated: self.exclude_deprecated,
             },
             client: ClientProfile {
-                client: self.client.client(),
+                client: self.client,
                 server_name: self.server_name.clone(),
             },
         })

@@ -20,6 +20,7 @@ type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// How output schemas are emitted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum OutputSchemaMode {
     /// The spec's shape, without rejecting real-world deviations (default).
     #[default]

@@ -41,8 +41,9 @@ use openapi_mcp_toolset::schema_walk::{self, Step};
 
 /// The MCP client a tool list is shaped for.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Client {
-    /// No client-specific changes (today's output, byte for byte).
+    /// No client-specific changes.
     #[default]
     Generic,
     Claude,

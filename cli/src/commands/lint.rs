@@ -11,7 +11,7 @@ use crate::args::LintArgs;
 
 pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
     let target = ClientProfile {
-        client: args.spec.client.client(),
+        client: args.spec.client,
         server_name: args.spec.server_name.clone(),
     };
     // Lint the tool list as served without a profile (with the overrides, if any).
