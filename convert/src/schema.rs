@@ -916,29 +916,8 @@ fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
     s
 }
 
-/// Keywords whose value is a map of name -> subschema.
-pub(crate) const SCHEMA_MAPS: [&str; 5] = [
-    "properties",
-    "patternProperties",
-    "dependentSchemas",
-    "$defs",
-    "definitions",
-];
-/// Keywords whose value is one subschema.
-pub(crate) const SCHEMA_ONE: [&str; 10] = [
-    "items",
-    "additionalProperties",
-    "unevaluatedProperties",
-    "unevaluatedItems",
-    "not",
-    "if",
-    "then",
-    "else",
-    "contains",
-    "propertyNames",
-];
-/// Keywords whose value is a list of subschemas.
-pub(crate) const SCHEMA_LISTS: [&str; 4] = ["prefixItems", "allOf", "anyOf", "oneOf"];
+// Which keywords hold subschemas: the contract's one list (`toolset::schema_walk`).
+use openapi_mcp_toolset::schema_walk::{SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE};
 
 /// Calls `f` on every direct subschema of the schema object `m` (data keywords such as `enum`
 /// or `default` are never entered, but properties *named* `default` are).
