@@ -894,19 +894,7 @@ impl<'a> OpContext<'a> {
     }
 
     fn produces(&self) -> Vec<String> {
-        let list = self
-            .src
-            .op
-            .get("produces")
-            .or_else(|| self.src.docs.root().get("produces"));
-        list.and_then(Node::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Node::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
+        ir::media_list(&self.src, "produces")
     }
 
     /// outputSchema, how to shape structured content, and the Accept header.

@@ -447,7 +447,7 @@ pub(crate) fn request_body<'a>(
 
 /// Swagger 2.0: the `in: body` parameter, else the `formData` parameters, as a request body.
 fn swagger2_body<'a>(src: &Source<'a>, params: Parameters<'a>) -> Option<RequestBody<'a>> {
-    let consumes = consumes(src);
+    let consumes = media_list(src, "consumes");
     if let Some(p) = params.body {
         // JSON Patch fits a body that is an array of operations.
         let array_body = src
@@ -539,11 +539,9 @@ fn swagger2_body<'a>(src: &Source<'a>, params: Parameters<'a>) -> Option<Request
     })
 }
 
-fn consumes(src: &Source<'_>) -> Vec<String> {
-    let list = src
-        .op
-        .get("consumes")
-        .or_else(|| src.docs.root().get("consumes"));
+/// A Swagger 2.0 media-type list (`consumes`, `produces`): the operation's, else the document's.
+pub(crate) fn media_list(src: &Source<'_>, key: &str) -> Vec<String> {
+    let list = src.op.get(key).or_else(|| src.docs.root().get(key));
     list.and_then(Node::as_array)
         .map(|a| {
             a.iter()
