@@ -211,7 +211,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
             }
         } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
             diags.warning(
-                format!("{}#/paths", docs.docs[0].name),
+                Location::new(docs.docs[0].name.as_str(), "/paths"),
                 "the spec has no paths",
             );
         }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use openapi_mcp_toolset::Location;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -15,8 +17,8 @@ pub enum Severity {
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Diagnostic {
     pub severity: Severity,
-    /// `file#/pointer` of the node the problem is about.
-    pub location: String,
+    /// The node the problem is about (`file#/pointer` in messages and JSON).
+    pub location: Location,
     pub message: String,
 }
 
@@ -37,17 +39,17 @@ pub struct Diagnostics {
 }
 
 impl Diagnostics {
-    pub fn push(&mut self, severity: Severity, location: String, message: impl Into<String>) {
+    pub fn push(&mut self, severity: Severity, location: Location, message: impl Into<String>) {
         self.items.push(Diagnostic {
             severity,
             location,
             message: message.into(),
         });
     }
-    pub fn error(&mut self, location: String, message: impl Into<String>) {
+    pub fn error(&mut self, location: Location, message: impl Into<String>) {
         self.push(Severity::Error, location, message)
     }
-    pub fn warning(&mut self, location: String, message: impl Into<String>) {
+    pub fn warning(&mut self, location: Location, message: impl Into<String>) {
         self.push(Severity::Warning, location, message)
     }
     pub fn extend(&mut self, other: Diagnostics) {
@@ -68,8 +70,8 @@ impl Diagnostics {
     /// Sorted, deduplicated diagnostics.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
         self.items.sort_by(|a, b| {
-            (a.location.as_str(), a.severity, a.message.as_str()).cmp(&(
-                b.location.as_str(),
+            (&a.location, a.severity, a.message.as_str()).cmp(&(
+                &b.location,
                 b.severity,
                 b.message.as_str(),
             ))

@@ -588,7 +588,7 @@ mod tests {
             },
             Some(op.into()),
             vec![],
-            String::new(),
+            openapi_mcp_toolset::Location::default(),
         ))
     }
 

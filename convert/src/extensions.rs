@@ -88,7 +88,7 @@ pub fn apply(
             let Some(x) = op.get(key) else { continue };
             if !x.is_object() {
                 diags.warning(
-                    format!("{}/{key}", def.location),
+                    def.location.join(key),
                     format!("`{key}` must be an object; ignored"),
                 );
                 continue;
@@ -109,7 +109,7 @@ pub fn apply(
                     };
                     if !ok {
                         diags.warning(
-                            format!("{}/{key}/{field}", def.location),
+                            def.location.join(key).join(field),
                             format!(
                                 "`{field}` must be a {}; ignored",
                                 if want_bool { "boolean" } else { "string" }

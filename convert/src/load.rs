@@ -11,6 +11,7 @@ use url::Url;
 
 use crate::node::{self, Builder, KeySeed, Node, Obj};
 use crate::pointer::{DocId, JsonPointer, Loc};
+use openapi_mcp_toolset::Location;
 
 /// Why a spec could not be loaded. The cause of a read or parse failure is the error's
 /// [`source`](std::error::Error::source), so a front end prints `name: cannot read: cause` by
@@ -185,8 +186,8 @@ impl DocumentSet {
     }
 
     /// `file#/pointer` for messages.
-    pub fn describe(&self, loc: &Loc) -> String {
-        format!("{}{}", self.docs[loc.doc].name, loc.ptr)
+    pub fn describe(&self, loc: &Loc) -> Location {
+        Location::new(self.docs[loc.doc].name.as_str(), loc.ptr.as_str())
     }
 
     /// Resolves a `$ref` string found in document `from`.

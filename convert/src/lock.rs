@@ -508,7 +508,7 @@ mod tests {
             },
             op.map(str::to_string),
             Vec::new(),
-            String::new(),
+            openapi_mcp_toolset::Location::default(),
         ))
     }
 

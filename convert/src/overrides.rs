@@ -420,7 +420,7 @@ mod tests {
             },
             Some("getPet".into()),
             vec![],
-            "s.yaml#/paths/~1pets~1{petId}/get".into(),
+            openapi_mcp_toolset::Location::new("s.yaml", "/paths/~1pets~1{petId}/get"),
         );
         let mut other = def.clone();
         other.head_mut().set_name("pets_list_pets".into());

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 
 use crate::pointer::JsonPointer;
-use openapi_mcp_toolset::model::{ToolDef, ToolSet};
+use openapi_mcp_toolset::model::{Location, ToolDef, ToolSet};
 use openapi_mcp_toolset::naming::{prefix_from_title, short_hash, snake};
 use openapi_mcp_toolset::schema_walk::{self, Step};
 
@@ -114,8 +114,8 @@ pub struct Issue {
     pub tool: String,
     /// JSON pointer into the tool definition before the profile ran.
     pub pointer: String,
-    /// `file#/paths/...` of the operation.
-    pub operation: String,
+    /// Where the operation is (`file#/paths/...`).
+    pub operation: Location,
     pub level: Level,
     pub message: String,
     /// Whether [`apply`] changes the tool so the client accepts it.
@@ -139,7 +139,7 @@ impl std::fmt::Display for Issue {
             },
             self.message
         )?;
-        if !self.operation.is_empty() {
+        if !self.operation.is_unknown() {
             write!(f, " (operation {})", self.operation)?;
         }
         Ok(())
@@ -1085,7 +1085,7 @@ mod tests {
             },
             None,
             Vec::new(),
-            "spec.yaml#/paths/~1x/get".into(),
+            Location::new("spec.yaml", "/paths/~1x/get"),
         ))
     }
 

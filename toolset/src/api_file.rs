@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::location::Location;
 use crate::model::{Route, SecurityScheme, ToolDef, ToolSet};
 
 /// The format this crate writes and reads. Change it whenever the shape changes in a way an
@@ -41,7 +42,8 @@ pub struct ToolEntry {
     pub operation_id: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    pub location: String,
+    /// `file#/paths/...` of the operation (text form of [`Location`]).
+    pub location: Location,
 }
 
 /// Why an `api.json` could not be read.
@@ -175,7 +177,7 @@ mod tests {
                 route,
                 Some("getT".into()),
                 vec!["x".into()],
-                "spec.yaml#/paths/~1t/get".into(),
+                Location::new("spec.yaml", "/paths/~1t/get"),
             ))],
         }
     }

@@ -3,6 +3,7 @@
 //!
 //! - [`api_file`]: the `api.json` format generated crates embed (one definition, versioned).
 //! - [`model`]: the tool set, each tool with its route (wire bindings of every argument).
+//! - [`location`]: where something lives in a spec (`doc#/json/pointer`), typed.
 //! - [`naming`]: snake_case, prefixes, collision-free names, credential variable names.
 //! - [`media`]: media-type helpers shared by the converter and the forwarder.
 //! - [`filter`]: which operations become tools (globs on tags, names, paths, methods).
@@ -12,6 +13,7 @@
 
 pub mod api_file;
 pub mod filter;
+pub mod location;
 pub mod media;
 pub mod model;
 pub mod naming;
@@ -19,4 +21,5 @@ pub mod schema_walk;
 pub mod suggest;
 pub mod validate;
 
+pub use location::Location;
 pub use rmcp;

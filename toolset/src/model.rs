@@ -5,6 +5,33 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::location::Location;
+
+/// How a server exposes the operations (`--mode`): the proxy's option and a generated crate's
+/// default are this one enum.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
+pub enum Exposure {
+    /// One tool per operation.
+    #[default]
+    Tools,
+    /// Only the discovery tools (`search_operations`, `describe_operation`, `call_operation`).
+    Dynamic,
+    /// Operations matching a pin glob as tools, the discovery tools for the rest.
+    Hybrid,
+}
+
+impl Exposure {
+    /// The `--mode` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exposure::Tools => "tools",
+            Exposure::Dynamic => "dynamic",
+            Exposure::Hybrid => "hybrid",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum HttpMethod {
@@ -364,8 +391,8 @@ pub struct ToolDef {
     /// The operation the tool was made from (for filters, lint, diagnostics).
     pub operation_id: Option<String>,
     pub tags: Vec<String>,
-    /// `file#/paths/...` of the operation.
-    pub location: String,
+    /// Where the operation is (`file#/paths/...`).
+    pub location: Location,
 }
 
 /// Where a tool's deferred schemas come from: the converter implements it (its shared
@@ -401,7 +428,7 @@ impl ToolDef {
         route: Route,
         operation_id: Option<String>,
         tags: Vec<String>,
-        location: String,
+        location: Location,
     ) -> Self {
         ToolDef {
             head: tool,

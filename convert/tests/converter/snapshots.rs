@@ -13,7 +13,7 @@ fn snapshot(fixture: &str, name: &str) {
         .tools
         .tools
         .iter()
-        .map(|t| json!({ "tool": t.name(), "location": normalize_paths(&t.location), "route": t.route }))
+        .map(|t| json!({ "tool": t.name(), "location": normalize_paths(&t.location.to_string()), "route": t.route }))
         .collect();
     let r = &conv.report;
     let doc = json!({
