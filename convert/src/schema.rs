@@ -62,7 +62,7 @@ pub struct SchemaStore<'a> {
     remembered: FastMap<Loc, (Value, Deps)>,
     /// [`crate::pattern::portable`] by pattern: specs repeat the same few patterns hundreds of
     /// times (Cloudflare: 232 patterns, 33 distinct), and compiling one is not free.
-    patterns: FastMap<String, Result<Option<String>, String>>,
+    patterns: FastMap<String, Result<Option<String>, regress::Error>>,
     pending: VecDeque<usize>,
     pub diags: Diagnostics,
 }
@@ -916,44 +916,8 @@ fn def_base_name(loc: &Loc, docs: &DocumentSet) -> String {
     s
 }
 
-// Which keywords hold subschemas: the contract's one list (`toolset::schema_walk`).
-use openapi_mcp_toolset::schema_walk::{SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_ONE};
-
-/// Calls `f` on every direct subschema of the schema object `m` (data keywords such as `enum`
-/// or `default` are never entered, but properties *named* `default` are).
-fn for_each_child(m: &Map<String, Value>, f: &mut impl FnMut(&Value)) {
-    for (k, c) in m {
-        let k = k.as_str();
-        if SCHEMA_MAPS.contains(&k) {
-            if let Value::Object(ps) = c {
-                ps.values().for_each(&mut *f);
-            }
-        } else if SCHEMA_ONE.contains(&k) {
-            f(c);
-        } else if SCHEMA_LISTS.contains(&k)
-            && let Value::Array(a) = c
-        {
-            a.iter().for_each(&mut *f);
-        }
-    }
-}
-
-fn for_each_child_mut(m: &mut Map<String, Value>, f: &mut impl FnMut(&mut Value)) {
-    for (k, c) in m.iter_mut() {
-        let k = k.as_str();
-        if SCHEMA_MAPS.contains(&k) {
-            if let Value::Object(ps) = c {
-                ps.values_mut().for_each(&mut *f);
-            }
-        } else if SCHEMA_ONE.contains(&k) {
-            f(c);
-        } else if SCHEMA_LISTS.contains(&k)
-            && let Value::Array(a) = c
-        {
-            a.iter_mut().for_each(&mut *f);
-        }
-    }
-}
+// Which keywords hold subschemas, and the walk over them: the contract's (`toolset::schema_walk`).
+use openapi_mcp_toolset::schema_walk::{for_each_child_of, for_each_child_of_mut};
 
 /// OpenAPI picks a `oneOf` alternative by the discriminator property; JSON Schema requires that
 /// exactly one alternative validates, which fails for alternatives that differ only in that
@@ -1065,7 +1029,7 @@ fn visit_refs(m: &Map<String, Value>, f: &mut impl FnMut(&str), pin: &mut impl F
             }
         }
     }
-    for_each_child(m, &mut |c| {
+    for_each_child_of(m, &mut |_, c| {
         if let Value::Object(cm) = c {
             visit_refs(cm, f, pin);
         }
@@ -1151,7 +1115,7 @@ fn substitute_children(m: &mut Map<String, Value>, inline: &FastMap<&str, &Value
                 .is_some_and(|n| inline.contains_key(n))
         });
     }
-    for_each_child_mut(m, &mut |c| substitute(c, inline));
+    for_each_child_of_mut(m, &mut |_, c| substitute(c, inline));
 }
 
 /// Definitions that can reach themselves (Tarjan-free: DFS from each node over the closure).

@@ -4,7 +4,7 @@
 //! (`enum`, `const`, `default`, `examples`, ...) are never entered, but properties *named*
 //! `default` are.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// Keywords whose value is a map of name -> subschema.
 pub const SCHEMA_MAPS: [&str; 5] = [
@@ -73,7 +73,13 @@ impl Step<'_> {
 /// Calls `f` on every direct subschema of `schema` (nothing if it is not an object), in the
 /// schema's key order.
 pub fn for_each_child<'v>(schema: &'v Value, f: &mut dyn FnMut(Step<'v>, &'v Value)) {
-    let Value::Object(m) = schema else { return };
+    if let Value::Object(m) = schema {
+        for_each_child_of(m, f)
+    }
+}
+
+/// [`for_each_child`] of a schema object's map.
+pub fn for_each_child_of<'v>(m: &'v Map<String, Value>, f: &mut dyn FnMut(Step<'v>, &'v Value)) {
     for (k, v) in m {
         let k = k.as_str();
         match v {
@@ -95,7 +101,13 @@ pub fn for_each_child<'v>(schema: &'v Value, f: &mut dyn FnMut(Step<'v>, &'v Val
 
 /// Mutable twin of [`for_each_child`].
 pub fn for_each_child_mut(schema: &mut Value, f: &mut dyn FnMut(Step<'_>, &mut Value)) {
-    let Value::Object(m) = schema else { return };
+    if let Value::Object(m) = schema {
+        for_each_child_of_mut(m, f)
+    }
+}
+
+/// Mutable twin of [`for_each_child_of`].
+pub fn for_each_child_of_mut(m: &mut Map<String, Value>, f: &mut dyn FnMut(Step<'_>, &mut Value)) {
     for (k, v) in m.iter_mut() {
         let k = k.as_str();
         match v {
