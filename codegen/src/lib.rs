@@ -20,7 +20,7 @@ mod types;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use openapi_mcp_toolset::model::ToolSet;
+use openapi_mcp_toolset::model::{Exposure, ToolSet};
 
 /// Name of the marker file written into every generated crate. Its presence means a directory
 /// may be regenerated in place; it lists the files generation owns (one per line after the
@@ -65,13 +65,18 @@ pub enum ServeMode {
 }
 
 impl ServeMode {
+    /// The exposure the generated `main.rs` starts with.
+    pub fn exposure(&self) -> Exposure {
+        match self {
+            ServeMode::Tools => Exposure::Tools,
+            ServeMode::Dynamic => Exposure::Dynamic,
+            ServeMode::Hybrid { .. } => Exposure::Hybrid,
+        }
+    }
+
     /// The `--mode` value.
     pub fn name(&self) -> &'static str {
-        match self {
-            ServeMode::Tools => "tools",
-            ServeMode::Dynamic => "dynamic",
-            ServeMode::Hybrid { .. } => "hybrid",
-        }
+        self.exposure().name()
     }
 }
 

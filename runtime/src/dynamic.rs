@@ -9,7 +9,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use serde_json::{Map, Value, json};
 
 use openapi_mcp_toolset::filter::{Pattern, PatternError};
-use openapi_mcp_toolset::model::{HttpMethod, ToolDef};
+use openapi_mcp_toolset::model::{Exposure, HttpMethod, ToolDef};
 use openapi_mcp_toolset::suggest::edit_distance;
 
 /// How the proxy exposes the operations in `tools/list`.
@@ -26,13 +26,13 @@ pub enum ToolMode {
 }
 
 impl ToolMode {
-    /// The mode of `--mode NAME` (`tools`, `dynamic`, `hybrid`) with its `--pin` globs (used, and
-    /// required, only by `hybrid`). The error is a sentence for the command line.
-    pub fn from_flags(mode: &str, pins: &[String]) -> Result<ToolMode, ModeError> {
+    /// The mode of `--mode` with its `--pin` globs (used, and required, only by `hybrid`). The
+    /// error is a sentence for the command line.
+    pub fn from_flags(mode: Exposure, pins: &[String]) -> Result<ToolMode, ModeError> {
         match mode {
-            "tools" => Ok(ToolMode::Tools),
-            "dynamic" => Ok(ToolMode::Dynamic),
-            "hybrid" => {
+            Exposure::Tools => Ok(ToolMode::Tools),
+            Exposure::Dynamic => Ok(ToolMode::Dynamic),
+            Exposure::Hybrid => {
                 if pins.is_empty() {
                     return Err(ModeError::NoPins);
                 }
@@ -42,7 +42,6 @@ impl ToolMode {
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(ToolMode::Hybrid { pins })
             }
-            other => Err(ModeError::Unknown(other.to_string())),
         }
     }
 
@@ -60,8 +59,6 @@ impl ToolMode {
 pub enum ModeError {
     #[error("--mode hybrid needs at least one --pin GLOB (tool name, operationId or tag)")]
     NoPins,
-    #[error("unknown --mode {0:?}: use tools, dynamic or hybrid")]
-    Unknown(String),
     #[error(transparent)]
     Pin(#[from] PatternError),
 }

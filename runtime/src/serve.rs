@@ -25,29 +25,8 @@ pub enum Transport {
     Http,
 }
 
-/// How operations are exposed (`--mode`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
-pub enum Mode {
-    /// One tool per operation.
-    #[default]
-    Tools,
-    /// Only the discovery tools.
-    Dynamic,
-    /// Pinned operations as tools, the discovery tools for the rest.
-    Hybrid,
-}
-
-impl Mode {
-    /// The `--mode` value.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Tools => "tools",
-            Mode::Dynamic => "dynamic",
-            Mode::Hybrid => "hybrid",
-        }
-    }
-}
+/// How operations are exposed (`--mode`); defined by the contract, which codegen shares.
+pub use openapi_mcp_toolset::model::Exposure as Mode;
 
 /// Every option of serving a tool set: the MCP side (transport, HTTP limits and checks, paging,
 /// the tool mode) and the API side (base URL, credentials, headers, timeouts, retries).
@@ -155,11 +134,17 @@ impl Default for ServeArgs {
     }
 }
 
+/// A `--forward-header` value that is not an HTTP header name.
 #[cfg(feature = "cli")]
-fn parse_header_name(s: &str) -> Result<String, String> {
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a valid HTTP header name")]
+struct BadHeaderName(String, #[source] http::header::InvalidHeaderName);
+
+#[cfg(feature = "cli")]
+fn parse_header_name(s: &str) -> Result<String, BadHeaderName> {
     http::HeaderName::from_bytes(s.trim().as_bytes())
         .map(|h| h.as_str().to_string())
-        .map_err(|_| format!("`{s}` is not a valid HTTP header name"))
+        .map_err(|e| BadHeaderName(s.to_string(), e))
 }
 
 /// Why serving could not start or stopped.
@@ -193,7 +178,7 @@ impl ServeArgs {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
             return Err(UserError::msg("--pin only applies to --mode hybrid"));
         }
-        ToolMode::from_flags(self.mode.name(), &self.pin).map_err(UserError::new)
+        ToolMode::from_flags(self.mode, &self.pin).map_err(UserError::new)
     }
 
     /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,

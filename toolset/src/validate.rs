@@ -6,19 +6,24 @@ use serde_json::{Map, Value};
 
 use crate::suggest;
 
+/// Why a schema could not be compiled into a validator (e.g. a regex the engine rejects).
+pub type SchemaCompileError = jsonschema::ValidationError<'static>;
+
 /// A lazily compiled validator (compiled once, on first use or by a warm-up task).
 #[derive(Default)]
 pub struct LazyValidator {
-    cell: OnceLock<Result<jsonschema::Validator, String>>,
+    cell: OnceLock<Result<jsonschema::Validator, SchemaCompileError>>,
 }
 
 impl LazyValidator {
-    pub fn get(&self, schema: &Map<String, Value>) -> &Result<jsonschema::Validator, String> {
+    pub fn get(
+        &self,
+        schema: &Map<String, Value>,
+    ) -> &Result<jsonschema::Validator, SchemaCompileError> {
         self.cell.get_or_init(|| {
             jsonschema::draft202012::options()
                 .should_validate_formats(false)
                 .build(&Value::Object(schema.clone()))
-                .map_err(|e| e.to_string())
         })
     }
 }

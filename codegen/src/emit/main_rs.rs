@@ -11,14 +11,8 @@ use crate::plan::Plan;
 use crate::{CodegenError, ServeMode};
 
 pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, CodegenError> {
-    let default_mode = Ident::new(
-        match mode {
-            ServeMode::Tools => "Tools",
-            ServeMode::Dynamic => "Dynamic",
-            ServeMode::Hybrid { .. } => "Hybrid",
-        },
-        Span::call_site(),
-    );
+    // The variant's name, as the runtime re-exports the contract's `Exposure` as `serve::Mode`.
+    let default_mode = Ident::new(&format!("{:?}", mode.exposure()), Span::call_site());
     let pins: &[String] = match mode {
         ServeMode::Hybrid { pins } => pins,
         _ => &[],

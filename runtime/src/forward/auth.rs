@@ -376,14 +376,24 @@ pub(crate) fn token_request_body(
 }
 
 /// `access_token` and `expires_in` from a token endpoint's JSON answer.
-pub(crate) fn parse_token_response(body: &[u8]) -> Result<(String, Option<u64>), String> {
-    let v: Value = serde_json::from_slice(body)
-        .map_err(|e| format!("the token endpoint did not return JSON ({e})"))?;
+/// Why a token endpoint's answer is not a token.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenResponseError {
+    #[error("the token endpoint did not return JSON ({0})")]
+    NotJson(#[source] serde_json::Error),
+    #[error("the token endpoint's answer has no `access_token`")]
+    NoAccessToken,
+}
+
+pub(crate) fn parse_token_response(
+    body: &[u8],
+) -> Result<(String, Option<u64>), TokenResponseError> {
+    let v: Value = serde_json::from_slice(body).map_err(TokenResponseError::NotJson)?;
     let token = v
         .get("access_token")
         .and_then(Value::as_str)
         .filter(|t| !t.is_empty())
-        .ok_or_else(|| "the token endpoint's answer has no `access_token`".to_string())?;
+        .ok_or(TokenResponseError::NoAccessToken)?;
     let expires = match v.get("expires_in") {
         Some(Value::Number(n)) => n
             .as_u64()
@@ -666,16 +676,16 @@ mod tests {
             "grant_type=client_credentials&client_id=i&client_secret=s"
         );
         assert_eq!(
-            parse_token_response(br#"{"access_token":"x","expires_in":60}"#),
-            Ok(("x".into(), Some(60)))
+            parse_token_response(br#"{"access_token":"x","expires_in":60}"#).ok(),
+            Some(("x".into(), Some(60)))
         );
         assert_eq!(
-            parse_token_response(br#"{"access_token":"x","expires_in":"60"}"#),
-            Ok(("x".into(), Some(60)))
+            parse_token_response(br#"{"access_token":"x","expires_in":"60"}"#).ok(),
+            Some(("x".into(), Some(60)))
         );
         assert_eq!(
-            parse_token_response(br#"{"access_token":"x"}"#),
-            Ok(("x".into(), None))
+            parse_token_response(br#"{"access_token":"x"}"#).ok(),
+            Some(("x".into(), None))
         );
         assert!(parse_token_response(br#"{"error":"invalid_client"}"#).is_err());
         assert!(parse_token_response(b"<html>").is_err());

@@ -427,7 +427,7 @@ impl Forwarder {
             for name in &cc {
                 match self.ensure_token(name).await {
                     Ok(token) => fresh.push((name.clone(), token)),
-                    Err(msg) => return (error_result(msg), None),
+                    Err(e) => return (error_result(e.to_string()), None),
                 }
             }
             let built = match self.build(route, args, None, &fresh) {
@@ -522,7 +522,7 @@ impl Forwarder {
 
     /// A client-credentials token for `scheme`: the cached one, or a freshly fetched one (then
     /// cached).
-    async fn ensure_token(&self, scheme: &str) -> Result<String, String> {
+    async fn ensure_token(&self, scheme: &str) -> Result<String, TokenError> {
         let inner = &self.inner;
         if let Some(token) = inner.tokens.get(scheme) {
             return Ok(token);
@@ -532,29 +532,31 @@ impl Forwarder {
             return Ok(token);
         }
         let Some((_, s)) = inner.schemes.iter().find(|(n, _)| n == scheme) else {
-            return Err(format!("unknown security scheme `{scheme}`"));
+            return Err(TokenError::UnknownScheme(scheme.to_string()));
         };
         let (
             SecurityScheme::OAuth2ClientCredentials { token_url, scopes },
             Some(Cred::Client { id, secret }),
         ) = (s, inner.creds.cred(scheme, s))
         else {
-            return Err(format!(
-                "security scheme `{scheme}` has no OAuth2 client credentials"
-            ));
+            return Err(TokenError::NoClientCredentials(scheme.to_string()));
         };
-        let what =
-            format!("could not obtain an OAuth2 access token for security scheme `{scheme}`");
+        let failed = |endpoint: String, cause: TokenFailure| TokenError::Fetch {
+            scheme: scheme.to_string(),
+            endpoint,
+            cause,
+        };
         let url = match Url::parse(token_url) {
             Ok(u) => u,
-            Err(url::ParseError::RelativeUrlWithoutBase) => inner
-                .opts
-                .base_url
-                .join(token_url)
-                .map_err(|e| format!("{what}: the token URL `{token_url}` is invalid ({e})"))?,
+            Err(url::ParseError::RelativeUrlWithoutBase) => {
+                inner.opts.base_url.join(token_url).map_err(|e| {
+                    failed(String::new(), TokenFailure::BadUrl(token_url.clone(), e))
+                })?
+            }
             Err(e) => {
-                return Err(format!(
-                    "{what}: the token URL `{token_url}` is invalid ({e})"
+                return Err(failed(
+                    String::new(),
+                    TokenFailure::BadUrl(token_url.clone(), e),
                 ));
             }
         };
@@ -579,32 +581,21 @@ impl Forwarder {
             Ok(r) => r,
             Err(e) => {
                 let host = url.host_str().unwrap_or("").to_string();
-                return Err(format!(
-                    "{what} from {shown}: {}",
-                    response::transport_error(e, &origin_of(&url), &host, inner.opts.timeout)
-                ));
+                let msg = response::transport_error(e, &origin_of(&url), &host, inner.opts.timeout);
+                return Err(failed(shown, TokenFailure::Transport(msg)));
             }
         };
         let status = resp.status();
         let (bytes, _) = read_capped(&mut resp, TOKEN_RESPONSE_MAX)
             .await
-            .map_err(|e| {
-                format!(
-                    "{what} from {shown}: reading the answer failed ({})",
-                    e.without_url()
-                )
-            })?;
+            .map_err(|e| failed(shown.clone(), TokenFailure::Read(e.without_url())))?;
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let snippet: String = text.chars().take(500).collect();
-            return Err(format!(
-                "{what}: the token endpoint {shown} answered HTTP {} {}\n{snippet}",
-                status.as_u16(),
-                status.canonical_reason().unwrap_or("")
-            ));
+            return Err(failed(shown, TokenFailure::Status { status, snippet }));
         }
-        let (token, expires_in) =
-            auth::parse_token_response(&bytes).map_err(|e| format!("{what} from {shown}: {e}"))?;
+        let (token, expires_in) = auth::parse_token_response(&bytes)
+            .map_err(|e| failed(shown, TokenFailure::Answer(e)))?;
         inner.tokens.put(scheme, token.clone(), expires_in);
         Ok(token)
     }
@@ -630,6 +621,55 @@ impl Forwarder {
             }
         }
         result
+    }
+}
+
+/// Why no OAuth2 client-credentials token could be had for a security scheme.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenError {
+    #[error("unknown security scheme `{0}`")]
+    UnknownScheme(String),
+    #[error("security scheme `{0}` has no OAuth2 client credentials")]
+    NoClientCredentials(String),
+    /// Fetching from the token endpoint (`endpoint`: its URL without query or user info,
+    /// empty when the URL itself is invalid) failed.
+    #[error(
+        "could not obtain an OAuth2 access token for security scheme `{scheme}`{}",
+        fetch_detail(endpoint, cause)
+    )]
+    Fetch {
+        scheme: String,
+        endpoint: String,
+        #[source]
+        cause: TokenFailure,
+    },
+}
+
+/// What went wrong at the token endpoint.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TokenFailure {
+    #[error("the token URL `{0}` is invalid ({1})")]
+    BadUrl(String, #[source] url::ParseError),
+    /// A transport error, already described for the user (timeouts, refused connections).
+    #[error("{0}")]
+    Transport(String),
+    #[error("reading the answer failed ({0})")]
+    Read(#[source] reqwest::Error),
+    #[error("answered HTTP {} {}\n{snippet}", .status.as_u16(), .status.canonical_reason().unwrap_or(""))]
+    Status {
+        status: http::StatusCode,
+        /// The start of the answer's body (the endpoint's own error text).
+        snippet: String,
+    },
+    #[error(transparent)]
+    Answer(auth::TokenResponseError),
+}
+
+fn fetch_detail(endpoint: &str, cause: &TokenFailure) -> String {
+    match cause {
+        TokenFailure::BadUrl(..) => format!(": {cause}"),
+        TokenFailure::Status { .. } => format!(": the token endpoint {endpoint} {cause}"),
+        _ => format!(" from {endpoint}: {cause}"),
     }
 }
 
