@@ -6,12 +6,14 @@
 //! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
 //! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
+//! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
 
 pub mod dynamic;
 pub mod exit;
 pub mod forward;
 pub mod serve;
 pub mod server;
+pub mod sessions;
 pub mod transport;
 
 pub use openapi_mcp_toolset as toolset;

@@ -12,6 +12,7 @@ use crate::dynamic::ToolMode;
 use crate::exit::UserError;
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
 use crate::server::{Dispatcher, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
+use crate::sessions::SessionLimits;
 use crate::transport::{self, HttpOptions, ServeError};
 
 /// MCP transport.
@@ -62,13 +63,21 @@ pub struct ServeArgs {
     /// HTTP: largest accepted MCP request body, in bytes.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 4 * 1024 * 1024))]
     pub max_request_bytes: usize,
-    /// HTTP: at most N requests per second per MCP client (its session, else its IP address),
-    /// with bursts of N; beyond that, HTTP 429 with Retry-After. Default: unlimited.
+    /// HTTP: at most N requests per second per MCP client (a session this server issued, else
+    /// its IP address), with bursts of N; beyond that, HTTP 429 with Retry-After. Default:
+    /// unlimited.
     #[cfg_attr(
         feature = "cli",
         arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))
     )]
     pub rate_limit: Option<u32>,
+    /// HTTP: live sessions at most; beyond, `initialize` gets HTTP 503. Sessions never used after
+    /// their `initialize` close after 30 s, idle ones after 5 minutes.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = SessionLimits::default().max))]
+    pub max_sessions: usize,
+    /// HTTP: live sessions at most per client IP address; beyond, `initialize` gets HTTP 429.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = SessionLimits::default().per_client))]
+    pub max_sessions_per_client: usize,
 
     /// Base URL of the API (default: the spec's first server).
     #[cfg_attr(feature = "cli", arg(long))]
@@ -79,8 +88,8 @@ pub struct ServeArgs {
     /// Static header sent with every API request: 'Name: value'.
     #[cfg_attr(feature = "cli", arg(long, value_name = "NAME: VALUE"))]
     pub header: Vec<String>,
-    /// Upstream request timeout, in seconds.
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = 30.0))]
+    /// Upstream request timeout, in seconds (more than 0, at most a day).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 30.0, value_parser = parse_timeout, allow_negative_numbers = true))]
     pub timeout: f64,
     /// Upstream calls in flight at once.
     #[cfg_attr(feature = "cli", arg(long))]
@@ -120,6 +129,8 @@ impl Default for ServeArgs {
             forward_header: Vec::new(),
             max_request_bytes: 4 * 1024 * 1024,
             rate_limit: None,
+            max_sessions: SessionLimits::default().max,
+            max_sessions_per_client: SessionLimits::default().per_client,
             base_url: None,
             auth: Vec::new(),
             header: Vec::new(),
@@ -132,6 +143,32 @@ impl Default for ServeArgs {
             pin: Vec::new(),
         }
     }
+}
+
+/// Longest accepted `--timeout` (a day): beyond it a call is not "timed", and very large values
+/// overflow the clock.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
+/// `--timeout` as a duration, or why it is not one (not a number, not finite, not more than 0,
+/// or over [`MAX_TIMEOUT_SECS`]).
+pub fn timeout_duration(secs: f64) -> Result<Duration, UserError> {
+    if secs.is_finite() && secs > 0.0 && secs <= MAX_TIMEOUT_SECS {
+        // At least a millisecond: a shorter timeout cannot reach any API.
+        Ok(Duration::from_secs_f64(secs.max(0.001)))
+    } else {
+        Err(UserError::msg(format!(
+            "--timeout {secs} is not a timeout: give seconds, more than 0 and at most {MAX_TIMEOUT_SECS} (a day)"
+        )))
+    }
+}
+
+#[cfg(feature = "cli")]
+fn parse_timeout(s: &str) -> Result<f64, UserError> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| UserError::msg(format!("`{s}` is not a number of seconds")))?;
+    timeout_duration(secs).map(|_| secs)
 }
 
 /// A `--forward-header` value that is not an HTTP header name.
@@ -173,6 +210,24 @@ impl StartError {
 }
 
 impl ServeArgs {
+    /// Refuses options that would leak the HTTP gate's credential: with `--auth-token`, the
+    /// client's `Authorization` header *is* the gate token, so `--forward-header Authorization`
+    /// would send it to the API (replacing the API's own credential, and echoed back to the model
+    /// by any API that reflects headers).
+    pub fn check_gate(&self) -> Result<(), UserError> {
+        if self.auth_token.is_some()
+            && self
+                .forward_header
+                .iter()
+                .any(|h| h.trim().eq_ignore_ascii_case("authorization"))
+        {
+            return Err(UserError::msg(
+                "--forward-header Authorization cannot be combined with --auth-token: the clients' Authorization header carries the --auth-token secret, which would be sent to the API; forward a different header for per-user API credentials (e.g. --forward-header X-Api-Token)",
+            ));
+        }
+        Ok(())
+    }
+
     /// `--mode` and `--pin` as the server's [`ToolMode`].
     pub fn tool_mode(&self) -> Result<ToolMode, UserError> {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
@@ -193,8 +248,20 @@ impl ServeArgs {
             }
         };
         let base_url = url::Url::parse(&base).map_err(|e| {
+            // Not parsed: shown without what may hold secrets (user info, the query).
+            let (head, query) = match base.find('?') {
+                Some(i) => (&base[..i], "?…"),
+                None => (base.as_str(), ""),
+            };
+            let safe = match head.rfind('@') {
+                Some(at) => {
+                    let scheme_end = head.find("://").map_or(0, |i| i + 3);
+                    format!("{}…@{}{query}", &head[..scheme_end], &head[at + 1..])
+                }
+                None => format!("{head}{query}"),
+            };
             UserError::msg(format!(
-                "invalid base URL {base:?} (pass an absolute --base-url): {e}"
+                "invalid base URL {safe:?} (pass an absolute --base-url): {e}"
             ))
         })?;
         let mut creds = Credentials::from_env(&set.security_schemes, |k| std::env::var(k).ok());
@@ -231,7 +298,7 @@ impl ServeArgs {
         }
         let missing = creds.missing(&set.security_schemes);
         let mut forward_opts = ForwardOptions::new(base_url);
-        forward_opts.timeout = Duration::from_secs_f64(self.timeout.max(0.001));
+        forward_opts.timeout = timeout_duration(self.timeout)?;
         forward_opts.max_response_bytes = self.max_response_bytes;
         forward_opts.retries = self.retries;
         forward_opts.static_headers = static_headers;
@@ -261,9 +328,10 @@ pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 /// (HTTP). Start-up warnings (missing credentials, a paged tool list) go to the log, the
 /// start-up line to stderr.
 pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(), StartError> {
+    args.check_gate()?;
     let mode = args.tool_mode()?;
     let (forwarder, missing) = args.forwarder(&set)?;
-    let base_url = forwarder.options().base_url.clone();
+    let base_url = shown_url(&forwarder.options().base_url);
     let tool_count = set.tools.len();
     let server = ProxyServer::new(
         set,
@@ -321,6 +389,14 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;
             http.rate_limit = args.rate_limit;
+            http.sessions.max = args.max_sessions;
+            http.sessions.per_client = args.max_sessions_per_client;
+            if args.auth_token.is_none() && !args.listen.ip().is_loopback() {
+                tracing::warn!(
+                    "listening on {} without --auth-token: anyone who can reach this address can call the API with the configured credentials (the Host check only stops browsers' DNS rebinding; a client can send any Host)",
+                    args.listen
+                );
+            }
             let handle = transport::start_http(server, http).await?;
             eprintln!(
                 "{program}: serving {label} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
@@ -336,6 +412,27 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         }
     }
     Ok(())
+}
+
+/// A URL as it may be printed: without user info and with query values hidden (a base URL can
+/// carry `user:password@` or `?key=SECRET`).
+pub fn shown_url(url: &url::Url) -> String {
+    let mut u = url.clone();
+    if !u.username().is_empty() || u.password().is_some() {
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+    }
+    if let Some(q) = u.query().filter(|q| !q.is_empty()) {
+        let hidden: Vec<String> = q
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) => format!("{k}=***"),
+                None => pair.to_string(),
+            })
+            .collect();
+        u.set_query(Some(&hidden.join("&")));
+    }
+    u.to_string()
 }
 
 /// A generated server: what its `main.rs` passes to [`generated_main`].

@@ -15,6 +15,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::ProxyServer;
+use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -80,9 +81,12 @@ pub struct HttpOptions {
     pub auth_token: Option<String>,
     pub max_body_bytes: usize,
     /// Requests per second per client (`--rate-limit`), a token bucket with a burst of the same
-    /// size; a client is its `Mcp-Session-Id` when it sends one, else its IP address. Over the
-    /// limit: HTTP 429 with `Retry-After` and a JSON-RPC error body. `None`: unlimited.
+    /// size; a client is a session this server issued when it sends one, else its IP address (a
+    /// client cannot mint buckets with made-up session ids). Over the limit: HTTP 429 with
+    /// `Retry-After` and a JSON-RPC error body. `None`: unlimited.
     pub rate_limit: Option<u32>,
+    /// Bounds on live sessions (stateful mode).
+    pub sessions: SessionLimits,
 }
 
 impl HttpOptions {
@@ -95,6 +99,7 @@ impl HttpOptions {
             auth_token: None,
             max_body_bytes: 4 * 1024 * 1024,
             rate_limit: None,
+            sessions: SessionLimits::default(),
         }
     }
 }
@@ -143,19 +148,25 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
     warm_up_later(&server);
+    let manager = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<ProxyServer, LocalSessionManager> =
-        StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
+        StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
     let max_body = opts.max_body_bytes;
-    let mut app = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(session_delete_status))
-        .layer(axum::middleware::from_fn(
-            move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
-        ));
+    let mut app = axum::Router::new().nest_service("/mcp", service);
+    let guard = (!opts.stateless).then(|| SessionGuard::new(manager, opts.sessions));
+    match &guard {
+        Some(guard) => {
+            guard.spawn_sweeper(shutdown.child_token());
+            let guard = Arc::clone(guard);
+            app = app.layer(axum::middleware::from_fn(
+                move |req: Request, next: Next| guard_sessions(Arc::clone(&guard), req, next),
+            ));
+        }
+        None => app = app.layer(axum::middleware::from_fn(session_delete_status)),
+    }
+    let mut app = app.layer(axum::middleware::from_fn(
+        move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
+    ));
     if let Some(token) = opts.auth_token.clone() {
         let token = Arc::new(token);
         app = app.layer(axum::middleware::from_fn(
@@ -170,7 +181,8 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
         app = app.layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
                 let limiter = Arc::clone(&limiter);
-                async move { rate_limit(&limiter, req, next).await }
+                let guard = guard.clone();
+                async move { rate_limit(&limiter, guard.as_deref(), req, next).await }
             },
         ));
     }
@@ -196,6 +208,7 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
 
 /// rmcp answers a session-terminating `DELETE` with 202 Accepted; clients (the Python SDK among
 /// them) expect 200 or 204 and log a failure otherwise. The session is gone either way: say 204.
+/// (Stateless mode; with sessions, [`guard_sessions`] does this and answers unknown ids 404.)
 async fn session_delete_status(req: Request, next: Next) -> Response {
     let is_delete = req.method() == axum::http::Method::DELETE;
     let mut resp = next.run(req).await;
@@ -402,13 +415,16 @@ impl RateLimiter {
     }
 }
 
-/// The client a request counts against: its session, else its peer IP address.
-fn rate_limit_key(req: &Request) -> String {
+/// The client a request counts against: the session, when it is one this server issued (and is
+/// still live), else the peer IP address. An id the client made up (or any id, in stateless
+/// mode, where the server issues none) counts against its IP: fresh ids are not fresh buckets.
+fn rate_limit_key(req: &Request, sessions: Option<&SessionGuard>) -> String {
     if let Some(session) = req
         .headers()
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
         .filter(|s| !s.is_empty())
+        && sessions.is_some_and(|g| g.is_issued(session))
     {
         return format!("session:{session}");
     }
@@ -421,8 +437,13 @@ fn rate_limit_key(req: &Request) -> String {
     }
 }
 
-async fn rate_limit(limiter: &RateLimiter, req: Request, next: Next) -> Response {
-    let key = rate_limit_key(&req);
+async fn rate_limit(
+    limiter: &RateLimiter,
+    sessions: Option<&SessionGuard>,
+    req: Request,
+    next: Next,
+) -> Response {
+    let key = rate_limit_key(&req, sessions);
     match limiter.take(&key, std::time::Instant::now()) {
         Ok(()) => next.run(req).await,
         Err(wait) => {

@@ -1,0 +1,375 @@
+//! Regression tests for the findings of the outside attack (issue #23, part 1): each one fails
+//! on the code before its fix.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use openapi_mcp_tests::harness::{binary, spec};
+
+fn proxy(args: &[&str]) -> std::process::Output {
+    Command::new(binary())
+        .arg("proxy")
+        .arg(spec("petstore.yaml"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run openapi-mcp")
+}
+
+/// Finding 1: the gate token must never be forwarded to the API.
+#[test]
+fn auth_token_with_forwarded_authorization_is_refused_at_start_up() {
+    for header in ["Authorization", "authorization"] {
+        let out = proxy(&[
+            "--transport",
+            "http",
+            "--listen",
+            "127.0.0.1:0",
+            "--auth-token",
+            "gate-secret-123",
+            "--forward-header",
+            header,
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("cannot be combined with --auth-token"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("gate-secret-123"), "{stderr}");
+    }
+}
+
+/// Finding 22: absurd timeouts are a usage error, never a panic or a silent 1 ms.
+#[test]
+fn absurd_timeouts_are_usage_errors() {
+    for t in ["inf", "1e20", "-5", "0", "NaN", "abc"] {
+        let out = proxy(&["--timeout", t]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "--timeout {t}: {stderr}");
+        assert!(!stderr.contains("panicked"), "--timeout {t}: {stderr}");
+        assert!(stderr.contains("--timeout"), "--timeout {t}: {stderr}");
+    }
+    // Reasonable values still start (stdio, stdin closed: serves and ends).
+    let out = proxy(&["--timeout", "0.5"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("serving"), "{stderr}");
+}
+
+/// Finding 18: the start-up line never shows a base URL's user info or query values.
+#[test]
+fn start_up_line_hides_base_url_secrets() {
+    let out = proxy(&[
+        "--base-url",
+        "http://user:PASSW0RD@127.0.0.1:9/v1?key=QKEY777&x",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("API at http://127.0.0.1:9/v1?key=***&x"),
+        "{stderr}"
+    );
+    for secret in ["PASSW0RD", "QKEY777", "user:"] {
+        assert!(!stderr.contains(secret), "{secret} in {stderr}");
+    }
+    // An unparsable base URL is not echoed past its user info either.
+    let out = proxy(&["--base-url", "http://user:PASSW0RD@[bad/"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("PASSW0RD"), "{stderr}");
+}
+
+/// Finding 15: listening beyond loopback without --auth-token says so.
+#[test]
+fn public_listen_without_auth_token_warns() {
+    let mut child = Command::new(binary())
+        .arg("proxy")
+        .arg(spec("petstore.yaml"))
+        .args(["--transport", "http", "--listen", "0.0.0.0:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
+    while Instant::now() < deadline {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(line) => {
+                let started = line.contains("over Streamable HTTP");
+                seen.push(line);
+                if started {
+                    break;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(_) => break,
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let all = seen.join("\n");
+    assert!(all.contains("over Streamable HTTP"), "did not start: {all}");
+    assert!(all.contains("without --auth-token"), "{all}");
+}
+
+mod http {
+    use std::net::SocketAddr;
+    use std::time::Duration;
+
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_runtime::transport::{HttpOptions, start_http};
+    use openapi_mcp_tests::harness::{proxy_server, spec};
+    use openapi_mcp_tests::upstream::Upstream;
+    use serde_json::json;
+
+    async fn serve(up: &Upstream, opts: impl FnOnce(&mut HttpOptions)) -> SocketAddr {
+        let server = proxy_server(
+            &spec("petstore.yaml"),
+            &up.url("/api"),
+            ToolOptions::default(),
+            &[],
+        )
+        .await;
+        let mut o = HttpOptions::new("127.0.0.1:0".parse().unwrap());
+        opts(&mut o);
+        start_http(server, o).await.expect("http server").addr
+    }
+
+    fn init() -> String {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}).to_string()
+    }
+
+    fn post(http: &reqwest::Client, addr: SocketAddr, body: String) -> reqwest::RequestBuilder {
+        http.post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .body(body)
+    }
+
+    /// Finding 4: in stateless mode a made-up `Mcp-Session-Id` per request is not a fresh bucket.
+    #[tokio::test]
+    async fn stateless_rate_limit_is_not_bypassed_by_fresh_session_ids() {
+        let up = Upstream::start().await;
+        let addr = serve(&up, |o| {
+            o.stateless = true;
+            o.rate_limit = Some(2);
+        })
+        .await;
+        let http = reqwest::Client::new();
+        let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+        let mut limited = 0;
+        for i in 0..10 {
+            let r = post(&http, addr, list.clone())
+                .header("mcp-session-id", format!("minted-{i}"))
+                .send()
+                .await
+                .unwrap();
+            if r.status() == 429 {
+                limited += 1;
+            }
+        }
+        assert!(limited >= 6, "only {limited} of 10 rate-limited");
+    }
+
+    /// Finding 3: sessions are capped per client, half-open ones expire, and a made-up session id
+    /// is neither a rate-limit bucket nor deletable (404).
+    #[tokio::test]
+    async fn sessions_are_capped_expire_half_open_and_unknown_deletes_are_404() {
+        let up = Upstream::start().await;
+        let addr = serve(&up, |o| {
+            o.sessions.per_client = 3;
+            o.sessions.half_open = Duration::from_millis(300);
+        })
+        .await;
+        let http = reqwest::Client::new();
+        let mut ids = Vec::new();
+        let mut statuses = Vec::new();
+        for _ in 0..5 {
+            let r = post(&http, addr, init()).send().await.unwrap();
+            statuses.push(r.status().as_u16());
+            if let Some(id) = r.headers().get("mcp-session-id") {
+                ids.push(id.to_str().unwrap().to_string());
+            }
+        }
+        assert_eq!(statuses, [200, 200, 200, 429, 429]);
+        assert_eq!(ids.len(), 3);
+
+        let delete = |id: &str| {
+            http.delete(format!("http://{addr}/mcp"))
+                .header("mcp-session-id", id.to_string())
+                .header("mcp-protocol-version", "2025-11-25")
+                .send()
+        };
+        assert_eq!(delete("not-a-session").await.unwrap().status(), 404);
+        assert_eq!(delete(&ids[0]).await.unwrap().status(), 204);
+        // The others were never used after initialize: gone after the half-open limit, which
+        // frees the client's quota.
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        assert_eq!(delete(&ids[1]).await.unwrap().status(), 404);
+        for _ in 0..3 {
+            assert_eq!(
+                post(&http, addr, init()).send().await.unwrap().status(),
+                200
+            );
+        }
+    }
+
+    /// A session that completes its handshake stays (it is not half-open).
+    #[tokio::test]
+    async fn used_sessions_are_kept() {
+        let up = Upstream::start().await;
+        let addr = serve(&up, |o| o.sessions.half_open = Duration::from_millis(200)).await;
+        let http = reqwest::Client::new();
+        let r = post(&http, addr, init()).send().await.unwrap();
+        let id = r.headers()["mcp-session-id"].to_str().unwrap().to_string();
+        drop(r.bytes().await);
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        let r = post(&http, addr, note)
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 202);
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+        let r = post(&http, addr, list)
+            .header("mcp-session-id", &id)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    }
+}
+
+mod calls {
+    use std::time::{Duration, Instant};
+
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_runtime::dynamic::ToolMode;
+    use openapi_mcp_runtime::server::ServerOptions;
+    use openapi_mcp_tests::harness::{
+        call, connect_in_process, proxy_server, proxy_server_with, spec, text,
+    };
+    use openapi_mcp_tests::upstream::Upstream;
+    use serde_json::{Map, Value, json};
+
+    /// Finding 6: thousands of unknown argument names get a bounded answer, quickly.
+    #[tokio::test]
+    async fn many_unknown_arguments_get_a_short_answer() {
+        let up = Upstream::start().await;
+        let server = proxy_server(
+            &spec("petstore.yaml"),
+            &up.url("/api"),
+            ToolOptions::default(),
+            &[],
+        )
+        .await;
+        let client = connect_in_process(server).await;
+        let mut args = Map::new();
+        for i in 0..15_000 {
+            args.insert(
+                format!("unknown_argument_number_{i:06}_{}", "x".repeat(200)),
+                json!(1),
+            );
+        }
+        let started = Instant::now();
+        let r = call(&client, "petstore_list_pets", Value::Object(args)).await;
+        let took = started.elapsed();
+        let t = text(&r);
+        assert_eq!(r.is_error, Some(true));
+        assert!(t.len() < 8_000, "answer is {} bytes", t.len());
+        assert!(t.contains("… and 14990 more unknown arguments"), "{t}");
+        assert_eq!(t.matches("valid arguments:").count(), 1, "{t}");
+        assert!(took < Duration::from_secs(20), "took {took:?}");
+        assert!(up.requests().is_empty(), "nothing may be sent");
+    }
+
+    /// Finding 5: a huge unknown operation name in dynamic mode costs little and is not echoed.
+    #[tokio::test]
+    async fn huge_unknown_operation_names_are_cheap_and_not_echoed() {
+        let up = Upstream::start().await;
+        let server = proxy_server_with(
+            &spec("petstore.yaml"),
+            &up.url("/api"),
+            ToolOptions::default(),
+            &[],
+            ServerOptions {
+                mode: ToolMode::Dynamic,
+                ..ServerOptions::default()
+            },
+        )
+        .await;
+        let client = connect_in_process(server).await;
+        let name = "q".repeat(300_000);
+        let started = Instant::now();
+        for (tool, args) in [
+            ("describe_operation", json!({"name": name})),
+            ("call_operation", json!({"name": name, "arguments": {}})),
+        ] {
+            let r = call(&client, tool, args).await;
+            let t = text(&r);
+            assert_eq!(r.is_error, Some(true), "{tool}");
+            assert!(
+                t.starts_with("Unknown operation"),
+                "{tool}: {}",
+                &t[..t.len().min(200)]
+            );
+            assert!(t.len() < 2_000, "{tool}: answer is {} bytes", t.len());
+        }
+        let r = call(
+            &client,
+            "search_operations",
+            json!({"query": "pet ".repeat(100_000)}),
+        )
+        .await;
+        assert_ne!(r.is_error, Some(true));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
+/// Finding 10: a 2xx body that echoes the credential reaches the model redacted, in text and in
+/// structured content.
+#[tokio::test]
+async fn echoed_credentials_are_redacted_from_successful_results() {
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server, text};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::json;
+
+    let up = Upstream::start().await;
+    up.respond(|r| {
+        let key = r.header("x-api-key").unwrap_or_default().to_string();
+        Reply::json(
+            200,
+            json!([{"id": 1, "name": format!("echo {key}"), "tag": format!("https://api/next?key={key}")}]),
+        )
+    });
+    let server = proxy_server(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[("api_key", "SECRET-KEY-9876")],
+    )
+    .await;
+    let client = connect_in_process(server).await;
+    let r = call(&client, "petstore_list_pets", json!({})).await;
+    assert_eq!(up.last().header("x-api-key"), Some("SECRET-KEY-9876"));
+    let all = serde_json::to_string(&r).unwrap();
+    assert!(!all.contains("SECRET-KEY-9876"), "{all}");
+    assert!(text(&r).contains("echo [redacted]"), "{}", text(&r));
+}
