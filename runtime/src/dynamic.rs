@@ -63,6 +63,9 @@ pub enum ModeError {
     Pin(#[from] PatternError),
 }
 
+/// Longest search query considered (characters); the rest is ignored.
+pub const MAX_QUERY_CHARS: usize = 2000;
+
 /// Name of the search tool.
 pub const SEARCH: &str = "search_operations";
 /// Name of the describe tool.
@@ -666,6 +669,11 @@ pub fn closest_names(
     name: &str,
     n: usize,
 ) -> Vec<String> {
+    // A name this long is not a typo, and comparing it with every operation would cost
+    // len x len x operations on the caller's worker.
+    if name.len() > openapi_mcp_toolset::suggest::MAX_NAME_LEN {
+        return Vec::new();
+    }
     let lower = name.to_lowercase();
     let mut by_edit: Vec<(usize, usize)> = defs
         .iter()

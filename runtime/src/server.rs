@@ -621,6 +621,11 @@ fn search_result(
         .get("query")
         .and_then(Value::as_str)
         .unwrap_or_default();
+    // A search query is a sentence: past a few hundred words the rest only costs time.
+    let query = match query.char_indices().nth(dynamic::MAX_QUERY_CHARS) {
+        Some((i, _)) => &query[..i],
+        None => query,
+    };
     let limit = args
         .get("limit")
         .and_then(Value::as_u64)
@@ -696,6 +701,11 @@ fn describe_result(
 
 fn unknown_operation(state: &ToolState, d: &Discovery, name: &str) -> CallToolResult {
     let close = dynamic::closest_names(&state.set.tools, Some(&d.index), name, 5);
+    // Echo a prefix only: the name is the caller's, of any length.
+    let name = match name.char_indices().nth(64) {
+        Some((i, _)) => format!("{}…", &name[..i]),
+        None => name.to_string(),
+    };
     let text = if close.is_empty() {
         format!(
             "Unknown operation `{name}`; nothing was sent to the API. Find one with `{}`.",

@@ -197,14 +197,7 @@ pub fn check(
                     .and_then(Value::as_object)
                     .map(|p| p.keys().map(String::as_str).collect())
                     .unwrap_or_default();
-                for name in unexpected {
-                    let hint = match suggest::closest(name, &valid, suggest::Tolerance::THIRD) {
-                        Some(c) => format!("did you mean `{c}`?"),
-                        None if valid.is_empty() => "this tool takes no arguments.".to_string(),
-                        None => format!("valid arguments: {}.", valid.join(", ")),
-                    };
-                    problems.push(format!("unknown argument `{}`: {hint}", cut(name, 64)));
-                }
+                unknown_arguments(unexpected, &valid, &mut problems);
             }
             _ => {
                 let what = if path.is_empty() {
@@ -235,6 +228,40 @@ pub fn check(
         Ok(())
     } else {
         Err(problems)
+    }
+}
+
+/// Unknown argument names reported one by one; the rest are counted.
+const UNKNOWN_SHOWN: usize = 10;
+/// Longest list of valid argument names in a message (characters).
+const VALID_LIST_MAX_CHARS: usize = 2000;
+
+/// One line per unknown argument (at most [`UNKNOWN_SHOWN`], then "… and K more"), each with
+/// the closest valid name when there is one; the valid names are listed once. The work is
+/// bounded whatever the client sends: a name longer than [`suggest::MAX_NAME_LEN`] gets no
+/// suggestion, and only the shown names are compared.
+fn unknown_arguments(unexpected: &[String], valid: &[&str], problems: &mut Vec<String>) {
+    let mut listed = false;
+    for name in unexpected.iter().take(UNKNOWN_SHOWN) {
+        let hint = match suggest::closest(name, valid, suggest::Tolerance::THIRD) {
+            Some(c) => format!("did you mean `{c}`?"),
+            None if valid.is_empty() => "this tool takes no arguments.".to_string(),
+            None if listed => "see the valid arguments above.".to_string(),
+            None => {
+                listed = true;
+                format!(
+                    "valid arguments: {}.",
+                    cut(&valid.join(", "), VALID_LIST_MAX_CHARS)
+                )
+            }
+        };
+        problems.push(format!("unknown argument `{}`: {hint}", cut(name, 64)));
+    }
+    if unexpected.len() > UNKNOWN_SHOWN {
+        problems.push(format!(
+            "… and {} more unknown arguments",
+            unexpected.len() - UNKNOWN_SHOWN
+        ));
     }
 }
 

@@ -13,6 +13,7 @@ pub mod auth;
 mod encode;
 pub mod request;
 pub mod response;
+mod scrub;
 pub mod typed;
 
 use std::fmt;
@@ -177,8 +178,10 @@ struct Inner {
     schemes: Vec<(String, SecurityScheme)>,
     creds: Credentials,
     tokens: TokenCache,
-    /// Static header values that look like credentials (scrubbed from error text).
-    static_secrets: Vec<String>,
+    /// Credential values (in their wire encodings) and `--header` values that are secrets
+    /// ([`scrub::is_secret_header`]), prepared for [`scrub::scrub`]; OAuth tokens join them per
+    /// call.
+    secrets: Vec<String>,
 }
 
 impl fmt::Debug for Forwarder {
@@ -223,15 +226,6 @@ fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
 /// `scheme://host[:port]`, without credentials or path.
 fn origin_of(url: &Url) -> String {
     url.origin().ascii_serialization()
-}
-
-fn looks_sensitive(header_name: &str) -> bool {
-    let n = header_name.to_ascii_lowercase();
-    [
-        "auth", "key", "token", "secret", "cookie", "session", "password",
-    ]
-    .iter()
-    .any(|w| n.contains(w))
 }
 
 /// Reads at most `max` bytes of the body; `true` when more was available.
@@ -293,7 +287,7 @@ impl Forwarder {
                     reason: "the value contains control characters",
                 });
             }
-            if looks_sensitive(k) {
+            if scrub::is_secret_header(k, v) {
                 static_secrets.push(v.clone());
                 if let Some((_, rest)) = v.split_once(' ') {
                     static_secrets.push(rest.to_string());
@@ -307,6 +301,13 @@ impl Forwarder {
             .pool_idle_timeout(Duration::from_secs(90))
             .build()
             .map_err(|e| ForwardError::Client(e.without_url()))?;
+        let secrets = scrub::prepare(
+            creds
+                .secret_strings()
+                .into_iter()
+                .chain(static_secrets)
+                .collect(),
+        );
         Ok(Self {
             inner: Arc::new(Inner {
                 client,
@@ -314,7 +315,7 @@ impl Forwarder {
                 schemes,
                 creds,
                 tokens: TokenCache::default(),
-                static_secrets,
+                secrets,
             }),
         })
     }
@@ -600,26 +601,18 @@ impl Forwarder {
         Ok(token)
     }
 
-    /// Replaces any secret found in an error result's text with `[redacted]`.
+    /// Replaces every configured secret (and OAuth token) in the result with `[redacted]`.
     fn scrub(&self, mut result: CallToolResult) -> CallToolResult {
-        if result.is_error != Some(true) {
+        let inner = &self.inner;
+        let tokens = inner.tokens.all_tokens();
+        if inner.secrets.is_empty() && tokens.is_empty() {
             return result;
         }
-        let inner = &self.inner;
-        let mut secrets = inner.creds.secret_strings();
-        secrets.extend(inner.tokens.all_tokens());
-        secrets.extend(inner.static_secrets.iter().cloned());
-        secrets.retain(|s| s.len() >= 4);
+        let tokens = scrub::prepare(tokens);
+        let mut secrets: Vec<&str> = inner.secrets.iter().map(String::as_str).collect();
+        secrets.extend(tokens.iter().map(String::as_str));
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        for block in &mut result.content {
-            if let ContentBlock::Text(t) = block {
-                for s in &secrets {
-                    if t.text.contains(s.as_str()) {
-                        t.text = t.text.replace(s.as_str(), "[redacted]");
-                    }
-                }
-            }
-        }
+        scrub::scrub(&mut result, &secrets);
         result
     }
 }
