@@ -535,10 +535,17 @@ impl<'a> OpContext<'a> {
                     );
                     continue;
                 }
-                if wanted == ParamIn::Header
-                    && ["accept", "content-type", "authorization"]
-                        .contains(&p.name.to_ascii_lowercase().as_str())
-                {
+                if wanted == ParamIn::Header && is_ignored_header_param(p.name) {
+                    continue;
+                }
+                if wanted == ParamIn::Header && is_reserved_header(p.name) {
+                    diags.warning(
+                        self.src.docs.describe(&p.loc),
+                        format!(
+                            "header parameter {:?} is set by the HTTP client (framing, connection or target host), never by an argument; ignored",
+                            p.name
+                        ),
+                    );
                     continue;
                 }
                 // A security scheme's parameter is never an argument: the credential fills it.

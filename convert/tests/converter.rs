@@ -22,6 +22,7 @@ mod converter {
         pub mod param_styles;
         pub mod petstore;
         pub mod recursive;
+        pub mod reserved_headers;
         pub mod security;
         pub mod swagger2;
     }

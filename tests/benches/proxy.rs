@@ -17,7 +17,8 @@
 //!
 //! The release binary is (re)built first with `cargo build --release -p openapi-mcp-cli`; if that
 //! build fails (a shared checkout mid-edit), the previous binary is measured and the table says
-//! STALE. `PROXY_BENCH_NO_BUILD=1` skips the build.
+//! STALE. `PROXY_BENCH_NO_BUILD=1` skips the build; `PROXY_BENCH_BIN=PATH` measures that binary
+//! instead (e.g. the previous commit's release build, for a before/after comparison).
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench proxy`
 //! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy.)
@@ -352,6 +353,17 @@ fn build_release_binary() -> anyhow::Result<(PathBuf, Option<String>)> {
         .flatten()
         .find(|p| p.is_file())
     };
+    if let Some(bin) = std::env::var_os("PROXY_BENCH_BIN") {
+        // Another build (e.g. the previous commit's, for a before/after table).
+        let bin = PathBuf::from(bin);
+        anyhow::ensure!(
+            bin.is_file(),
+            "PROXY_BENCH_BIN={} is not a file",
+            bin.display()
+        );
+        let note = format!("PROXY_BENCH_BIN={}", bin.display());
+        return Ok((bin, Some(note)));
+    }
     if std::env::var_os("PROXY_BENCH_NO_BUILD").is_some() {
         let bin = find().context("PROXY_BENCH_NO_BUILD is set but no release binary exists")?;
         return Ok((bin, Some("not rebuilt (PROXY_BENCH_NO_BUILD)".into())));

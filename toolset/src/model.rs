@@ -7,6 +7,41 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::location::Location;
 
+/// Header names an argument never sets: the HTTP client owns them (framing, connection
+/// management, the target host) or they are hop-by-hop (RFC 9110 section 7.6.1), and a model that
+/// could set `Host`, `Transfer-Encoding` or `Proxy-Authorization` could redirect or smuggle
+/// requests. Lower case. (`Accept`, `Content-Type` and `Authorization`, which OpenAPI says to
+/// ignore as header parameters, are [`is_ignored_header_param`].)
+pub const RESERVED_HEADERS: &[&str] = &[
+    "connection",
+    "content-length",
+    "expect",
+    "host",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Whether a header of this name is reserved ([`RESERVED_HEADERS`]; any case).
+pub fn is_reserved_header(name: &str) -> bool {
+    RESERVED_HEADERS
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name.trim()))
+}
+
+/// Header parameters OpenAPI says are ignored (`Accept`, `Content-Type`, `Authorization`: the
+/// media types and security schemes say those).
+pub fn is_ignored_header_param(name: &str) -> bool {
+    ["accept", "content-type", "authorization"]
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name))
+}
+
 /// How a server exposes the operations (`--mode`): the proxy's option and a generated crate's
 /// default are this one enum.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

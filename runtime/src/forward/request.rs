@@ -21,6 +21,7 @@ use super::encode::{
 use super::{ArgError, BuiltRequest};
 use openapi_mcp_toolset::model::{
     ArgBinding, ArgLocation, BodyBinding, BodyKind, PartEncoding, PathStyle, QueryStyle, Route,
+    is_reserved_header,
 };
 
 /// The longest URL the HTTP stack accepts (`http::Uri`: `u16::MAX - 1`).
@@ -461,14 +462,26 @@ fn concrete_media(ct: Option<&str>) -> Option<String> {
     (!first.is_empty() && !first.contains('*')).then(|| first.to_string())
 }
 
+/// `type/subtype`, both RFC 9110 tokens.
+fn is_media_type(m: &str) -> bool {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+    };
+    m.split_once('/').is_some_and(|(t, s)| token(t) && token(s))
+}
+
 /// Base64 (standard or URL-safe, padded or not, whitespace ignored) or a `data:<mime>;base64,`
 /// URL. Returns the bytes and the data URL's media type.
 fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), String> {
     let (mime, payload) = match s.strip_prefix("data:").and_then(|r| r.split_once(',')) {
         Some((meta, data)) if meta.ends_with(";base64") => {
             let m = meta.trim_end_matches(";base64");
+            // Only a well-formed `type/subtype` is used (it becomes a part's Content-Type: CR/LF
+            // or other bytes there would write raw lines into the multipart headers).
             (
-                Some(m.split(';').next().unwrap_or("").to_string()).filter(|m| !m.is_empty()),
+                Some(m.split(';').next().unwrap_or("").to_string()).filter(|m| is_media_type(m)),
                 data,
             )
         }
@@ -987,6 +1000,11 @@ pub(crate) fn build(
                 check_header_value(b, &s)?;
                 if http::HeaderName::from_bytes(b.wire.as_bytes()).is_err() {
                     return Err(arg_err(b, "is not a valid HTTP header name"));
+                }
+                // The converter never makes these arguments; a tool set from elsewhere (an
+                // older api.json, a hand-made one) still cannot set them.
+                if is_reserved_header(&b.wire) {
+                    return Err(arg_err(b, "names a header the HTTP client sets; refused"));
                 }
                 headers.push((b.wire.clone(), s));
             }
@@ -1703,6 +1721,26 @@ mod tests {
         assert_eq!(e.arg.as_deref(), Some("session"));
     }
 
+    /// #23 finding 21: a tool set from elsewhere (an older api.json) that binds `Host` or
+    /// `Transfer-Encoding` to an argument still cannot set them.
+    #[test]
+    fn reserved_headers_are_refused_as_arguments() {
+        for name in [
+            "Host",
+            "transfer-encoding",
+            "Proxy-Authorization",
+            "Connection",
+        ] {
+            let r = route(
+                "/a",
+                vec![arg(name, ArgLocation::Header { explode: false })],
+            );
+            let e = build_err(&r, json!({ name: "evil.example" }));
+            assert_eq!(e.arg.as_deref(), Some(name));
+            assert!(e.message.contains("refused"), "{e}");
+        }
+    }
+
     #[test]
     fn accept_user_agent_static_and_auth_headers() {
         let mut r = route(
@@ -1943,6 +1981,25 @@ mod tests {
             body.contains("Content-Type: image/gif\r\n\r\nGIF\r\n"),
             "{body}"
         );
+
+        // A data URL whose media type carries CR/LF (or is not `type/subtype`) is not written
+        // into the part's headers (#23 finding 16): the default type is used.
+        for bad in [
+            "data:image/gif\r\nX-Injected: 1;base64,R0lG",
+            "data:image/gif\nX: y;base64,R0lG",
+            "data:not a type;base64,R0lG",
+        ] {
+            let req = build_ok(&r, json!({ "blob": bad }));
+            let body = String::from_utf8_lossy(&req.body.expect("body").1).to_string();
+            assert!(
+                !body.contains("X-Injected") && !body.contains("X: y"),
+                "{body}"
+            );
+            assert!(
+                body.contains("Content-Type: application/octet-stream\r\n\r\nGIF\r\n"),
+                "{body}"
+            );
+        }
 
         // Invalid base64 names the field.
         let e = build_err(&r, json!({"file": "not base64!!"}));
