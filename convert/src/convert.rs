@@ -83,7 +83,7 @@ pub struct Conversion {
 }
 
 /// An operation being converted; a failure skips only this operation.
-struct OpError(String);
+type OpError = ir::LowerError;
 
 /// Approximate bytes of definitions one tool's inputSchema carries at most. Above it, deeper
 /// definitions accept any value (see [`DefTable::bundle_within`]): an entity model as
@@ -201,7 +201,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                             built.push(def);
                             freezer.push(parts);
                         }
-                        Err(OpError(msg)) => {
+                        Err(msg) => {
                             report.failed += 1;
                             diags
                                 .error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
@@ -470,7 +470,7 @@ impl<'a> OpContext<'a> {
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
     ) -> Result<(ToolDef, BuiltParts), OpError> {
-        let params = ir::parameters(&self.src, diags).map_err(OpError)?;
+        let params = ir::parameters(&self.src, diags)?;
         let mut input = Input::default();
         let security = self.security();
         let extra_schemes = self.parameters(store, &params.params, &security, &mut input, diags);
@@ -734,7 +734,7 @@ impl<'a> OpContext<'a> {
         input: &mut Input,
         diags: &mut Diagnostics,
     ) -> Result<Option<BodyBinding>, OpError> {
-        let Some(rb) = ir::request_body(&self.src, params).map_err(OpError)? else {
+        let Some(rb) = ir::request_body(&self.src, params)? else {
             return Ok(None);
         };
         let kind = rb.media.kind;

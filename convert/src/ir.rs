@@ -10,9 +10,10 @@
 //! from building, in the spec's order.
 
 use crate::diag::Diagnostics;
-use crate::load::{DocumentSet, SpecVersion};
+use crate::load::{DocumentSet, RefError, SpecVersion};
 use crate::node::{Node, Obj};
 use crate::pointer::Loc;
+use openapi_mcp_toolset::Location;
 
 /// The hasher of the converter's sets (see `convert.rs`).
 type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
@@ -210,11 +211,29 @@ impl Param<'_> {
     }
 }
 
+/// Why an operation's parameters or request body cannot be lowered: the operation is skipped
+/// (with this as the diagnostic), the others convert.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LowerError {
+    #[error("parameter {at}: {source}")]
+    ParamRef {
+        at: Location,
+        #[source]
+        source: RefError,
+    },
+    #[error("parameter {at} has no `name` or no `in`")]
+    ParamIncomplete { at: Location },
+    #[error("parameter {at} has an unknown location `in: {location}`")]
+    ParamLocation { at: Location, location: String },
+    #[error("requestBody: {0}")]
+    RequestBodyRef(#[source] RefError),
+}
+
 /// Path-item parameters merged with operation parameters (the operation wins on name + in).
 pub(crate) fn parameters<'a>(
     src: &Source<'a>,
     diags: &mut Diagnostics,
-) -> Result<Parameters<'a>, String> {
+) -> Result<Parameters<'a>, LowerError> {
     let mut out: Vec<Declared<'a>> = Vec::new();
     let sources = [
         (
@@ -243,23 +262,25 @@ pub(crate) fn parameters<'a>(
             let (loc, node) = if p.get("$ref").is_some() {
                 src.docs
                     .deref_node(&ploc, p)
-                    .map_err(|e| format!("parameter {}: {e}", src.docs.describe(&ploc)))?
+                    .map_err(|source| LowerError::ParamRef {
+                        at: src.docs.describe(&ploc),
+                        source,
+                    })?
             } else {
                 (ploc.clone(), p)
             };
             let name = node.get("name").and_then(Node::as_str);
             let location = node.get("in").and_then(Node::as_str);
             let (Some(name), Some(location)) = (name, location) else {
-                return Err(format!(
-                    "parameter {} has no `name` or no `in`",
-                    src.docs.describe(&loc)
-                ));
+                return Err(LowerError::ParamIncomplete {
+                    at: src.docs.describe(&loc),
+                });
             };
             let Some(location) = DeclaredIn::parse(location) else {
-                return Err(format!(
-                    "parameter {} has an unknown location `in: {location}`",
-                    src.docs.describe(&loc)
-                ));
+                return Err(LowerError::ParamLocation {
+                    at: src.docs.describe(&loc),
+                    location: location.to_string(),
+                });
             };
             let declared = Declared {
                 loc,
@@ -391,7 +412,7 @@ pub(crate) fn swagger2_collection(node: &Node) -> (QueryStyle, bool) {
 pub(crate) fn request_body<'a>(
     src: &Source<'a>,
     params: Parameters<'a>,
-) -> Result<Option<RequestBody<'a>>, String> {
+) -> Result<Option<RequestBody<'a>>, LowerError> {
     if src.version == SpecVersion::Swagger2 {
         return Ok(swagger2_body(src, params));
     }
@@ -402,7 +423,7 @@ pub(crate) fn request_body<'a>(
     let (rb_loc, _) = src
         .docs
         .deref(&rb_loc)
-        .map_err(|e| format!("requestBody: {e}"))?;
+        .map_err(LowerError::RequestBodyRef)?;
     let rb = src.docs.get(&rb_loc).unwrap_or(Node::NULL);
     let required = rb.get("required").and_then(Node::as_bool).unwrap_or(false);
     let Some(content) = rb.get("content").and_then(Node::as_object) else {

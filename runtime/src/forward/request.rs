@@ -474,7 +474,7 @@ fn is_media_type(m: &str) -> bool {
 
 /// Base64 (standard or URL-safe, padded or not, whitespace ignored) or a `data:<mime>;base64,`
 /// URL. Returns the bytes and the data URL's media type.
-fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), String> {
+fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), InvalidBase64> {
     let (mime, payload) = match s.strip_prefix("data:").and_then(|r| r.split_once(',')) {
         Some((meta, data)) if meta.ends_with(";base64") => {
             let m = meta.trim_end_matches(";base64");
@@ -503,10 +503,13 @@ fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), String> {
     } else {
         STANDARD_NO_PAD.decode(&clean)
     };
-    decoded
-        .map(|d| (d, mime))
-        .map_err(|e| format!("invalid base64 ({e})"))
+    decoded.map(|d| (d, mime)).map_err(InvalidBase64)
 }
+
+/// A binary argument that is neither base64 nor a base64 `data:` URL.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid base64 ({0})")]
+struct InvalidBase64(#[source] base64::DecodeError);
 
 /// One `application/x-www-form-urlencoded` field (name and value encoded, delimiters raw).
 fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<String>) {
