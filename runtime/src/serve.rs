@@ -264,6 +264,12 @@ impl ServeArgs {
                 "invalid base URL {safe:?} (pass an absolute --base-url): {e}"
             ))
         })?;
+        for (var, names) in Credentials::ambiguous_env(&set.security_schemes) {
+            tracing::warn!(
+                "security schemes {} all read {var}: none of them takes a credential from the environment (one secret would go to each); set each with --auth SCHEME=VALUE",
+                names.join(", ")
+            );
+        }
         let mut creds = Credentials::from_env(&set.security_schemes, |k| std::env::var(k).ok());
         for a in &self.auth {
             let Some((scheme, value)) = a.split_once('=') else {

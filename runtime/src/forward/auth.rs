@@ -81,16 +81,38 @@ impl Credentials {
         Self::default()
     }
 
+    /// Security schemes whose names map to the same variables (`ApiKey`, `api-key` and
+    /// `API_KEY` are all `OPENAPI_MCP_API_KEY`): (variable stem, scheme names), in spec order.
+    /// One secret would go to each of them (as a header, in a query, as Basic auth), so
+    /// [`Credentials::from_env`] reads none of them; `--auth SCHEME=VALUE` sets each.
+    pub fn ambiguous_env(schemes: &[(String, SecurityScheme)]) -> Vec<(String, Vec<String>)> {
+        let mut by_base: Vec<(String, Vec<String>)> = Vec::new();
+        for (name, _) in schemes {
+            let base = env_base(name);
+            match by_base.iter_mut().find(|(b, _)| *b == base) {
+                Some((_, names)) => names.push(name.clone()),
+                None => by_base.push((base, vec![name.clone()])),
+            }
+        }
+        by_base.retain(|(_, names)| names.len() > 1);
+        by_base
+    }
+
     /// Reads every scheme's variables (see the module docs) through `env`. Empty values count as
-    /// unset.
+    /// unset. Schemes that share their variables with another scheme ([`Self::ambiguous_env`])
+    /// read nothing.
     pub fn from_env(
         schemes: &[(String, SecurityScheme)],
         env: impl Fn(&str) -> Option<String>,
     ) -> Self {
         let get = |name: &str| env(name).filter(|v| !v.is_empty());
+        let ambiguous = Self::ambiguous_env(schemes);
         let mut creds = Self::default();
         for (name, scheme) in schemes {
             let base = env_base(name);
+            if ambiguous.iter().any(|(b, _)| *b == base) {
+                continue;
+            }
             let secret = match scheme {
                 SecurityScheme::Basic => match get(&format!("{base}_USERNAME")) {
                     Some(user) => Some(Secret::UserPass {
@@ -627,6 +649,36 @@ mod tests {
         assert!(
             c.secret_strings()
                 .contains(&"QWxhZGRpbjpvcGVuIHNlc2FtZQ==".to_string())
+        );
+    }
+
+    /// #23 finding 20: schemes whose names map to one variable share no secret.
+    #[test]
+    fn schemes_sharing_a_variable_read_none_of_it() {
+        let s = vec![
+            (
+                "ApiKey".to_string(),
+                SecurityScheme::ApiKey {
+                    name: "X-Key".into(),
+                    location: ApiKeyLocation::Header,
+                },
+            ),
+            ("api-key".to_string(), SecurityScheme::Basic),
+            ("other".to_string(), SecurityScheme::Bearer),
+        ];
+        assert_eq!(
+            Credentials::ambiguous_env(&s),
+            vec![(
+                "OPENAPI_MCP_API_KEY".to_string(),
+                vec!["ApiKey".to_string(), "api-key".to_string()]
+            )]
+        );
+        let c = Credentials::from_env(&s, |k| {
+            matches!(k, "OPENAPI_MCP_API_KEY" | "OPENAPI_MCP_OTHER").then(|| "v".to_string())
+        });
+        assert_eq!(
+            c.missing(&s),
+            vec!["ApiKey".to_string(), "api-key".to_string()]
         );
     }
 

@@ -506,6 +506,15 @@ fn decode_base64(s: &str) -> Result<(Vec<u8>, Option<String>), InvalidBase64> {
     decoded.map(|d| (d, mime)).map_err(InvalidBase64)
 }
 
+fn credential_shadowed(what: &str, name: &str) -> ArgError {
+    ArgError {
+        arg: None,
+        message: format!(
+            "the arguments set the {what} `{name}`, which carries the API credential; refused (the configured credential is sent)"
+        ),
+    }
+}
+
 /// A binary argument that is neither base64 nor a base64 `data:` URL.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid base64 ({0})")]
@@ -972,6 +981,7 @@ pub(crate) fn build(
     if let Some(q) = base.query().filter(|q| !q.is_empty()) {
         query.push(q.to_string());
     }
+    let args_query_start = query.len();
     if let (_, Some(q)) = split_template(&route.path) {
         query.push(template_query(route, q, args)?);
     }
@@ -1013,6 +1023,25 @@ pub(crate) fn build(
             }
             ArgLocation::Cookie { explode } => expand_cookie(b, &value, *explode, &mut cookies)?,
             ArgLocation::Path { .. } | ArgLocation::Body | ArgLocation::BodyField => {}
+        }
+    }
+    // Arguments never set a credential's parameter: a free-form object exploded into the query
+    // (or cookies) could otherwise put `api_key=OTHER` before the configured one, and many
+    // servers read the first.
+    let shadows = |entries: &[String], sep: char, name: &str| {
+        entries
+            .iter()
+            .flat_map(|e| e.split(sep))
+            .any(|pair| pair.trim().split('=').next() == Some(name))
+    };
+    for (k, _) in &auth.query {
+        if shadows(&query[args_query_start..], '&', &enc(k)) {
+            return Err(credential_shadowed("query parameter", k));
+        }
+    }
+    for (k, _) in &auth.cookies {
+        if shadows(&cookies, ';', k) {
+            return Err(credential_shadowed("cookie", k));
         }
     }
     for (k, v) in &auth.query {
@@ -1788,6 +1817,50 @@ mod tests {
         // Debug output hides credentials.
         let dbg = format!("{req:?}");
         assert!(!dbg.contains("secret") && !dbg.contains("k%261"), "{dbg}");
+    }
+
+    /// #23 finding 19: a free-form object exploded into the query (or cookies) cannot set the
+    /// credential's parameter before the configured one.
+    #[test]
+    fn arguments_never_shadow_a_credential_parameter() {
+        let r = route(
+            "/a",
+            vec![
+                arg(
+                    "extra",
+                    ArgLocation::Query {
+                        style: QueryStyle::Form,
+                        explode: true,
+                        allow_reserved: false,
+                    },
+                ),
+                arg("prefs", ArgLocation::Cookie { explode: true }),
+            ],
+        );
+        let b = base();
+        let ctx = BuildContext {
+            base: &b,
+            user_agent: UA,
+            static_headers: &[],
+            forwarded_headers: &[],
+        };
+        let auth = AuthParts {
+            headers: vec![],
+            query: vec![("api_key".into(), "REAL".into())],
+            cookies: vec![("sid".into(), "S1".into())],
+            needs_token: vec![],
+        };
+        let go = |a: Value| build(&ctx, &r, &args(a), &auth, None);
+        let e = go(json!({"extra": {"q": "x", "api_key": "ATTACKER"}})).expect_err("shadowing");
+        assert!(
+            e.message.contains("`api_key`") && e.message.contains("refused"),
+            "{e}"
+        );
+        let e = go(json!({"prefs": {"sid": "ATTACKER"}})).expect_err("cookie shadowing");
+        assert!(e.message.contains("`sid`"), "{e}");
+        // Other names pass, and the credential is sent once.
+        let req = go(json!({"extra": {"q": "x", "api_key_hint": "y"}})).expect("build");
+        assert_eq!(req.url.query(), Some("q=x&api_key_hint=y&api_key=REAL"));
     }
 
     fn body_route(
