@@ -82,6 +82,11 @@ pub struct ServeArgs {
     /// Base URL of the API (default: the spec's first server).
     #[cfg_attr(feature = "cli", arg(long))]
     pub base_url: Option<String>,
+    /// Also send credentials to this origin (scheme://host[:port]). Credentials go to the base
+    /// URL's origin, and, without --base-url, to the spec's operation-level servers; requests to
+    /// any other origin go without them. Repeatable.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ORIGIN"))]
+    pub credential_origin: Vec<String>,
     /// Credential for a security scheme: SCHEME=VALUE (basic: SCHEME=user:pass). Prefer environment variables.
     #[cfg_attr(feature = "cli", arg(long, value_name = "SCHEME=VALUE"))]
     pub auth: Vec<String>,
@@ -131,6 +136,7 @@ impl Default for ServeArgs {
             rate_limit: None,
             max_sessions: SessionLimits::default().max,
             max_sessions_per_client: SessionLimits::default().per_client,
+            credential_origin: Vec::new(),
             base_url: None,
             auth: Vec::new(),
             header: Vec::new(),
@@ -210,6 +216,51 @@ impl StartError {
 }
 
 impl ServeArgs {
+    /// The origins besides the base URL's that receive credentials: `--credential-origin`, and,
+    /// when the base URL is the spec's own (no `--base-url`), the spec's operation-level servers
+    /// (the spec names them as the API's hosts). With `--base-url` (a mock, staging), operation
+    /// servers elsewhere get requests without credentials, and start-up says so.
+    fn credential_origins(&self, set: &ToolSet, base: &url::Url) -> Result<Vec<String>, UserError> {
+        let mut origins = Vec::new();
+        for o in &self.credential_origin {
+            let u = url::Url::parse(o)
+                .ok()
+                .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+                .ok_or_else(|| {
+                    UserError::msg(format!(
+                        "--credential-origin {o:?} is not an origin like https://api.example.com"
+                    ))
+                })?;
+            origins.push(u.origin().ascii_serialization());
+        }
+        let base_origin = base.origin().ascii_serialization();
+        let mut elsewhere: Vec<(String, usize)> = Vec::new();
+        for t in &set.tools {
+            let Some(server) = t.route.server.as_deref() else {
+                continue;
+            };
+            let Ok(u) = base.join(server) else { continue };
+            let origin = u.origin().ascii_serialization();
+            if origin == base_origin || origins.contains(&origin) {
+                continue;
+            }
+            match elsewhere.iter_mut().find(|(o, _)| *o == origin) {
+                Some((_, n)) => *n += 1,
+                None => elsewhere.push((origin, 1)),
+            }
+        }
+        if self.base_url.is_none() {
+            origins.extend(elsewhere.into_iter().map(|(o, _)| o));
+        } else {
+            for (origin, n) in elsewhere {
+                tracing::warn!(
+                    "{n} operation(s) are served from {origin} (their own `servers`), not from --base-url: they are sent without credentials; add --credential-origin {origin} to send them"
+                );
+            }
+        }
+        Ok(origins)
+    }
+
     /// Refuses options that would leak the HTTP gate's credential: with `--auth-token`, the
     /// client's `Authorization` header *is* the gate token, so `--forward-header Authorization`
     /// would send it to the API (replacing the API's own credential, and echoed back to the model
@@ -308,6 +359,8 @@ impl ServeArgs {
         forward_opts.max_response_bytes = self.max_response_bytes;
         forward_opts.retries = self.retries;
         forward_opts.static_headers = static_headers;
+        forward_opts.credential_origins =
+            self.credential_origins(set, &forward_opts.base_url.clone())?;
         let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds)
             .map_err(StartError::Client)?;
         Ok((forwarder, missing))

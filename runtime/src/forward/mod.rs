@@ -84,6 +84,10 @@ pub struct ForwardOptions {
     /// arguments, but never credentials.
     pub static_headers: Vec<(String, String)>,
     pub user_agent: String,
+    /// Origins (`scheme://host[:port]`) besides the base URL's that receive credentials and
+    /// forwarded client headers. A request to any other origin (an operation-level `servers`
+    /// entry on another host) goes without them.
+    pub credential_origins: Vec<String>,
 }
 
 impl ForwardOptions {
@@ -95,7 +99,15 @@ impl ForwardOptions {
             retries: 0,
             static_headers: Vec::new(),
             user_agent: default_user_agent(),
+            credential_origins: Vec::new(),
         }
+    }
+
+    /// Whether a request to `url` may carry credentials: its origin is the base URL's or one
+    /// of [`Self::credential_origins`].
+    pub fn sends_credentials_to(&self, url: &Url) -> bool {
+        let origin = origin_of(url);
+        origin == origin_of(&self.base_url) || self.credential_origins.iter().any(|o| *o == origin)
     }
 }
 
@@ -365,12 +377,24 @@ impl Forwarder {
                 .map(|(_, t)| t.clone())
                 .or_else(|| inner.tokens.get(n))
         };
-        let parts = auth::select(&route.security, &inner.schemes, &inner.creds)
-            .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, token))
-            .unwrap_or_default();
-        let forwarded = CALL_SCOPE
-            .try_with(|s| s.forwarded_headers.clone())
-            .unwrap_or_default();
+        // Credentials (and the client's forwarded headers) go only to the origins the operator
+        // named; an operation-level server elsewhere gets the request without them.
+        let trusted = request::effective_base(&inner.opts.base_url, route.server.as_deref())
+            .is_ok_and(|u| inner.opts.sends_credentials_to(&u));
+        let parts = if trusted {
+            auth::select(&route.security, &inner.schemes, &inner.creds)
+                .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, token))
+                .unwrap_or_default()
+        } else {
+            auth::AuthParts::default()
+        };
+        let forwarded = if trusted {
+            CALL_SCOPE
+                .try_with(|s| s.forwarded_headers.clone())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         let ctx = request::BuildContext {
             base: &inner.opts.base_url,
             user_agent: &inner.opts.user_agent,
@@ -561,6 +585,16 @@ impl Forwarder {
                 ));
             }
         };
+        // The client secret travels only over TLS (or to this machine).
+        let loopback = match url.host() {
+            Some(url::Host::Ipv4(a)) => a.is_loopback(),
+            Some(url::Host::Ipv6(a)) => a.is_loopback(),
+            Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+            None => false,
+        };
+        if url.scheme() != "https" && !loopback {
+            return Err(failed(origin_of(&url), TokenFailure::Insecure));
+        }
         let shown = {
             let mut u = url.clone();
             u.set_query(None);
@@ -643,6 +677,10 @@ pub(crate) enum TokenError {
 pub(crate) enum TokenFailure {
     #[error("the token URL `{0}` is invalid ({1})")]
     BadUrl(String, #[source] url::ParseError),
+    #[error(
+        "the token endpoint is not https, and the client secret is not sent in the clear (plain http is accepted for loopback hosts only)"
+    )]
+    Insecure,
     /// A transport error, already described for the user (timeouts, refused connections).
     #[error("{0}")]
     Transport(String),
@@ -661,6 +699,7 @@ pub(crate) enum TokenFailure {
 fn fetch_detail(endpoint: &str, cause: &TokenFailure) -> String {
     match cause {
         TokenFailure::BadUrl(..) => format!(": {cause}"),
+        TokenFailure::Insecure => format!(" from {endpoint}: {cause}"),
         TokenFailure::Status { .. } => format!(": the token endpoint {endpoint} {cause}"),
         _ => format!(" from {endpoint}: {cause}"),
     }

@@ -373,3 +373,86 @@ async fn echoed_credentials_are_redacted_from_successful_results() {
     assert!(!all.contains("SECRET-KEY-9876"), "{all}");
     assert!(text(&r).contains("echo [redacted]"), "{}", text(&r));
 }
+
+/// Finding 9: credentials go only to the origins the operator named; an operation-level server
+/// on another host gets the request without them unless --credential-origin names it; the OAuth2
+/// client secret is never POSTed over plain http to a non-loopback host.
+#[tokio::test]
+async fn credentials_stay_with_the_origins_the_operator_named() {
+    use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
+    use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+    use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
+    use openapi_mcp_tests::harness::{call, connect_in_process, text};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::json;
+
+    let main = Upstream::start().await;
+    let other = Upstream::start().await;
+    for up in [&main, &other] {
+        up.respond(|_| Reply::json(200, json!({"ok": true})));
+    }
+    let spec = format!(
+        r#"openapi: 3.0.3
+info: {{ title: Origins, version: "1" }}
+servers: [{{ url: "{main}" }}]
+security: [{{ key: [] }}]
+paths:
+  /a:
+    get: {{ operationId: onMain, responses: {{ "200": {{ description: ok }} }} }}
+  /b:
+    get:
+      operationId: onOther
+      servers: [{{ url: "{other}" }}]
+      responses: {{ "200": {{ description: ok }} }}
+  /c:
+    get:
+      operationId: withClientCredentials
+      security: [{{ cc: [] }}]
+      responses: {{ "200": {{ description: ok }} }}
+components:
+  securitySchemes:
+    key: {{ type: apiKey, in: header, name: X-Key }}
+    cc:
+      type: oauth2
+      flows:
+        clientCredentials: {{ tokenUrl: "http://auth.example.invalid/token", scopes: {{}} }}
+"#,
+        main = main.url("/api"),
+        other = other.url("/api")
+    );
+    let dir = std::env::temp_dir().join(format!("omcp-origins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("origins.yaml");
+    std::fs::write(&path, spec).unwrap();
+    let loaded = load(&SpecSource::Path(path.clone())).await.expect("loads");
+    let set = convert(&loaded, &ToolOptions::default()).tools;
+    let serve = |trusted: Vec<String>| {
+        let set = set.clone();
+        let main_url = main.url("/api");
+        async move {
+            let mut creds = Credentials::new();
+            creds.set("key", "K-SECRET-1".into());
+            creds.set_client_credentials("cc", "id".into(), "CLIENT-SECRET".into());
+            let mut o = ForwardOptions::new(url::Url::parse(&main_url).unwrap());
+            o.credential_origins = trusted;
+            let fwd = Forwarder::new(o, set.security_schemes.clone(), creds).unwrap();
+            connect_in_process(ProxyServer::new(set, fwd, ServerOptions::default())).await
+        }
+    };
+    let client = serve(Vec::new()).await;
+    call(&client, "origins_on_main", json!({})).await;
+    assert_eq!(main.last().header("x-key"), Some("K-SECRET-1"));
+    call(&client, "origins_on_other", json!({})).await;
+    assert_eq!(other.requests().len(), 1, "the request still goes to its server");
+    assert_eq!(other.last().header("x-key"), None, "but without the credential");
+    let r = call(&client, "origins_with_client_credentials", json!({})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("not https"), "{}", text(&r));
+
+    // Named by the operator: the credential goes there too.
+    let origin = url::Url::parse(&other.url("/")).unwrap().origin().ascii_serialization();
+    let client = serve(vec![origin]).await;
+    call(&client, "origins_on_other", json!({})).await;
+    assert_eq!(other.last().header("x-key"), Some("K-SECRET-1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
