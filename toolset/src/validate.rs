@@ -20,11 +20,135 @@ impl LazyValidator {
         &self,
         schema: &Map<String, Value>,
     ) -> &Result<jsonschema::Validator, SchemaCompileError> {
-        self.cell.get_or_init(|| {
-            jsonschema::draft202012::options()
-                .should_validate_formats(false)
-                .build(&Value::Object(schema.clone()))
+        self.cell.get_or_init(|| compile(schema))
+    }
+}
+
+/// Backtracking steps one `pattern` match may take (fancy-regex counts them): a pattern with
+/// nested quantifiers over a long argument fails its check instead of holding a worker for
+/// minutes.
+pub const PATTERN_BACKTRACK_LIMIT: usize = 100_000;
+
+/// The keyword a `pattern` that needs a backtracking engine is checked under instead (by
+/// [`BoundedPattern`]): patterns the linear-time engine compiles stay `pattern`.
+const BOUNDED_PATTERN: &str = "x-openapi-mcp-bounded-pattern";
+
+/// Longest string a backtracking pattern is matched against; longer strings fail the check. A
+/// lookbehind with nested quantifiers (`(?<=(a+)+)b`) is quadratic or worse in the input: over
+/// 100 KB it held a worker for more than a minute.
+pub const BOUNDED_PATTERN_MAX_LEN: usize = 4 * 1024;
+
+fn options() -> jsonschema::ValidationOptions<'static> {
+    jsonschema::draft202012::options()
+        .should_validate_formats(false)
+        .with_pattern_options(
+            jsonschema::PatternOptions::fancy_regex().backtrack_limit(PATTERN_BACKTRACK_LIMIT),
+        )
+        .with_keyword(BOUNDED_PATTERN, |_, value, _| {
+            let pattern = value.as_str().unwrap_or_default();
+            BoundedPattern::new(pattern)
+                .map(|k| Box::new(k) as Box<dyn for<'i> jsonschema::Keyword<'i>>)
+                .map_err(jsonschema::ValidationError::custom)
         })
+}
+
+/// Whether the linear-time engine (the `regex` crate, as the validator translates ECMA-262)
+/// compiles `pattern`.
+fn is_linear(pattern: &str) -> bool {
+    jsonschema::draft202012::options()
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(&serde_json::json!({ "pattern": pattern }))
+        .is_ok()
+}
+
+/// Compiles `schema`, with every `pattern` the linear-time engine cannot compile (lookaround,
+/// backreferences, ECMA-only syntax such as `[^]` or `\0`) checked by [`BoundedPattern`]. A
+/// pattern no engine compiles fails only its own keyword's values; the rest of the tool (enums,
+/// types, required, hidden arguments) is still enforced. Such a pattern used to leave the whole
+/// tool unvalidated.
+fn compile(schema: &Map<String, Value>) -> Result<jsonschema::Validator, SchemaCompileError> {
+    let mut patched = Value::Object(schema.clone());
+    bound_patterns(&mut patched);
+    options().build(&patched)
+}
+
+/// Renames every non-linear `pattern` to [`BOUNDED_PATTERN`], in `schema` and its subschemas.
+fn bound_patterns(schema: &mut Value) {
+    if let Value::Object(m) = schema
+        && let Some(Value::String(p)) = m.get("pattern")
+        && !is_linear(p)
+        && let Some(p) = m.remove("pattern")
+    {
+        m.insert(BOUNDED_PATTERN.to_string(), p);
+    }
+    crate::schema_walk::for_each_child_mut(schema, &mut |_, child| bound_patterns(child));
+}
+
+/// A backtracking `pattern`: fancy-regex with [`PATTERN_BACKTRACK_LIMIT`], else (ECMA-only
+/// syntax) an ECMA-262 engine; strings over [`BOUNDED_PATTERN_MAX_LEN`] fail; a match that runs
+/// out of steps fails. A pattern neither engine compiles fails every string.
+struct BoundedPattern {
+    engine: Option<Engine>,
+    pattern: String,
+}
+
+enum Engine {
+    Fancy(fancy_regex::Regex),
+    Ecma(regress::Regex),
+}
+
+impl BoundedPattern {
+    fn new(pattern: &str) -> Result<Self, String> {
+        let engine = fancy_regex::RegexBuilder::new(pattern)
+            .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
+            .build()
+            .map(Engine::Fancy)
+            .ok()
+            .or_else(|| {
+                regress::Regex::with_flags(pattern, "u")
+                    .ok()
+                    .map(Engine::Ecma)
+            });
+        Ok(BoundedPattern {
+            engine,
+            pattern: pattern.to_string(),
+        })
+    }
+
+    fn matches(&self, s: &str) -> bool {
+        s.len() <= BOUNDED_PATTERN_MAX_LEN
+            && match &self.engine {
+                Some(Engine::Fancy(r)) => r.is_match(s).unwrap_or(false),
+                Some(Engine::Ecma(r)) => r.find(s).is_some(),
+                None => false,
+            }
+    }
+}
+
+impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
+    fn validate(&self, instance: &'i Value) -> Result<(), jsonschema::ValidationError<'i>> {
+        let Some(s) = instance.as_str() else {
+            return Ok(());
+        };
+        if self.matches(s) {
+            return Ok(());
+        }
+        let p = &self.pattern;
+        Err(jsonschema::ValidationError::custom(
+            if self.engine.is_none() {
+                format!("cannot be checked: the pattern {p:?} does not compile")
+            } else if s.len() > BOUNDED_PATTERN_MAX_LEN {
+                format!(
+                    "is longer than {BOUNDED_PATTERN_MAX_LEN} bytes, too long to check against the pattern {p:?}"
+                )
+            } else {
+                format!("does not match {p:?}")
+            },
+        ))
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        instance.as_str().is_none_or(|s| self.matches(s))
     }
 }
 
@@ -442,5 +566,65 @@ mod tests {
     fn paths_display() {
         assert_eq!(display_path("/a/0/b~1c"), "a[0].b/c");
         assert_eq!(display_path(""), "");
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    /// #23 finding 11: a pattern the engine cannot compile costs only its own check; the enum
+    /// beside it is still enforced (the whole tool used to go unvalidated), and the pattern is
+    /// checked by the ECMA engine.
+    #[test]
+    fn a_foreign_pattern_fails_closed_per_keyword() {
+        let s = schema(json!({
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": ["a", "b"]},
+                "code": {"type": "string", "pattern": "^x[^]z$"},
+                "nested": {"type": "array", "items": {"type": "string", "pattern": "\\0|ok"}}
+            },
+            "additionalProperties": false
+        }));
+        let v = LazyValidator::default();
+        assert!(v.get(&s).is_ok(), "compiles with the pattern moved");
+        let ok = |a: Value| check(&v, &s, a.as_object().unwrap()).is_ok();
+        assert!(ok(json!({"kind": "a", "code": "x\nz", "nested": ["ok"]})));
+        assert!(!ok(json!({"kind": "evil"})), "enum enforced");
+        assert!(
+            !ok(json!({"code": "xyy"})),
+            "pattern enforced by the ECMA engine"
+        );
+        assert!(!ok(json!({"nested": ["nope"]})));
+        assert!(
+            !ok(json!({"code": format!("x{}z", "y".repeat(5_000))})),
+            "too long to check"
+        );
+    }
+
+    /// #23 finding 14: nested quantifiers with a lookaround over a long argument are bounded.
+    #[test]
+    fn pathological_patterns_are_bounded() {
+        for pattern in ["(?<=(a+)+)b", "^(?=(a+)+$)c", "^((a+)+\\1)$"] {
+            let s = schema(json!({
+                "type": "object",
+                "properties": {"p": {"type": "string", "pattern": pattern}}
+            }));
+            let v = LazyValidator::default();
+            let arg = json!({"p": format!("{}!", "a".repeat(100_000))});
+            let started = std::time::Instant::now();
+            let _ = check(&v, &s, arg.as_object().unwrap());
+            let took = started.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(5),
+                "{pattern}: {took:?}"
+            );
+        }
     }
 }
