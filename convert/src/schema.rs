@@ -569,6 +569,10 @@ pub(crate) fn parse_text(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Bool(true))
 }
 
+/// How many definitions deep inlining may nest (each level is a few JSON levels: `properties`,
+/// the property, `items`, ...); deeper ones stay in `$defs` behind a `$ref`.
+const MAX_INLINE_NESTING: usize = 12;
+
 impl DefTable {
     /// Builds a self-contained schema: `root` plus the closure of `deps` in `$defs`, with
     /// small or single-use non-recursive definitions inlined. With `max_depth`, definitions more
@@ -681,7 +685,7 @@ impl DefTable {
             Some(r) => r.contains(&i),
             None => self.recursive[i],
         };
-        let inline: Vec<bool> = closure
+        let mut inline: Vec<bool> = closure
             .iter()
             .enumerate()
             .map(|(p, &i)| {
@@ -691,6 +695,37 @@ impl DefTable {
                         || (!self.defs[i].deps.iter().any(in_closure) && self.defs[i].size <= 160))
             })
             .collect();
+        // Inlined definitions nest inside their referrer: a chain of single-use definitions
+        // (700+ in the wild, or an `allOf` chain) would nest that deep, past what validators
+        // (stack) and client parsers (depth limits) survive. Past MAX_INLINE_NESTING levels a
+        // definition stays in `$defs`, and its own inlined definitions nest from there.
+        {
+            let mut level = vec![usize::MAX; closure.len()];
+            let mut stack: Vec<(usize, usize)> = deps
+                .iter()
+                .filter_map(|&d| closure.binary_search(&d).ok())
+                .map(|p| (p, 1))
+                .collect();
+            while let Some((p, nest)) = stack.pop() {
+                if level[p] != usize::MAX {
+                    continue;
+                }
+                let nest = if inline[p] && nest > MAX_INLINE_NESTING {
+                    inline[p] = false;
+                    0
+                } else if inline[p] {
+                    nest
+                } else {
+                    0
+                };
+                level[p] = nest;
+                for d in &self.defs[closure[p]].deps {
+                    if let Ok(q) = closure.binary_search(d) {
+                        stack.push((q, nest + 1));
+                    }
+                }
+            }
+        }
         // Beyond the depth limit: small leaf definitions are still inlined, others accept anything.
         let stubs: Vec<(usize, Value)> = elided
             .iter()

@@ -443,16 +443,112 @@ components:
     call(&client, "origins_on_main", json!({})).await;
     assert_eq!(main.last().header("x-key"), Some("K-SECRET-1"));
     call(&client, "origins_on_other", json!({})).await;
-    assert_eq!(other.requests().len(), 1, "the request still goes to its server");
-    assert_eq!(other.last().header("x-key"), None, "but without the credential");
+    assert_eq!(
+        other.requests().len(),
+        1,
+        "the request still goes to its server"
+    );
+    assert_eq!(
+        other.last().header("x-key"),
+        None,
+        "but without the credential"
+    );
     let r = call(&client, "origins_with_client_credentials", json!({})).await;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("not https"), "{}", text(&r));
 
     // Named by the operator: the credential goes there too.
-    let origin = url::Url::parse(&other.url("/")).unwrap().origin().ascii_serialization();
+    let origin = url::Url::parse(&other.url("/"))
+        .unwrap()
+        .origin()
+        .ascii_serialization();
     let client = serve(vec![origin]).await;
     call(&client, "origins_on_other", json!({})).await;
     assert_eq!(other.last().header("x-key"), Some("K-SECRET-1"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Finding 7: a chain of ~700+ single-use `$ref`s (or `allOf`s) made 700-level schemas whose
+/// validator compile overflowed the stack and aborted the process. Inlining stops at a depth
+/// (the rest stays `$ref`), so schemas stay shallow, the validators compile, calls work.
+#[tokio::test]
+async fn long_ref_and_allof_chains_keep_schemas_shallow_and_the_process_alive() {
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server, text};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::{Value, json};
+
+    const N: usize = 1500;
+    let mut schemas = serde_json::Map::new();
+    for i in 0..N {
+        let next = if i + 1 < N {
+            json!({"$ref": format!("#/components/schemas/P{}", i + 1)})
+        } else {
+            json!({"type": "string"})
+        };
+        schemas.insert(
+            format!("P{i}"),
+            json!({"type": "object", "properties": {"next": next, "v": {"type": "integer"}}}),
+        );
+        let next = if i + 1 < N {
+            json!({"allOf": [{"$ref": format!("#/components/schemas/A{}", i + 1)}], "description": format!("a{i}")})
+        } else {
+            json!({"type": "object", "properties": {"leaf": {"type": "string"}}})
+        };
+        schemas.insert(format!("A{i}"), next);
+    }
+    let spec = json!({
+        "openapi": "3.0.3",
+        "info": {"title": "Chains", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {
+            "/p": {"post": {"operationId": "postP", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/P0"}}}}, "responses": {"200": {"description": "ok"}}}},
+            "/a": {"post": {"operationId": "postA", "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/A0"}}}}, "responses": {"200": {"description": "ok"}}}}
+        },
+        "components": {"schemas": schemas}
+    });
+    let dir = std::env::temp_dir().join(format!("omcp-chains-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chains.json");
+    std::fs::write(&path, spec.to_string()).unwrap();
+
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"ok": true})));
+    let server = proxy_server(&path, &up.url("/"), ToolOptions::default(), &[]).await;
+    server.warm_up();
+    let client = connect_in_process(server).await;
+    let tools = client.list_all_tools().await.expect("tools/list");
+    fn depth(v: &Value) -> usize {
+        match v {
+            Value::Object(m) => 1 + m.values().map(depth).max().unwrap_or(0),
+            Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    for t in &tools {
+        let d = depth(&Value::Object((*t.input_schema).clone()));
+        assert!(d <= 100, "{}: inputSchema nests {d} levels", t.name);
+    }
+    let r = call(
+        &client,
+        "chains_post_p",
+        json!({"next": {"v": 1, "next": {"v": 2}}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &client,
+        "chains_post_p",
+        json!({"next": {"v": "not a number"}}),
+    )
+    .await;
+    assert_eq!(
+        r.is_error,
+        Some(true),
+        "validation still applies: {}",
+        text(&r)
+    );
+    let r = call(&client, "chains_post_a", json!({"body": {"leaf": "x"}})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let _ = std::fs::remove_dir_all(&dir);
 }
