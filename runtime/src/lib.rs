@@ -6,8 +6,10 @@
 //! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
 //! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
+//! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
 
+pub mod connections;
 pub mod dynamic;
 pub mod exit;
 pub mod forward;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use openapi_mcp_toolset::model::ToolSet;
 
+use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
@@ -71,6 +72,11 @@ pub struct ServeArgs {
         arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))
     )]
     pub rate_limit: Option<u32>,
+    /// HTTP: open connections at most (kept under half the open-files limit); beyond, new
+    /// connections wait in the listen backlog. A request's headers must arrive within 10 s, and
+    /// an idle keep-alive connection closes after 10 s.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = ConnectionLimits::default().max))]
+    pub max_connections: usize,
     /// HTTP: live sessions at most; beyond, `initialize` gets HTTP 503. Sessions never used after
     /// their `initialize` close after 30 s, idle ones after 5 minutes.
     #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = SessionLimits::default().max))]
@@ -137,6 +143,7 @@ impl Default for ServeArgs {
             max_sessions: SessionLimits::default().max,
             max_sessions_per_client: SessionLimits::default().per_client,
             credential_origin: Vec::new(),
+            max_connections: ConnectionLimits::default().max,
             base_url: None,
             auth: Vec::new(),
             header: Vec::new(),
@@ -448,6 +455,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;
             http.rate_limit = args.rate_limit;
+            http.connections.max = args.max_connections;
             http.sessions.max = args.max_sessions;
             http.sessions.per_client = args.max_sessions_per_client;
             if args.auth_token.is_none() && !args.listen.ip().is_loopback() {

@@ -8,12 +8,12 @@ use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::connections::ConnectionLimits;
 use crate::server::ProxyServer;
 use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
 
@@ -87,6 +87,8 @@ pub struct HttpOptions {
     pub rate_limit: Option<u32>,
     /// Bounds on live sessions (stateful mode).
     pub sessions: SessionLimits,
+    /// Bounds on open connections and on how long headers may take.
+    pub connections: ConnectionLimits,
 }
 
 impl HttpOptions {
@@ -100,6 +102,7 @@ impl HttpOptions {
             max_body_bytes: 4 * 1024 * 1024,
             rate_limit: None,
             sessions: SessionLimits::default(),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -186,18 +189,12 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
             },
         ));
     }
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
     let stop = shutdown.clone();
+    let connections = opts.connections;
     let task = tokio::spawn(async move {
-        axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move { stop.cancelled().await })
-        .await
-        .map_err(ServeError::Http)
+        crate::connections::serve(listener, app, connections, stop)
+            .await
+            .map_err(ServeError::Http)
     });
     Ok(HttpHandle {
         addr,

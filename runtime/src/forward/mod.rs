@@ -107,7 +107,7 @@ impl ForwardOptions {
     /// of [`Self::credential_origins`].
     pub fn sends_credentials_to(&self, url: &Url) -> bool {
         let origin = origin_of(url);
-        origin == origin_of(&self.base_url) || self.credential_origins.iter().any(|o| *o == origin)
+        origin == origin_of(&self.base_url) || self.credential_origins.contains(&origin)
     }
 }
 

@@ -552,3 +552,107 @@ async fn long_ref_and_allof_chains_keep_schemas_shallow_and_the_process_alive() 
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Finding 2: idle and trickling connections are closed after the header-read timeout, and at
+/// the connection cap new clients wait for a slot instead of the process running out of
+/// descriptors; silent sockets cannot lock out real clients for longer than the timeout.
+#[tokio::test]
+async fn idle_connections_are_capped_and_timed_out() {
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_runtime::transport::{HttpOptions, start_http};
+    use openapi_mcp_tests::harness::{proxy_server, spec};
+    use openapi_mcp_tests::upstream::Upstream;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    let up = Upstream::start().await;
+    let server = proxy_server(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[],
+    )
+    .await;
+    let mut o = HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    o.connections.max = 4;
+    o.connections.header_read_timeout = Duration::from_millis(400);
+    let addr = start_http(server, o).await.expect("http").addr;
+
+    /// Whether the server closes `s` within `within`.
+    async fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+        let mut buf = [0u8; 256];
+        loop {
+            match tokio::time::timeout(within, s.read(&mut buf)).await {
+                Err(_) => return false,
+                Ok(Ok(0)) | Ok(Err(_)) => return true,
+                Ok(Ok(_)) => continue,
+            }
+        }
+    }
+
+    let mut idle = Vec::new();
+    for _ in 0..4 {
+        idle.push(TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // At the cap a new client waits (listen backlog) until a silent one gives its slot back.
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#;
+    let post = || {
+        reqwest::Client::new()
+            .post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init)
+            .send()
+    };
+    let started = Instant::now();
+    let r = tokio::time::timeout(Duration::from_secs(5), post())
+        .await
+        .expect("served once the idle connections time out")
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    for s in &mut idle {
+        assert!(
+            closed_within(s, Duration::from_secs(3)).await,
+            "idle: closed after the timeout"
+        );
+    }
+    // A trickle of header lines does not keep a connection open either.
+    let mut slow = TcpStream::connect(addr).await.unwrap();
+    let started = Instant::now();
+    let _ = slow
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")
+        .await;
+    let mut closed = false;
+    for i in 0..30 {
+        if slow
+            .write_all(format!("X-Drip-{i}: 1\r\n").as_bytes())
+            .await
+            .is_err()
+        {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if started.elapsed() > Duration::from_millis(1500) {
+            break;
+        }
+    }
+    assert!(
+        closed || closed_within(&mut slow, Duration::from_millis(500)).await,
+        "trickle closed"
+    );
+    // Real clients are served at once again.
+    let started = Instant::now();
+    assert_eq!(post().await.unwrap().status(), 200);
+    assert!(
+        started.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+}
