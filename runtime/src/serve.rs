@@ -105,9 +105,15 @@ pub struct ServeArgs {
     /// Upstream calls in flight at once.
     #[cfg_attr(feature = "cli", arg(long))]
     pub max_concurrency: Option<usize>,
-    /// Retries of idempotent calls on connection errors and 502/503/504, with backoff.
+    /// Retries of idempotent calls on connection errors and 502/503/504, with backoff. 429 and
+    /// 503 answers are retried at least 3 times, waiting as their Retry-After asks (or with
+    /// jittered backoff), as long as the wait fits in --timeout; the result says so.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
     pub retries: u32,
+    /// Also retry non-idempotent calls (POST, PATCH) on 429/503 and with --retries (a write the
+    /// API may have carried out is otherwise never repeated).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub retry_writes: bool,
     /// Largest response body returned to the client; longer bodies are cut with a note.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1024 * 1024))]
     pub max_response_bytes: usize,
@@ -150,6 +156,7 @@ impl Default for ServeArgs {
             timeout: 30.0,
             max_concurrency: None,
             retries: 0,
+            retry_writes: false,
             max_response_bytes: 1024 * 1024,
             page_size: None,
             mode: Mode::Tools,
@@ -365,6 +372,7 @@ impl ServeArgs {
         forward_opts.timeout = timeout_duration(self.timeout)?;
         forward_opts.max_response_bytes = self.max_response_bytes;
         forward_opts.retries = self.retries;
+        forward_opts.retry_writes = self.retry_writes;
         forward_opts.static_headers = static_headers;
         forward_opts.credential_origins =
             self.credential_origins(set, &forward_opts.base_url.clone())?;

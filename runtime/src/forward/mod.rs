@@ -79,7 +79,12 @@ pub struct ForwardOptions {
     /// Response bodies are cut here. Default 1 MiB.
     pub max_response_bytes: usize,
     /// Extra attempts for idempotent requests on connection errors and 502/503/504. Default 0.
+    /// 429 and 503 answers are retried at least [`PUSHBACK_RETRIES`] times (see
+    /// [`Forwarder::call`]).
     pub retries: u32,
+    /// Retry non-idempotent calls (POST, PATCH) too, on 429/503 and with `retries`. Default off:
+    /// a write the API may have carried out is not repeated unless the operator says so.
+    pub retry_writes: bool,
     /// Headers added to every request (`--header`). They replace same-named headers computed from
     /// arguments, but never credentials.
     pub static_headers: Vec<(String, String)>,
@@ -97,6 +102,7 @@ impl ForwardOptions {
             timeout: Duration::from_secs(30),
             max_response_bytes: 1024 * 1024,
             retries: 0,
+            retry_writes: false,
             static_headers: Vec::new(),
             user_agent: default_user_agent(),
             credential_origins: Vec::new(),
@@ -216,8 +222,11 @@ impl fmt::Debug for Forwarder {
 
 /// Cap on a token endpoint's answer.
 const TOKEN_RESPONSE_MAX: usize = 64 * 1024;
-/// Cap on a `Retry-After` wait.
+/// Cap on a `Retry-After` wait (502/504 with `--retries`).
 const RETRY_AFTER_MAX: Duration = Duration::from_secs(5);
+/// 429 / 503 answers retried at least this many times (more with `--retries`), within the
+/// call's `--timeout`.
+pub const PUSHBACK_RETRIES: u32 = 3;
 
 fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(100u64.saturating_mul(1u64 << attempt.min(10)))
@@ -225,14 +234,67 @@ fn backoff(attempt: u32) -> Duration {
 }
 
 fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
-    let secs: u64 = headers
-        .get(header::RETRY_AFTER)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(Duration::from_secs(secs).min(RETRY_AFTER_MAX))
+    asked_wait(headers, std::time::SystemTime::now()).map(|d| d.min(RETRY_AFTER_MAX))
+}
+
+/// The wait a `Retry-After` header asks for: delay-seconds, or an HTTP date (a date in the past
+/// is no wait).
+fn asked_wait(headers: &http::HeaderMap, now: std::time::SystemTime) -> Option<Duration> {
+    let v = headers.get(header::RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(v).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// Exponential backoff from 250 ms, capped at 8 s, with +/-50 % jitter (so clients that were
+/// refused together do not come back together).
+fn jittered_backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let base = Duration::from_millis(250u64.saturating_mul(1u64 << attempt.min(10)))
+        .min(Duration::from_secs(8));
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(Instant::now().elapsed().as_nanos());
+    let unit = (h.finish() % 1000) as f64 / 1000.0; // [0, 1)
+    base.mul_f64(0.5 + unit)
+}
+
+/// What the API's push-back (429 / 503) did to a call, told to the model with the result.
+#[derive(Debug, Default)]
+struct Pushback {
+    /// Retries made, and the status that caused the last one.
+    retries: u32,
+    status: u16,
+    waited: Duration,
+    /// The waits came from `Retry-After`.
+    asked: bool,
+    /// A wait not made: the API asked for more than was left of `--timeout`.
+    declined: Option<Duration>,
+}
+
+impl Pushback {
+    fn note(&self, timeout: Duration) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.retries > 0 {
+            parts.push(format!(
+                "the API answered HTTP {} and the call was retried {} time{} after waiting {:.1} s in total ({})",
+                self.status,
+                self.retries,
+                if self.retries == 1 { "" } else { "s" },
+                self.waited.as_secs_f64(),
+                if self.asked { "as its Retry-After asked" } else { "with backoff" }
+            ));
+        }
+        if let Some(d) = self.declined {
+            parts.push(format!(
+                "the API asked to retry after {:.0} s, more than is left of the {:.0} s timeout: not retried; call again later",
+                d.as_secs_f64().ceil(),
+                timeout.as_secs_f64()
+            ));
+        }
+        (!parts.is_empty()).then(|| format!("[openapi-mcp: {}]", parts.join("; ")))
+    }
 }
 
 /// `scheme://host[:port]`, without credentials or path.
@@ -444,9 +506,11 @@ impl Forwarder {
         let inner = &self.inner;
         let opts = &inner.opts;
         let cc = self.client_credential_schemes(route);
-        let idempotent = route.method.is_idempotent();
+        let idempotent = route.method.is_idempotent() || opts.retry_writes;
+        let started = Instant::now();
         let mut attempt = 0u32;
         let mut refreshed = false;
+        let mut pushback = Pushback::default();
         loop {
             let mut fresh = Vec::with_capacity(cc.len());
             for name in &cc {
@@ -473,6 +537,25 @@ impl Forwarder {
                         }
                         continue;
                     }
+                    // 429 / 503: the API asks to come back later; do, within --timeout.
+                    if idempotent
+                        && matches!(status.as_u16(), 429 | 503)
+                        && pushback.retries < opts.retries.max(PUSHBACK_RETRIES)
+                    {
+                        let asked = asked_wait(resp.headers(), std::time::SystemTime::now());
+                        let wait = asked.unwrap_or_else(|| jittered_backoff(pushback.retries));
+                        let left = opts.timeout.saturating_sub(started.elapsed());
+                        if wait < left {
+                            drop(resp);
+                            tokio::time::sleep(wait).await;
+                            pushback.retries += 1;
+                            pushback.status = status.as_u16();
+                            pushback.waited += wait;
+                            pushback.asked |= asked.is_some();
+                            continue;
+                        }
+                        pushback.declined = Some(wait);
+                    }
                     if idempotent && attempt < opts.retries && matches!(status.as_u16(), 502..=504)
                     {
                         let delay = retry_after(resp.headers()).unwrap_or_else(|| backoff(attempt));
@@ -483,28 +566,38 @@ impl Forwarder {
                     }
                     let headers = resp.headers().clone();
                     let total = resp.content_length();
-                    return match read_capped(&mut resp, opts.max_response_bytes).await {
-                        Ok((body, cut)) => {
-                            let t = cut.then_some(match total {
-                                Some(n) if n > body.len() as u64 => Truncation::Of(n),
-                                _ => Truncation::Unknown,
-                            });
-                            (
-                                to_result(status, &headers, &body, t, route, &resource_path),
-                                Some(status.as_u16()),
-                            )
+                    let note = pushback.note(opts.timeout);
+                    let with_note = |(mut r, s): (CallToolResult, Option<u16>)| {
+                        if let Some(n) = &note {
+                            r.content.push(ContentBlock::text(n.clone()));
                         }
-                        Err(e) => {
-                            let msg = response::transport_error(e, &origin, &host, opts.timeout);
-                            (
-                                error_result(format!(
-                                    "HTTP {}: reading the response failed: {msg}",
-                                    status.as_u16()
-                                )),
-                                Some(status.as_u16()),
-                            )
-                        }
+                        (r, s)
                     };
+                    return with_note(
+                        match read_capped(&mut resp, opts.max_response_bytes).await {
+                            Ok((body, cut)) => {
+                                let t = cut.then_some(match total {
+                                    Some(n) if n > body.len() as u64 => Truncation::Of(n),
+                                    _ => Truncation::Unknown,
+                                });
+                                (
+                                    to_result(status, &headers, &body, t, route, &resource_path),
+                                    Some(status.as_u16()),
+                                )
+                            }
+                            Err(e) => {
+                                let msg =
+                                    response::transport_error(e, &origin, &host, opts.timeout);
+                                (
+                                    error_result(format!(
+                                        "HTTP {}: reading the response failed: {msg}",
+                                        status.as_u16()
+                                    )),
+                                    Some(status.as_u16()),
+                                )
+                            }
+                        },
+                    );
                 }
                 Err(e) => {
                     if idempotent && attempt < opts.retries && e.is_connect() {

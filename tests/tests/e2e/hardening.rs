@@ -656,3 +656,147 @@ async fn idle_connections_are_capped_and_timed_out() {
         started.elapsed()
     );
 }
+
+/// Part 3: upstreams that push back. 429/503 are retried within --timeout, as Retry-After asks
+/// (seconds or an HTTP date) or with jittered backoff; writes only with --retry-writes; a wait
+/// beyond the timeout is not made; the model is told what happened.
+mod pushback {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::{Duration, Instant};
+
+    use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
+    use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+    use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
+    use openapi_mcp_tests::harness::{Client, call, connect_in_process, spec};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::json;
+
+    async fn client(up: &Upstream, retry_writes: bool) -> Client {
+        let loaded = load(&SpecSource::Path(spec("petstore.yaml")))
+            .await
+            .unwrap();
+        let set = convert(&loaded, &ToolOptions::default()).tools;
+        let mut o = ForwardOptions::new(url::Url::parse(&up.url("/api")).unwrap());
+        o.timeout = Duration::from_secs(6);
+        o.retry_writes = retry_writes;
+        let fwd = Forwarder::new(o, set.security_schemes.clone(), Credentials::new()).unwrap();
+        connect_in_process(ProxyServer::new(set, fwd, ServerOptions::default())).await
+    }
+
+    /// The first `n` requests get `refusal`, the rest 200.
+    fn refuse_first(up: &Upstream, n: usize, refusal: Reply) -> Arc<AtomicUsize> {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let s = Arc::clone(&seen);
+        up.respond(move |_| {
+            if s.fetch_add(1, Ordering::SeqCst) < n {
+                refusal.clone()
+            } else {
+                Reply::json(200, json!([{"id": 1, "name": "rex"}]))
+            }
+        });
+        seen
+    }
+
+    /// Every text block (the push-back note is the last one).
+    fn all_text(r: &openapi_mcp_runtime::rmcp::model::CallToolResult) -> String {
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn with_header(mut r: Reply, k: &str, v: &str) -> Reply {
+        r.headers.push((k.to_string(), v.to_string()));
+        r
+    }
+
+    #[tokio::test]
+    async fn retry_after_seconds_and_dates_are_honoured_for_reads() {
+        let up = Upstream::start().await;
+        let c = client(&up, false).await;
+        let seen = refuse_first(
+            &up,
+            2,
+            with_header(
+                Reply::json(429, json!({"message": "slow down"})),
+                "Retry-After",
+                "1",
+            ),
+        );
+        let started = Instant::now();
+        let r = call(&c, "petstore_list_pets", json!({})).await;
+        assert_eq!(r.is_error, Some(false), "{}", all_text(&r));
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+        assert!(
+            started.elapsed() >= Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        let t = all_text(&r);
+        assert!(
+            t.contains("HTTP 429") && t.contains("retried 2 times") && t.contains("Retry-After"),
+            "{t}"
+        );
+
+        let date = httpdate::fmt_http_date(std::time::SystemTime::now() + Duration::from_secs(2));
+        let seen = refuse_first(&up, 1, with_header(Reply::empty(503), "Retry-After", &date));
+        let r = call(&c, "petstore_list_pets", json!({})).await;
+        assert_eq!(r.is_error, Some(false), "{}", all_text(&r));
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+
+        // Without Retry-After: backoff (well under a second for the first retries).
+        let seen = refuse_first(&up, 2, Reply::empty(503));
+        let r = call(&c, "petstore_list_pets", json!({})).await;
+        assert_eq!(r.is_error, Some(false), "{}", all_text(&r));
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
+        assert!(all_text(&r).contains("with backoff"), "{}", all_text(&r));
+    }
+
+    #[tokio::test]
+    async fn writes_are_retried_only_with_retry_writes_and_long_waits_are_declined() {
+        let up = Upstream::start().await;
+        let refusal = with_header(
+            Reply::json(429, json!({"message": "slow down"})),
+            "Retry-After",
+            "1",
+        );
+        let c = client(&up, false).await;
+        let seen = refuse_first(&up, 1, refusal.clone());
+        let r = call(&c, "petstore_create_pet", json!({"name": "rex"})).await;
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            1,
+            "a POST is not repeated: {}",
+            all_text(&r)
+        );
+        assert_eq!(r.is_error, Some(true));
+
+        let c = client(&up, true).await;
+        let seen = refuse_first(&up, 1, refusal);
+        let r = call(&c, "petstore_create_pet", json!({"name": "rex"})).await;
+        assert_eq!(
+            seen.load(Ordering::SeqCst),
+            2,
+            "--retry-writes: {}",
+            all_text(&r)
+        );
+
+        let seen = refuse_first(
+            &up,
+            5,
+            with_header(Reply::empty(429), "Retry-After", "3600"),
+        );
+        let started = Instant::now();
+        let r = call(&c, "petstore_list_pets", json!({})).await;
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
+        assert_eq!(r.is_error, Some(true));
+        assert!(
+            all_text(&r).contains("retry after 3600 s"),
+            "{}",
+            all_text(&r)
+        );
+    }
+}
