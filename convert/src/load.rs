@@ -1171,10 +1171,10 @@ fn check_yaml_flow_depth(bytes: &[u8]) -> Result<(), ParseError> {
 /// one, and only with an automatic indentation. And so that a mistaken guess is less likely to
 /// hide nesting, the brackets inside what it skips as text (plain and quoted scalars, comments,
 /// block scalars' content) count too, on their own: opening ones that closing ones in text do
-/// not balance add to the depth. (Real specs stay far below the limit: at most 15 levels over
-/// the 2,900 YAML and JSON documents of the test corpus, text included.) It is a heuristic all
-/// the same: a document crafted to make it and libyaml disagree on where text ends could still
-/// get more nesting past it.
+/// not balance add to the depth. (Real specs stay far below the limit: at most 15 levels in the
+/// YAML documents of the real-world corpus, `../shared/specs`, text included.) It is a
+/// heuristic all the same: a document crafted to make it and libyaml disagree on where text
+/// ends could still get more nesting past it.
 struct FlowScan<'a> {
     b: &'a [u8],
     i: usize,
@@ -1914,7 +1914,8 @@ mod tests {
         assert_eq!(refusal(Origin::Public, &http, None, true), None);
     }
 
-    /// Serves each `(path, raw response)` on 127.0.0.1, one connection at a time.
+    /// Serves each `(path, raw response)` on 127.0.0.1, one connection at a time (and one
+    /// request per connection: every response says `connection: close`).
     fn serve(routes: Vec<(String, String)>) -> std::net::SocketAddr {
         use std::io::{BufRead, BufReader, Write};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -1935,7 +1936,8 @@ mod tests {
                     .find(|(p, _)| p == path)
                     .map(|(_, r)| r.clone())
                     .unwrap_or_else(|| {
-                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n".into()
+                        "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                            .into()
                     });
                 let _ = stream.write_all(resp.as_bytes());
             }
@@ -1993,20 +1995,20 @@ mod tests {
         let addr = serve(vec![
             (
                 "/meta".into(),
-                "HTTP/1.1 302 Found\r\nlocation: http://169.254.169.254/latest/meta-data/\r\ncontent-length: 0\r\n\r\n".into(),
+                "HTTP/1.1 302 Found\r\nlocation: http://169.254.169.254/latest/meta-data/\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
             ),
             (
                 "/file".into(),
-                "HTTP/1.1 301 Moved\r\nlocation: file:///etc/passwd\r\ncontent-length: 0\r\n\r\n"
+                "HTTP/1.1 301 Moved\r\nlocation: file:///etc/passwd\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
                     .into(),
             ),
             (
                 "/loop".into(),
-                "HTTP/1.1 302 Found\r\nlocation: /loop\r\ncontent-length: 0\r\n\r\n".into(),
+                "HTTP/1.1 302 Found\r\nlocation: /loop\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
             ),
             (
                 "/next".into(),
-                "HTTP/1.1 307 Temporary\r\nlocation: /a\r\ncontent-length: 0\r\n\r\n".into(),
+                "HTTP/1.1 307 Temporary\r\nlocation: /a\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".into(),
             ),
             ("/a".into(), ok("x: 1\n")),
         ]);

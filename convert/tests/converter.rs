@@ -26,6 +26,7 @@ mod converter {
         pub mod security;
         pub mod swagger2;
     }
+    pub mod loader_hardening;
     pub mod lock;
     pub mod snapshots;
     pub mod support;
