@@ -434,7 +434,7 @@ pub async fn load_with(source: &SpecSource, opts: &LoadOptions) -> Result<Spec, 
     };
     let mut fetcher = Fetcher::default();
     let (bytes, origin) = match url.scheme() {
-        "file" => fetch_file(&url, opts.max_document_bytes)
+        "file" => fetch_file(&url, opts.max_document_bytes, FileKinds::Root)
             .map(|b| (b, Origin::Local))
             .map_err(|source| LoadError::Read {
                 source_name: name.clone(),
@@ -552,7 +552,7 @@ async fn load_parsed(
             }
             // A document that cannot be loaded is a reason in the `$ref`s' diagnostics (text).
             let fetched = match (key.0.scheme(), fetcher.as_deref_mut()) {
-                ("file", _) => fetch_file(&key.0, opts.max_document_bytes)
+                ("file", _) => fetch_file(&key.0, opts.max_document_bytes, FileKinds::Referenced)
                     .map(|b| (b, Origin::Local))
                     .map_err(|e| e.to_string()),
                 ("http" | "https", Some(f)) => {
@@ -1013,9 +1013,21 @@ fn file_url(p: &Path) -> Result<Url, LoadError> {
     })
 }
 
-/// Reads a `file:` URL: a regular file of at most `max_bytes` (anything else is an error
-/// saying so, before reading: `/dev/zero` never ends, and opening a FIFO waits for a writer).
-fn fetch_file(url: &Url, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+/// What [`fetch_file`] may read besides regular files.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FileKinds {
+    /// The spec the user named: also a pipe or device (`<(curl …)`, `/dev/stdin`), read up to
+    /// the cap; never a directory.
+    Root,
+    /// A `$ref` target: regular files only (a spec cannot make the loader read `/dev/zero` or
+    /// wait on a FIFO).
+    Referenced,
+}
+
+/// Reads a `file:` URL of at most `max_bytes`: a regular file, or for the root spec also a pipe
+/// or device (anything else is an error saying so, before reading: `/dev/zero` never ends, and
+/// opening a FIFO waits for a writer).
+fn fetch_file(url: &Url, max_bytes: u64, kinds: FileKinds) -> std::io::Result<Vec<u8>> {
     use std::io::{Error, ErrorKind};
     let path = url.to_file_path().map_err(|()| {
         Error::new(
@@ -1024,7 +1036,7 @@ fn fetch_file(url: &Url, max_bytes: u64) -> std::io::Result<Vec<u8>> {
         )
     })?;
     let regular = |meta: &std::fs::Metadata| {
-        if meta.is_file() {
+        if meta.is_file() || (kinds == FileKinds::Root && !meta.is_dir()) {
             Ok(())
         } else {
             Err(Error::new(
@@ -1042,7 +1054,7 @@ fn fetch_file(url: &Url, max_bytes: u64) -> std::io::Result<Vec<u8>> {
     // `metadata` follows symbolic links, as opening does.
     let meta = std::fs::metadata(&path)?;
     regular(&meta)?;
-    if meta.len() > max_bytes {
+    if meta.is_file() && meta.len() > max_bytes {
         return Err(too_large());
     }
     let file = std::fs::File::open(&path)?;
@@ -2092,15 +2104,36 @@ mod tests {
         let file = dir.join("big.yaml");
         std::fs::write(&file, "z".repeat(5000)).unwrap();
         let url = Url::from_file_path(&file).unwrap();
-        let err = fetch_file(&url, 4096).unwrap_err();
+        let err = fetch_file(&url, 4096, FileKinds::Referenced).unwrap_err();
         assert_eq!(err.to_string(), "larger than the limit of 4096 bytes");
-        assert_eq!(fetch_file(&url, 5000).unwrap().len(), 5000);
-        let err = fetch_file(&Url::from_directory_path(&dir).unwrap(), 4096).unwrap_err();
+        assert_eq!(
+            fetch_file(&url, 5000, FileKinds::Referenced).unwrap().len(),
+            5000
+        );
+        let err = fetch_file(
+            &Url::from_directory_path(&dir).unwrap(),
+            4096,
+            FileKinds::Root,
+        )
+        .unwrap_err();
         assert_eq!(err.to_string(), "not a regular file (a directory)");
         #[cfg(unix)]
         {
-            let err = fetch_file(&Url::parse("file:///dev/zero").unwrap(), 4096).unwrap_err();
+            let err = fetch_file(
+                &Url::parse("file:///dev/zero").unwrap(),
+                4096,
+                FileKinds::Referenced,
+            )
+            .unwrap_err();
             assert_eq!(err.to_string(), "not a regular file (a character device)");
+            // The spec the user names may be a device or pipe (`<(curl ...)`): read up to the cap.
+            let err = fetch_file(
+                &Url::parse("file:///dev/zero").unwrap(),
+                4096,
+                FileKinds::Root,
+            )
+            .unwrap_err();
+            assert_eq!(err.to_string(), "larger than the limit of 4096 bytes");
         }
         std::fs::remove_dir_all(&dir).unwrap();
         assert_eq!(bytes(256 << 20), "256 MiB");
