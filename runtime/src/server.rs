@@ -547,13 +547,19 @@ impl ProxyServer {
         };
         let forwarded = self.forwarded_headers(context);
         let scoped = CallScope::new(forwarded).run(call);
-        let (result, status) = tokio::select! {
+        let (mut result, report) = tokio::select! {
             r = scoped => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, "cancelled by the client");
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
             }
         };
+        if let Some(at) = &report.accepted_at {
+            result
+                .content
+                .push(ContentBlock::text(accepted_note(state, fwd, at)));
+        }
+        let status = report.status;
         let result = conform_to_output_schema(result, def, &state.output_validators[i]);
         tracing::info!(
             tool = %def.name(),
@@ -566,6 +572,92 @@ impl ProxyServer {
         );
         Ok(result)
     }
+}
+
+/// What a `202 Accepted` result tells the model: the operation goes on, where its status is,
+/// and, when a GET tool of this server reads that URL, the exact call that checks it. The URL is
+/// shown without its query (status URLs can carry signed tokens).
+fn accepted_note(state: &ToolState, fwd: &Forwarder, at: &url::Url) -> String {
+    let mut shown = at.clone();
+    shown.set_query(None);
+    shown.set_fragment(None);
+    let head = format!(
+        "[openapi-mcp: the API accepted the request (HTTP 202) and carries it out in the background; its status is at {shown}"
+    );
+    match follow_up(state, &fwd.options().base_url, at) {
+        Some((tool, args)) => format!(
+            "{head}. Check it with `{tool}` {}; do not repeat this call.]",
+            Value::Object(args)
+        ),
+        None => format!("{head}; no tool of this server reads that URL. Do not repeat this call.]"),
+    }
+}
+
+/// The GET tool whose path template matches `url` (same origin as `base`, under its path), with
+/// the path arguments it takes from it: the template with the most literal segments wins.
+fn follow_up(
+    state: &ToolState,
+    base: &url::Url,
+    url: &url::Url,
+) -> Option<(String, serde_json::Map<String, Value>)> {
+    if url.origin() != base.origin() {
+        return None;
+    }
+    let rest = url.path().strip_prefix(base.path().trim_end_matches('/'))?;
+    let segments: Vec<&str> = rest.trim_matches('/').split('/').collect();
+    let mut best: Option<(usize, String, serde_json::Map<String, Value>)> = None;
+    for def in state.set.tools.iter() {
+        let route = &def.route;
+        if route.method != openapi_mcp_toolset::model::HttpMethod::Get || route.server.is_some() {
+            continue;
+        }
+        let template: Vec<&str> = route.path.trim_matches('/').split('/').collect();
+        if template.len() != segments.len() {
+            continue;
+        }
+        let mut args = serde_json::Map::new();
+        let mut literal = 0;
+        let matched = template.iter().zip(&segments).all(|(t, s)| {
+            match t.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+                Some(wire) => {
+                    let Some(b) = route.args.iter().find(|b| {
+                        b.wire == wire
+                            && matches!(
+                                b.location,
+                                openapi_mcp_toolset::model::ArgLocation::Path { .. }
+                            )
+                    }) else {
+                        return false;
+                    };
+                    let value = percent_encoding::percent_decode_str(s).decode_utf8_lossy();
+                    let numeric = def
+                        .tool()
+                        .input_schema
+                        .get("properties")
+                        .and_then(|p| p.get(&b.arg))
+                        .and_then(|p| p.get("type"))
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t == "integer" || t == "number");
+                    let v = match value.parse::<serde_json::Number>() {
+                        Ok(n) if numeric => Value::Number(n),
+                        _ => Value::String(value.clone().into_owned()),
+                    };
+                    !value.is_empty() && {
+                        args.insert(b.arg.clone(), v);
+                        true
+                    }
+                }
+                None => {
+                    literal += 1;
+                    *t == *s
+                }
+            }
+        });
+        if matched && best.as_ref().is_none_or(|(l, _, _)| literal > *l) {
+            best = Some((literal, def.name().to_string(), args));
+        }
+    }
+    best.map(|(_, name, args)| (name, args))
 }
 
 /// A successful result whose `structuredContent` does not match the tool's output schema

@@ -42,26 +42,51 @@ tokio::task_local! {
 pub struct CallScope {
     pub forwarded_headers: Vec<(String, String)>,
     status: std::cell::Cell<Option<u16>>,
+    accepted_at: std::cell::RefCell<Option<Url>>,
+}
+
+/// What the upstream said besides the result, for the server (see [`CallScope::run`]).
+#[derive(Debug, Default)]
+pub struct CallReport {
+    /// The last upstream HTTP status.
+    pub status: Option<u16>,
+    /// A `202 Accepted` answer's status URL (`Operation-Location`, `Azure-AsyncOperation` or
+    /// `Location`), resolved against the request URL: the operation goes on in the background.
+    pub accepted_at: Option<Url>,
 }
 
 impl CallScope {
     pub fn new(forwarded_headers: Vec<(String, String)>) -> Self {
         Self {
             forwarded_headers,
-            status: std::cell::Cell::new(None),
+            ..Self::default()
         }
     }
 
-    /// Runs `fut` in this scope; returns its output and the last upstream status it got.
-    pub async fn run<F: std::future::Future>(self, fut: F) -> (F::Output, Option<u16>) {
+    /// Runs `fut` in this scope; returns its output and what the upstream said besides.
+    pub async fn run<F: std::future::Future>(self, fut: F) -> (F::Output, CallReport) {
         CALL_SCOPE
             .scope(self, async move {
                 let out = fut.await;
-                let status = CALL_SCOPE.with(|s| s.status.get());
-                (out, status)
+                let report = CALL_SCOPE.with(|s| CallReport {
+                    status: s.status.get(),
+                    accepted_at: s.accepted_at.take(),
+                });
+                (out, report)
             })
             .await
     }
+}
+
+/// The status URL of a `202 Accepted` answer (long-running operations): `Operation-Location`
+/// (Azure, Microsoft Graph), `Azure-AsyncOperation`, else `Location`; relative ones against the
+/// request URL; http(s) only.
+fn status_url(headers: &http::HeaderMap, request: &Url) -> Option<Url> {
+    ["operation-location", "azure-asyncoperation", "location"]
+        .iter()
+        .find_map(|h| headers.get(*h)?.to_str().ok())
+        .and_then(|v| request.join(v.trim()).ok())
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
 }
 
 /// `openapi-mcp/<version>`.
@@ -566,6 +591,11 @@ impl Forwarder {
                     }
                     let headers = resp.headers().clone();
                     let total = resp.content_length();
+                    if status == http::StatusCode::ACCEPTED
+                        && let Some(u) = status_url(&headers, &built.url)
+                    {
+                        let _ = CALL_SCOPE.try_with(|s| s.accepted_at.replace(Some(u)));
+                    }
                     let note = pushback.note(opts.timeout);
                     let with_note = |(mut r, s): (CallToolResult, Option<u16>)| {
                         if let Some(n) = &note {

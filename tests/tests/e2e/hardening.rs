@@ -800,3 +800,62 @@ mod pushback {
         );
     }
 }
+
+/// Part 3: a `202 Accepted` with a status URL tells the model the operation goes on and the
+/// exact call that checks it (a GET tool whose path matches), without the URL's query.
+#[tokio::test]
+async fn accepted_answers_name_the_follow_up_call() {
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::json;
+
+    let up = Upstream::start().await;
+    up.respond(|r| {
+        let mut reply = Reply::empty(202);
+        let at = if r.path().ends_with("/pets") {
+            "/api/pets/42?sig=SECRET-SIG"
+        } else {
+            "https://elsewhere.example/jobs/1"
+        };
+        reply.headers.push(("Location".into(), at.into()));
+        reply
+    });
+    let server = proxy_server(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[],
+    )
+    .await;
+    let client = connect_in_process(server).await;
+    let r = call(&client, "petstore_create_pet", json!({"name": "rex"})).await;
+    let all: Vec<String> = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    let note = all.last().cloned().unwrap_or_default();
+    assert!(note.contains("HTTP 202"), "{all:?}");
+    assert!(
+        note.contains("Check it with `petstore_show_pet_by_id` {\"petId\":42}"),
+        "{note}"
+    );
+    assert!(!note.contains("SECRET-SIG"), "{note}");
+    let r = call(
+        &client,
+        "petstore_update_pet",
+        json!({"petId": 1, "name": "rex"}),
+    )
+    .await;
+    let note = r
+        .content
+        .iter()
+        .rev()
+        .find_map(|c| c.as_text().map(|t| t.text.clone()))
+        .unwrap_or_default();
+    assert!(
+        note.contains("elsewhere.example/jobs/1") && note.contains("no tool of this server reads"),
+        "{note}"
+    );
+}
