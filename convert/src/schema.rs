@@ -374,20 +374,28 @@ impl<'a> SchemaStore<'a> {
                     out.insert(k.to_string(), v.to_value());
                 }
                 "example" if !obj.contains_key("examples") => {
-                    out.insert("examples".into(), Value::Array(vec![v.to_value()]));
+                    let v = v.to_value();
+                    if !holds_ref(&v) {
+                        out.insert("examples".into(), Value::Array(vec![v]));
+                    }
                 }
                 "examples" => {
-                    if v.is_array() {
-                        out.insert(k.to_string(), v.to_value());
+                    // Example values that hold a `$ref` object (copied from the spec's own
+                    // references, as in GitHub's deployment protection rules) are dropped:
+                    // clients that resolve every `$ref` of a tool find them dangling.
+                    let vals: Vec<Value> = if let Some(a) = v.as_array() {
+                        a.iter().map(Node::to_value).collect()
                     } else if let Some(m) = v.as_object() {
                         // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
-                        let vals: Vec<Value> = m
-                            .values()
+                        m.values()
                             .filter_map(|e| e.get("value").map(Node::to_value))
-                            .collect();
-                        if !vals.is_empty() {
-                            out.insert(k.to_string(), Value::Array(vals));
-                        }
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    let vals: Vec<Value> = vals.into_iter().filter(|v| !holds_ref(v)).collect();
+                    if !vals.is_empty() {
+                        out.insert(k.to_string(), Value::Array(vals));
                     }
                 }
                 "required" => {
@@ -567,6 +575,25 @@ pub(crate) fn json_text(v: &impl serde::Serialize) -> String {
 /// A schema back from [`json_text`] (`true`, any value, should the text not parse).
 pub(crate) fn parse_text(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Bool(true))
+}
+
+/// Whether `v` holds an object with a `$ref` key anywhere (an example value copied from a
+/// reference).
+fn holds_ref(v: &Value) -> bool {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Object(m) => {
+                if m.contains_key("$ref") {
+                    return true;
+                }
+                stack.extend(m.values());
+            }
+            Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// How many definitions deep inlining may nest (each level is a few JSON levels: `properties`,
