@@ -26,10 +26,73 @@ pub fn portable(pattern: &str) -> Result<Option<String>, regress::Error> {
         Ok(()) => return Ok(None),
         Err(e) => e,
     };
-    match rewrite(pattern) {
-        Some(r) if r != pattern && compiles(&r).is_ok() => Ok(Some(r)),
+    // A leading `(?i)` (Java, Python, PCRE) has no inline form in ECMA-262: spell the letters
+    // in both cases instead.
+    let (pattern, rewritten) = match pattern.strip_prefix("(?i)").and_then(case_insensitive) {
+        Some(ci) => (ci, true),
+        None => (pattern.to_string(), false),
+    };
+    if rewritten && compiles(&pattern).is_ok() {
+        return Ok(Some(pattern));
+    }
+    match rewrite(&pattern) {
+        Some(r) if (rewritten || r != pattern) && compiles(&r).is_ok() => Ok(Some(r)),
         _ => Err(first),
     }
+}
+
+/// `pattern` matching ASCII letters in either case: `a` becomes `[aA]`, a class's `a-f` gains
+/// `A-F`. `None` for shapes this cannot rewrite faithfully (named groups and backreferences,
+/// whose names are letters too).
+fn case_insensitive(pattern: &str) -> Option<String> {
+    if pattern.contains("(?<") || pattern.contains("\\k<") {
+        return None;
+    }
+    let toks = tokens(pattern);
+    let letter = |t: &str| {
+        let mut c = t.chars();
+        match (c.next(), c.next()) {
+            (Some(ch), None) if ch.is_ascii_alphabetic() => Some(ch),
+            _ => None,
+        }
+    };
+    let flip = |c: char| {
+        if c.is_ascii_lowercase() {
+            c.to_ascii_uppercase()
+        } else {
+            c.to_ascii_lowercase()
+        }
+    };
+    let mut out = String::with_capacity(pattern.len() * 2);
+    let mut in_class = false;
+    let mut i = 0;
+    while i < toks.len() {
+        let tok = toks[i].as_str();
+        match (in_class, tok) {
+            (false, "[") => in_class = true,
+            (true, "]") => in_class = false,
+            _ => {}
+        }
+        match letter(tok) {
+            Some(a) if in_class => {
+                // A range of letters of one case: add the same range in the other case.
+                if let (Some("-"), Some(b)) = (
+                    toks.get(i + 1).map(String::as_str),
+                    toks.get(i + 2).and_then(|t| letter(t)),
+                ) && a.is_ascii_lowercase() == b.is_ascii_lowercase()
+                {
+                    out.extend([a, '-', b, flip(a), '-', flip(b)]);
+                    i += 3;
+                    continue;
+                }
+                out.extend([a, flip(a)]);
+            }
+            Some(a) => out.extend(['[', a, flip(a), ']']),
+            None => out.push_str(tok),
+        }
+        i += 1;
+    }
+    Some(out)
 }
 
 fn compiles(pattern: &str) -> Result<(), regress::Error> {
@@ -189,6 +252,22 @@ fn rewrite(pattern: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::portable;
+
+    #[test]
+    fn leading_case_insensitive_flags_become_both_cases() {
+        // #23 part 2: `(?i)` is not ECMA-262; it used to drop the pattern.
+        let p = portable("(?i)^(pay|details)$").unwrap().unwrap();
+        assert_eq!(p, "^([pP][aA][yY]|[dD][eE][tT][aA][iI][lL][sS])$");
+        let re = regress::Regex::with_flags(&p, "u").unwrap();
+        assert!(re.find("PAY").is_some() && re.find("Details").is_some());
+        assert!(re.find("payx").is_none());
+        assert_eq!(
+            portable("(?i)[a-f0-9]{2}").unwrap().as_deref(),
+            Some("[a-fA-F0-9]{2}")
+        );
+        // Named groups have letters that are not matched text: not rewritten.
+        assert!(portable("(?i)(?<x>a)\\k<x>").is_err());
+    }
 
     #[test]
     fn valid_patterns_are_kept_as_written() {
