@@ -135,6 +135,11 @@ pub struct DiffArgs {
 pub struct SpecArgs {
     /// OpenAPI 3.0/3.1 or Swagger 2.0 spec: a file path or an http(s) URL, JSON or YAML.
     pub spec: String,
+    /// Refuse remote $refs (and their redirects) to private and loopback addresses. Link-local
+    /// (cloud metadata) addresses, file: refs from remote specs and private hops after a public
+    /// one are always refused.
+    #[arg(long)]
+    pub no_private_refs: bool,
     /// Tool name prefix (default: derived from info.title; '' for none).
     #[arg(long)]
     pub prefix: Option<String>,

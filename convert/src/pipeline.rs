@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use crate::convert::{Conversion, ToolOptions, convert};
-use crate::load::{LoadError, SpecSource, load};
+use crate::load::{LoadError, LoadOptions, SpecSource, load_with};
 use crate::lock::{Lock, LockError, LockReport};
 use crate::overrides::{OverrideError, Overrides};
 
@@ -33,6 +33,8 @@ pub enum LockMode {
 #[derive(Clone, Debug)]
 pub struct PipelineOptions {
     pub source: SpecSource,
+    /// What the loader may read (size cap, private addresses for remote `$ref`s).
+    pub load_options: LoadOptions,
     pub tool_options: ToolOptions,
     /// `--overrides FILE`.
     pub overrides: Option<PathBuf>,
@@ -154,7 +156,7 @@ impl PipelineError {
 
 /// Loads and converts the spec, then applies the overrides and the lock.
 pub async fn run(opts: &PipelineOptions) -> Result<Output, PipelineError> {
-    let spec = load(&opts.source).await?;
+    let spec = load_with(&opts.source, &opts.load_options).await?;
     let conversion = convert(&spec, &opts.tool_options);
     // Freeing a large parsed spec (millions of small allocations, ~100 ms for a 13 MB one) is
     // off the start-up path: the tools are ready, the document is no longer needed.
@@ -259,6 +261,7 @@ mod tests {
 
     fn options(dir: &std::path::Path) -> PipelineOptions {
         PipelineOptions {
+            load_options: Default::default(),
             source: SpecSource::Path(dir.join("pets.yaml")),
             tool_options: ToolOptions::default(),
             overrides: None,

@@ -29,6 +29,10 @@ pub fn pipeline_options(
 ) -> PipelineOptions {
     PipelineOptions {
         source: SpecSource::parse(&args.spec),
+        load_options: openapi_mcp_convert::load::LoadOptions {
+            private_refs: !args.no_private_refs,
+            ..Default::default()
+        },
         tool_options,
         overrides: args.overrides.clone(),
         lock: args.lock.clone(),

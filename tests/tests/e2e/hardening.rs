@@ -859,3 +859,52 @@ async fn accepted_answers_name_the_follow_up_call() {
         "{note}"
     );
 }
+
+/// Finding 8's option on the command line: `--no-private-refs` refuses remote `$ref`s to
+/// loopback and private addresses (they load by default: local development serves specs there).
+#[tokio::test]
+async fn no_private_refs_refuses_loopback_refs() {
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+
+    let up = Upstream::start().await;
+    up.respond(|_| {
+        Reply::raw(
+            200,
+            "application/yaml",
+            "Pet: {type: object, properties: {secret_field: {type: string}}}\n",
+        )
+    });
+    let dir = std::env::temp_dir().join(format!("omcp-private-refs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("spec.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "openapi: 3.0.3\ninfo: {{title: Refs, version: '1'}}\npaths:\n  /p:\n    post:\n      operationId: postP\n      requestBody:\n        content:\n          application/json:\n            schema: {{$ref: '{}#/Pet'}}\n      responses:\n        '200': {{description: ok}}\n",
+            up.url("/schemas.yaml")
+        ),
+    )
+    .unwrap();
+    let run = |extra: &'static [&'static str]| {
+        let path = path.clone();
+        tokio::task::spawn_blocking(move || {
+            let out = Command::new(binary())
+                .arg("tools")
+                .arg(&path)
+                .arg("--json")
+                .args(extra)
+                .output()
+                .expect("run");
+            (
+                String::from_utf8_lossy(&out.stdout).to_string(),
+                String::from_utf8_lossy(&out.stderr).to_string(),
+            )
+        })
+    };
+    let (tools, _) = run(&[]).await.unwrap();
+    assert!(tools.contains("secret_field"), "loads by default: {tools}");
+    let (tools, stderr) = run(&["--no-private-refs"]).await.unwrap();
+    assert!(!tools.contains("secret_field"), "{tools}");
+    assert!(stderr.contains("refused"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
