@@ -513,7 +513,9 @@ impl ProxyServer {
     ) -> Result<CallToolResult, ErrorData> {
         let def = &state.set.tools[i];
         if let Err(problems) =
-            validate::check(&state.validators[i], &def.tool().input_schema, &args)
+            validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
+                validate::check_wire_formats(&def.tool().input_schema, &def.route, &args)
+            })
         {
             let text = format!(
                 "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- {}",

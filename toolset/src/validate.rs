@@ -355,6 +355,164 @@ pub fn check(
     }
 }
 
+/// Checks the `format` of every argument that goes into the URL path, the query, a header or a
+/// cookie, for the formats whose meaning is unambiguous (`uuid`, `date`, `date-time`, `ipv4`,
+/// `ipv6`, `email`): such a value is written into the request as text, and a server that parses
+/// it answers 400 (or, for a path, 404 on another resource). Body values are the API's to judge.
+/// One line per problem, naming the argument.
+pub fn check_wire_formats(
+    schema: &Map<String, Value>,
+    route: &crate::model::Route,
+    args: &Map<String, Value>,
+) -> Result<(), Vec<String>> {
+    use crate::model::ArgLocation;
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Ok(());
+    };
+    let mut problems = Vec::new();
+    for b in &route.args {
+        if matches!(b.location, ArgLocation::Body | ArgLocation::BodyField) {
+            continue;
+        }
+        let (Some(value), Some(prop)) = (args.get(&b.arg), props.get(&b.arg)) else {
+            continue;
+        };
+        // The value, or each item of an array value.
+        let (format, values): (Option<&str>, Vec<&Value>) = match value {
+            Value::Array(items) => (
+                prop.get("items")
+                    .and_then(|i| i.get("format"))
+                    .and_then(Value::as_str),
+                items.iter().collect(),
+            ),
+            v => (prop.get("format").and_then(Value::as_str), vec![v]),
+        };
+        let Some(format) = format else { continue };
+        for v in values {
+            let Some(text) = v.as_str() else { continue };
+            if let Some(false) = wire_format_ok(format, text) {
+                problems.push(format!(
+                    "`{}`: {} is not a valid `{format}`{}",
+                    cut(&b.arg, 64),
+                    preview(v),
+                    format_hint(format)
+                ));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
+/// `Some(valid)` for the formats [`check_wire_formats`] checks, `None` for the others.
+fn wire_format_ok(format: &str, s: &str) -> Option<bool> {
+    Some(match format {
+        "uuid" => is_uuid(s),
+        "date" => is_full_date(s),
+        "date-time" => is_date_time(s),
+        "ipv4" => s.parse::<std::net::Ipv4Addr>().is_ok(),
+        "ipv6" => s.parse::<std::net::Ipv6Addr>().is_ok(),
+        "email" => is_email(s),
+        _ => return None,
+    })
+}
+
+fn format_hint(format: &str) -> &'static str {
+    match format {
+        "uuid" => " (like 123e4567-e89b-12d3-a456-426614174000)",
+        "date" => " (YYYY-MM-DD)",
+        "date-time" => " (RFC 3339, like 2024-05-01T12:00:00Z)",
+        "ipv4" => " (like 192.0.2.1)",
+        "ipv6" => " (like 2001:db8::1)",
+        "email" => " (like name@example.com)",
+        _ => "",
+    }
+}
+
+fn is_uuid(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 36
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+fn digits(s: &str) -> Option<u32> {
+    (!s.is_empty() && s.bytes().all(|c| c.is_ascii_digit()))
+        .then(|| s.parse().ok())
+        .flatten()
+}
+
+fn is_full_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let (Some(y), Some(m), Some(d)) = (digits(&s[..4]), digits(&s[5..7]), digits(&s[8..])) else {
+        return false;
+    };
+    let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// RFC 3339 `date-time`: full-date `T` HH:MM:SS[.frac] (`Z` | +HH:MM | -HH:MM); `t`/`z` and a
+/// leap second accepted.
+fn is_date_time(s: &str) -> bool {
+    let Some((date, time)) = s.split_once(['T', 't']) else {
+        return false;
+    };
+    if !is_full_date(date) {
+        return false;
+    }
+    let (clock, offset) = match time.find(['Z', 'z', '+', '-']) {
+        Some(i) => time.split_at(i),
+        None => return false,
+    };
+    let clock = clock.split_once('.').map_or(clock, |(hms, frac)| {
+        if !frac.is_empty() && frac.bytes().all(|c| c.is_ascii_digit()) {
+            hms
+        } else {
+            "invalid"
+        }
+    });
+    let hms_ok = |t: &str, max_h: u32, sec: bool| {
+        let parts: Vec<&str> = t.split(':').collect();
+        let want = if sec { 3 } else { 2 };
+        parts.len() == want
+            && parts.iter().all(|p| p.len() == 2)
+            && digits(parts[0]).is_some_and(|h| h <= max_h)
+            && digits(parts[1]).is_some_and(|m| m <= 59)
+            && (!sec || digits(parts[2]).is_some_and(|s| s <= 60))
+    };
+    hms_ok(clock, 23, true) && (offset.eq_ignore_ascii_case("z") || hms_ok(&offset[1..], 23, false))
+}
+
+/// A deliberately loose `email`: one `@`, something before it, a dotted domain after it, no
+/// spaces or control characters (quoted local parts and IP literals are the API's to judge).
+fn is_email(s: &str) -> bool {
+    let Some((local, domain)) = s.rsplit_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+        && (domain.starts_with('[')
+            || (domain.contains('.')
+                && !domain.starts_with('.')
+                && !domain.ends_with('.')
+                && !domain.contains('@')))
+}
+
 /// Unknown argument names reported one by one; the rest are counted.
 const UNKNOWN_SHOWN: usize = 10;
 /// Longest list of valid argument names in a message (characters).
@@ -566,6 +724,48 @@ mod tests {
     fn paths_display() {
         assert_eq!(display_path("/a/0/b~1c"), "a[0].b/c");
         assert_eq!(display_path(""), "");
+    }
+}
+
+#[cfg(test)]
+mod wire_format_tests {
+    use super::*;
+
+    #[test]
+    fn unambiguous_formats() {
+        assert_eq!(
+            wire_format_ok("uuid", "123e4567-e89b-12d3-a456-426614174000"),
+            Some(true)
+        );
+        assert_eq!(
+            wire_format_ok("uuid", "123e4567e89b12d3a456426614174000"),
+            Some(false)
+        );
+        assert_eq!(wire_format_ok("date", "2024-02-29"), Some(true));
+        assert_eq!(wire_format_ok("date", "2023-02-29"), Some(false));
+        assert_eq!(wire_format_ok("date", "2024-5-1"), Some(false));
+        for ok in [
+            "2024-05-01T12:00:00Z",
+            "2024-05-01t12:00:00.123+02:00",
+            "2024-05-01T23:59:60-05:30",
+        ] {
+            assert_eq!(wire_format_ok("date-time", ok), Some(true), "{ok}");
+        }
+        for bad in [
+            "2024-05-01",
+            "2024-05-01T12:00Z",
+            "2024-05-01T25:00:00Z",
+            "2024-05-01 12:00:00Z",
+            "2024-05-01T12:00:00",
+        ] {
+            assert_eq!(wire_format_ok("date-time", bad), Some(false), "{bad}");
+        }
+        assert_eq!(wire_format_ok("ipv4", "192.0.2.1"), Some(true));
+        assert_eq!(wire_format_ok("ipv4", "192.0.2"), Some(false));
+        assert_eq!(wire_format_ok("ipv6", "2001:db8::1"), Some(true));
+        assert_eq!(wire_format_ok("email", "a.b@example.com"), Some(true));
+        assert_eq!(wire_format_ok("email", "not an email"), Some(false));
+        assert_eq!(wire_format_ok("uri", "whatever"), None);
     }
 }
 

@@ -608,7 +608,7 @@ async fn param_styles_generated_matches_proxy() {
             ),
             case(
                 "parameter_get_item",
-                json!({"itemId": "it em/1", "verbose": true, "limit": 5, "X-Request-Id": "req-1"}),
+                json!({"itemId": "it em/1", "verbose": true, "limit": 5, "X-Request-Id": "123e4567-e89b-12d3-a456-426614174000"}),
             ),
             case(
                 "parameter_delete_item",

@@ -908,3 +908,59 @@ async fn no_private_refs_refuses_loopback_refs() {
     assert!(stderr.contains("refused"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Part 2: path, query and header values that break their declared `format` (uuid, date,
+/// date-time, ipv4/6, email) are tool errors, and nothing is sent; body values are the API's.
+#[tokio::test]
+async fn wire_values_are_checked_against_unambiguous_formats() {
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server, text};
+    use openapi_mcp_tests::upstream::{Reply, Upstream};
+    use serde_json::json;
+
+    let dir = std::env::temp_dir().join(format!("omcp-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("formats.yaml");
+    std::fs::write(
+        &path,
+        r#"openapi: 3.0.3
+info: {title: Formats, version: '1'}
+paths:
+  /orders/{id}:
+    get:
+      operationId: getOrder
+      parameters:
+        - {name: id, in: path, required: true, schema: {type: string, format: uuid}}
+        - {name: since, in: query, schema: {type: string, format: date-time}}
+        - {name: days, in: query, schema: {type: array, items: {type: string, format: date}}}
+        - {name: X-Client-Ip, in: header, schema: {type: string, format: ipv4}}
+      responses: {'200': {description: ok}}
+"#,
+    )
+    .unwrap();
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"ok": true})));
+    let server = proxy_server(&path, &up.url("/"), ToolOptions::default(), &[]).await;
+    let client = connect_in_process(server).await;
+    let bad = [
+        json!({"id": "42"}),
+        json!({"id": "123e4567-e89b-12d3-a456-426614174000", "since": "yesterday"}),
+        json!({"id": "123e4567-e89b-12d3-a456-426614174000", "days": ["2024-01-01", "2024-13-01"]}),
+        json!({"id": "123e4567-e89b-12d3-a456-426614174000", "X-Client-Ip": "300.1.1.1"}),
+    ];
+    for args in bad {
+        let r = call(&client, "formats_get_order", args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{args}: {}", text(&r));
+        assert!(text(&r).contains("is not a valid"), "{}", text(&r));
+    }
+    assert!(up.requests().is_empty(), "nothing may be sent");
+    let r = call(
+        &client,
+        "formats_get_order",
+        json!({"id": "123e4567-e89b-12d3-a456-426614174000", "since": "2024-05-01T12:00:00Z", "days": ["2024-02-29"], "X-Client-Ip": "192.0.2.1"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(up.requests().len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
