@@ -370,3 +370,27 @@ fn stdio_session(bin: &Path, lines: &[&str], last_id: u64) -> BTreeMap<u64, serd
     );
     replies
 }
+
+/// #23 finding 20: schemes whose names map to one variable read none of it; the generated README
+/// says so instead of listing the shared variable as if it worked.
+#[test]
+fn readme_names_schemes_sharing_a_variable() {
+    use openapi_mcp_toolset::model::SecurityScheme;
+    let mut set = tool_set("petstore.yaml");
+    set.security_schemes
+        .push(("ApiKey".to_string(), SecurityScheme::Bearer));
+    set.security_schemes
+        .push(("API_KEY".to_string(), SecurityScheme::Bearer));
+    let krate = generate_for(&set, RuntimeDep::Version("0.1.0".into()));
+    let readme = &krate.files[Path::new("README.md")];
+    assert!(
+        readme.contains("Schemes `api_key`, `ApiKey`, `API_KEY` all map to `OPENAPI_MCP_API_KEY`"),
+        "{readme}"
+    );
+    // Without a collision there is no such line.
+    let krate = generate_for(
+        &tool_set("petstore.yaml"),
+        RuntimeDep::Version("0.1.0".into()),
+    );
+    assert!(!krate.files[Path::new("README.md")].contains("all map to"));
+}

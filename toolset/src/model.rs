@@ -369,6 +369,24 @@ pub fn credential_env_base(scheme_name: &str) -> String {
     format!("OPENAPI_MCP_{}", snake.to_ascii_uppercase())
 }
 
+/// Security schemes whose names map to the same variables (`ApiKey`, `api-key` and `API_KEY` are
+/// all `OPENAPI_MCP_API_KEY`): (variable stem, scheme names), in spec order. One secret would go
+/// to each of them (as a header, in a query, as Basic auth), so such schemes read nothing from
+/// the environment; `--auth SCHEME=VALUE` sets each. The proxy, generated servers and their
+/// READMEs use this one rule.
+pub fn ambiguous_env(schemes: &[(String, SecurityScheme)]) -> Vec<(String, Vec<String>)> {
+    let mut by_base: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, _) in schemes {
+        let base = credential_env_base(name);
+        match by_base.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, names)) => names.push(name.clone()),
+            None => by_base.push((base, vec![name.clone()])),
+        }
+    }
+    by_base.retain(|(_, names)| names.len() > 1);
+    by_base
+}
+
 impl SecurityScheme {
     /// The environment variables consulted for this scheme's credential, in the order they are
     /// tried (the proxy, generated servers and their READMEs name the same ones).

@@ -148,6 +148,14 @@ pub fn readme(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> String {
             let _ = writeln!(out, "| `{}` | {} |", one_line(scheme_name), vars.join(", "));
         }
         out.push('\n');
+        for (var, names) in openapi_mcp_toolset::model::ambiguous_env(&set.security_schemes) {
+            let names: Vec<String> = names.iter().map(|n| format!("`{}`", one_line(n))).collect();
+            let _ = writeln!(
+                out,
+                "Schemes {} all map to `{var}`, so none of them reads it (one secret would go to each): set them with `--auth SCHEME=VALUE`.\n",
+                names.join(", ")
+            );
+        }
     }
     out.push_str(
         "## Layout\n\n\

@@ -81,21 +81,9 @@ impl Credentials {
         Self::default()
     }
 
-    /// Security schemes whose names map to the same variables (`ApiKey`, `api-key` and
-    /// `API_KEY` are all `OPENAPI_MCP_API_KEY`): (variable stem, scheme names), in spec order.
-    /// One secret would go to each of them (as a header, in a query, as Basic auth), so
-    /// [`Credentials::from_env`] reads none of them; `--auth SCHEME=VALUE` sets each.
+    /// Security schemes that share their variables ([`openapi_mcp_toolset::model::ambiguous_env`]).
     pub fn ambiguous_env(schemes: &[(String, SecurityScheme)]) -> Vec<(String, Vec<String>)> {
-        let mut by_base: Vec<(String, Vec<String>)> = Vec::new();
-        for (name, _) in schemes {
-            let base = env_base(name);
-            match by_base.iter_mut().find(|(b, _)| *b == base) {
-                Some((_, names)) => names.push(name.clone()),
-                None => by_base.push((base, vec![name.clone()])),
-            }
-        }
-        by_base.retain(|(_, names)| names.len() > 1);
-        by_base
+        openapi_mcp_toolset::model::ambiguous_env(schemes)
     }
 
     /// Reads every scheme's variables (see the module docs) through `env`. Empty values count as
