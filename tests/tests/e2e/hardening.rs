@@ -7,6 +7,19 @@ use std::time::{Duration, Instant};
 
 use openapi_mcp_tests::harness::{binary, spec};
 
+/// The petstore fixture, served in-process against `up` (most tests here need nothing else).
+async fn petstore(
+    up: &openapi_mcp_tests::upstream::Upstream,
+) -> openapi_mcp_runtime::server::ProxyServer {
+    openapi_mcp_tests::harness::proxy_server(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        openapi_mcp_convert::ToolOptions::default(),
+        &[],
+    )
+    .await
+}
+
 fn proxy(args: &[&str]) -> std::process::Output {
     Command::new(binary())
         .arg("proxy")
@@ -126,20 +139,13 @@ mod http {
     use std::net::SocketAddr;
     use std::time::Duration;
 
-    use openapi_mcp_convert::ToolOptions;
+    use super::petstore;
     use openapi_mcp_runtime::transport::{HttpOptions, start_http};
-    use openapi_mcp_tests::harness::{proxy_server, spec};
     use openapi_mcp_tests::upstream::Upstream;
     use serde_json::json;
 
     async fn serve(up: &Upstream, opts: impl FnOnce(&mut HttpOptions)) -> SocketAddr {
-        let server = proxy_server(
-            &spec("petstore.yaml"),
-            &up.url("/api"),
-            ToolOptions::default(),
-            &[],
-        )
-        .await;
+        let server = petstore(up).await;
         let mut o = HttpOptions::new("127.0.0.1:0".parse().unwrap());
         opts(&mut o);
         start_http(server, o).await.expect("http server").addr
@@ -255,12 +261,11 @@ mod http {
 mod calls {
     use std::time::{Duration, Instant};
 
+    use super::petstore;
     use openapi_mcp_convert::ToolOptions;
     use openapi_mcp_runtime::dynamic::ToolMode;
     use openapi_mcp_runtime::server::ServerOptions;
-    use openapi_mcp_tests::harness::{
-        call, connect_in_process, proxy_server, proxy_server_with, spec, text,
-    };
+    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server_with, spec, text};
     use openapi_mcp_tests::upstream::Upstream;
     use serde_json::{Map, Value, json};
 
@@ -268,13 +273,7 @@ mod calls {
     #[tokio::test]
     async fn many_unknown_arguments_get_a_short_answer() {
         let up = Upstream::start().await;
-        let server = proxy_server(
-            &spec("petstore.yaml"),
-            &up.url("/api"),
-            ToolOptions::default(),
-            &[],
-        )
-        .await;
+        let server = petstore(&up).await;
         let client = connect_in_process(server).await;
         let mut args = Map::new();
         for i in 0..15_000 {
@@ -558,21 +557,13 @@ async fn long_ref_and_allof_chains_keep_schemas_shallow_and_the_process_alive() 
 /// descriptors; silent sockets cannot lock out real clients for longer than the timeout.
 #[tokio::test]
 async fn idle_connections_are_capped_and_timed_out() {
-    use openapi_mcp_convert::ToolOptions;
     use openapi_mcp_runtime::transport::{HttpOptions, start_http};
-    use openapi_mcp_tests::harness::{proxy_server, spec};
     use openapi_mcp_tests::upstream::Upstream;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     let up = Upstream::start().await;
-    let server = proxy_server(
-        &spec("petstore.yaml"),
-        &up.url("/api"),
-        ToolOptions::default(),
-        &[],
-    )
-    .await;
+    let server = petstore(&up).await;
     let mut o = HttpOptions::new("127.0.0.1:0".parse().unwrap());
     o.connections.max = 4;
     o.connections.header_read_timeout = Duration::from_millis(400);
@@ -805,8 +796,7 @@ mod pushback {
 /// exact call that checks it (a GET tool whose path matches), without the URL's query.
 #[tokio::test]
 async fn accepted_answers_name_the_follow_up_call() {
-    use openapi_mcp_convert::ToolOptions;
-    use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server};
+    use openapi_mcp_tests::harness::{call, connect_in_process};
     use openapi_mcp_tests::upstream::{Reply, Upstream};
     use serde_json::json;
 
@@ -821,13 +811,7 @@ async fn accepted_answers_name_the_follow_up_call() {
         reply.headers.push(("Location".into(), at.into()));
         reply
     });
-    let server = proxy_server(
-        &spec("petstore.yaml"),
-        &up.url("/api"),
-        ToolOptions::default(),
-        &[],
-    )
-    .await;
+    let server = petstore(&up).await;
     let client = connect_in_process(server).await;
     let r = call(&client, "petstore_create_pet", json!({"name": "rex"})).await;
     let all: Vec<String> = r
