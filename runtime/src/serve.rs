@@ -329,7 +329,7 @@ impl ServeArgs {
                 "invalid base URL {safe:?} (pass an absolute --base-url): {e}"
             ))
         })?;
-        for (var, names) in Credentials::ambiguous_env(&set.security_schemes) {
+        for (var, names) in openapi_mcp_toolset::model::ambiguous_env(&set.security_schemes) {
             tracing::warn!(
                 "security schemes {} all read {var}: none of them takes a credential from the environment (one secret would go to each); set each with --auth SCHEME=VALUE",
                 names.join(", ")

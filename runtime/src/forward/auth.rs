@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::Value;
 
-use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme};
+use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme, ambiguous_env};
 
 /// What the user supplied for one scheme.
 #[derive(Clone, PartialEq, Eq)]
@@ -81,20 +81,15 @@ impl Credentials {
         Self::default()
     }
 
-    /// Security schemes that share their variables ([`openapi_mcp_toolset::model::ambiguous_env`]).
-    pub fn ambiguous_env(schemes: &[(String, SecurityScheme)]) -> Vec<(String, Vec<String>)> {
-        openapi_mcp_toolset::model::ambiguous_env(schemes)
-    }
-
     /// Reads every scheme's variables (see the module docs) through `env`. Empty values count as
-    /// unset. Schemes that share their variables with another scheme ([`Self::ambiguous_env`])
+    /// unset. Schemes that share their variables with another scheme ([`ambiguous_env`])
     /// read nothing.
     pub fn from_env(
         schemes: &[(String, SecurityScheme)],
         env: impl Fn(&str) -> Option<String>,
     ) -> Self {
         let get = |name: &str| env(name).filter(|v| !v.is_empty());
-        let ambiguous = Self::ambiguous_env(schemes);
+        let ambiguous = ambiguous_env(schemes);
         let mut creds = Self::default();
         for (name, scheme) in schemes {
             let base = env_base(name);
@@ -655,7 +650,7 @@ mod tests {
             ("other".to_string(), SecurityScheme::Bearer),
         ];
         assert_eq!(
-            Credentials::ambiguous_env(&s),
+            ambiguous_env(&s),
             vec![(
                 "OPENAPI_MCP_API_KEY".to_string(),
                 vec!["ApiKey".to_string(), "api-key".to_string()]

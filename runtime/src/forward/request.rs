@@ -1197,7 +1197,8 @@ mod tests {
         }
     }
 
-    fn build_ok(r: &Route, a: Value) -> BuiltRequest {
+    /// `build` with the test base URL, no static or forwarded headers, and `auth`.
+    fn build_with(r: &Route, a: Value, auth: &AuthParts) -> Result<BuiltRequest, ArgError> {
         let b = base();
         let ctx = BuildContext {
             base: &b,
@@ -1205,18 +1206,15 @@ mod tests {
             static_headers: &[],
             forwarded_headers: &[],
         };
-        build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect("build")
+        build(&ctx, r, &args(a), auth, Some("BOUNDARY"))
+    }
+
+    fn build_ok(r: &Route, a: Value) -> BuiltRequest {
+        build_with(r, a, &AuthParts::default()).expect("build")
     }
 
     fn build_err(r: &Route, a: Value) -> ArgError {
-        let b = base();
-        let ctx = BuildContext {
-            base: &b,
-            user_agent: UA,
-            static_headers: &[],
-            forwarded_headers: &[],
-        };
-        build(&ctx, r, &args(a), &AuthParts::default(), Some("BOUNDARY")).expect_err("should fail")
+        build_with(r, a, &AuthParts::default()).expect_err("should fail")
     }
 
     fn path_url(style: PathStyle, explode: bool, v: Value) -> String {
@@ -1837,20 +1835,13 @@ mod tests {
                 arg("prefs", ArgLocation::Cookie { explode: true }),
             ],
         );
-        let b = base();
-        let ctx = BuildContext {
-            base: &b,
-            user_agent: UA,
-            static_headers: &[],
-            forwarded_headers: &[],
-        };
         let auth = AuthParts {
             headers: vec![],
             query: vec![("api_key".into(), "REAL".into())],
             cookies: vec![("sid".into(), "S1".into())],
             needs_token: vec![],
         };
-        let go = |a: Value| build(&ctx, &r, &args(a), &auth, None);
+        let go = |a: Value| build_with(&r, a, &auth);
         let e = go(json!({"extra": {"q": "x", "api_key": "ATTACKER"}})).expect_err("shadowing");
         assert!(
             e.message.contains("`api_key`") && e.message.contains("refused"),
