@@ -87,12 +87,16 @@ pub(crate) fn scrub(result: &mut CallToolResult, secrets: &[&str]) {
     }
 }
 
-fn scrub_text(text: &mut String, secrets: &[&str]) {
+fn replace_secrets(text: &mut String, secrets: &[&str]) {
     for s in secrets {
         if text.contains(s) {
             *text = text.replace(s, REDACTED);
         }
     }
+}
+
+fn scrub_text(text: &mut String, secrets: &[&str]) {
+    replace_secrets(text, secrets);
     // A body cut by the response cap: the shown part may end with the start of a secret.
     let Some(note) = text.rfind("\n[response truncated: ") else {
         return;
@@ -111,7 +115,8 @@ fn scrub_text(text: &mut String, secrets: &[&str]) {
 
 fn scrub_value(v: &mut Value, secrets: &[&str]) {
     match v {
-        Value::String(s) => scrub_text(s, secrets),
+        // A cut body is never structured: no truncation note to look for.
+        Value::String(s) => replace_secrets(s, secrets),
         Value::Array(a) => a.iter_mut().for_each(|x| scrub_value(x, secrets)),
         Value::Object(m) => m.values_mut().for_each(|x| scrub_value(x, secrets)),
         _ => {}
