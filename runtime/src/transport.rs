@@ -124,7 +124,30 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
         })?;
     let addr = listener.local_addr().map_err(ServeError::Http)?;
     let shutdown = CancellationToken::new();
+    let app = http_router(server, &opts, &shutdown);
+    let stop = shutdown.clone();
+    let connections = opts.connections;
+    let task = tokio::spawn(async move {
+        crate::connections::serve(listener, app, connections, stop)
+            .await
+            .map_err(ServeError::Http)
+    });
+    Ok(HttpHandle {
+        addr,
+        shutdown,
+        task,
+    })
+}
 
+/// The service [`start_http`] serves (MCP at `/mcp` and its middleware), without a socket: for
+/// in-process drivers such as the `http_transport` fuzz target. Call it inside a Tokio runtime
+/// (it spawns the validator warm-up and the session sweeper); `shutdown` stops the sweeper and
+/// the sessions.
+pub fn http_router(
+    server: ProxyServer,
+    opts: &HttpOptions,
+    shutdown: &CancellationToken,
+) -> axum::Router {
     let mut hosts: Vec<String> = vec![
         "localhost".into(),
         "127.0.0.1".into(),
@@ -189,18 +212,7 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
             },
         ));
     }
-    let stop = shutdown.clone();
-    let connections = opts.connections;
-    let task = tokio::spawn(async move {
-        crate::connections::serve(listener, app, connections, stop)
-            .await
-            .map_err(ServeError::Http)
-    });
-    Ok(HttpHandle {
-        addr,
-        shutdown,
-        task,
-    })
+    app
 }
 
 /// rmcp answers a session-terminating `DELETE` with 202 Accepted; clients (the Python SDK among
