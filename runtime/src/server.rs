@@ -6,9 +6,9 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
-    ErrorCode, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -367,21 +367,10 @@ impl ServerHandler for ProxyServer {
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
+    /// Both eras: 2025-11-25 and older through `initialize` (sessions or `--stateless`), and
+    /// 2026-07-28 per request (`server/discover`, `_meta` on every request).
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
-    }
-
-    /// The initialize handshake is the protocol we speak (2025-11-25 and older): clients that
-    /// probe with `server/discover` get "method not found" and fall back to `initialize`.
-    async fn discover(
-        &self,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<DiscoverResult, ErrorData> {
-        Err(ErrorData::new(
-            ErrorCode::METHOD_NOT_FOUND,
-            "server/discover",
-            None,
-        ))
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
