@@ -12,7 +12,7 @@ use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
-use crate::server::{Dispatcher, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
+use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
 use crate::sessions::SessionLimits;
 use crate::transport::{self, HttpOptions, ServeError};
 
@@ -393,6 +393,8 @@ pub struct Serving {
     pub dispatcher: Option<Dispatcher>,
     /// Called once the server is built, before it serves (the proxy's `--watch`).
     pub on_start: Option<OnStart>,
+    /// The tool set may be replaced while serving (`--watch`): lists are cached briefly.
+    pub watched: bool,
 }
 
 /// A hook run with the built server before it serves (see [`Serving::on_start`]).
@@ -417,6 +419,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             dispatcher: serving.dispatcher,
             forward_headers: args.forward_header.clone(),
             mode,
+            list_caching: ListCaching::new(serving.watched, args.auth_token.is_some()),
         },
     );
     let served = server.state().tools().len();
@@ -590,6 +593,7 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
             label: format!("the {} API", g.title),
             dispatcher: g.dispatcher,
             on_start: None,
+            watched: false,
         };
         serve(set, &cli.serve, serving)
             .await

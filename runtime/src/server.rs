@@ -6,11 +6,14 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    Implementation, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter, Tool,
+    ToolListChangedNotification,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::Semaphore;
@@ -55,6 +58,45 @@ pub struct ServerOptions {
     /// One tool per operation (default), only the discovery tools (`dynamic`), or pinned
     /// operations plus the discovery tools (`hybrid`).
     pub mode: ToolMode,
+    /// The caching hints of `tools/list` (2026-07-28, SEP-2549).
+    pub list_caching: ListCaching,
+}
+
+/// How long a client may keep the tool list, and whether shared intermediaries may: the hints
+/// `tools/list` carries (`ttlMs`, `cacheScope`). They follow from what can change the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListCaching {
+    pub ttl: std::time::Duration,
+    /// Only the client that asked may cache it (`private`), not shared caches (`public`).
+    pub private: bool,
+}
+
+impl ListCaching {
+    /// A tool set read once at start-up changes only when the server restarts.
+    pub const FIXED_TTL: std::time::Duration = std::time::Duration::from_secs(3600);
+    /// `--watch` replaces the tool set when the spec file changes (polled every 0.5 s; clients
+    /// that listen are also notified).
+    pub const WATCHED_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+    /// The hints for a server whose tool set is `watched` (or fixed), behind `authenticated`
+    /// access (a bearer token or OAuth): a list that only authorized callers may read is not for
+    /// shared caches.
+    pub fn new(watched: bool, authenticated: bool) -> Self {
+        Self {
+            ttl: if watched {
+                Self::WATCHED_TTL
+            } else {
+                Self::FIXED_TTL
+            },
+            private: authenticated,
+        }
+    }
+}
+
+impl Default for ListCaching {
+    fn default() -> Self {
+        Self::new(false, false)
+    }
 }
 
 impl std::fmt::Debug for ServerOptions {
@@ -66,6 +108,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("dispatcher", &self.dispatcher.is_some())
             .field("forward_headers", &self.forward_headers)
             .field("mode", &self.mode)
+            .field("list_caching", &self.list_caching)
             .finish()
     }
 }
@@ -215,7 +258,10 @@ struct Inner {
     forwarder: Forwarder,
     opts: ServerOptions,
     limiter: Option<Semaphore>,
+    /// 2025-era clients (initialized sessions): told of list changes by notification.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// 2026-era clients: their open `subscriptions/listen` streams.
+    listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
 }
 
 /// The proxy's MCP server. Cheap to clone: every session of the HTTP transport shares one.
@@ -234,6 +280,7 @@ impl ProxyServer {
                 opts,
                 limiter,
                 peers: Mutex::new(Vec::new()),
+                listeners: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -302,6 +349,16 @@ impl ProxyServer {
             };
             for peer in peers {
                 let _ = peer.notify_tool_list_changed().await;
+            }
+            let listeners: Vec<SubscriptionSink> = match self.inner.listeners.lock() {
+                Ok(l) => l.iter().map(|(_, s)| s.clone()).collect(),
+                Err(_) => Vec::new(),
+            };
+            for sink in listeners {
+                let changed = ServerNotification::ToolListChangedNotification(
+                    ToolListChangedNotification::default(),
+                );
+                let _ = sink.send(changed).await;
             }
             self.warm_up();
         }
@@ -401,11 +458,70 @@ impl ServerHandler for ProxyServer {
             opts.page_size,
             opts.page_bytes.unwrap_or(MAX_PAGE_BYTES),
         );
-        let mut result = ListToolsResult::with_all_items(all[start..end].to_vec());
+        let caching = opts.list_caching;
+        let mut result = ListToolsResult::with_all_items(all[start..end].to_vec())
+            .with_ttl_ms(caching.ttl.as_millis() as u64)
+            .with_cache_scope(if caching.private {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            });
         if end < all.len() {
             result.next_cursor = Some(end.to_string());
         }
         Ok(result)
+    }
+
+    // No prompts and no resources: their methods are not found (the default answers empty
+    // lists, which 2026-era clients read as "serves prompts" without the capability declared).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<ListResourcesRequestMethod>())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Err(ErrorData::method_not_found::<
+            ListResourceTemplatesRequestMethod,
+        >())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): the tool list is the only thing that changes.
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        // Request ids are the client's, not unique across clients: each stream gets a key.
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut l) = self.inner.listeners.lock() {
+            l.push((key, context.sink().clone()));
+        }
+        context.cancelled().await;
+        if let Ok(mut l) = self.inner.listeners.lock() {
+            l.retain(|(k, _)| *k != key);
+        }
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

@@ -16,6 +16,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     args.serve.tool_mode()?;
     let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
     let conversion = super::load_and_convert(&opts).await?;
+    let watched = args.watch;
     let on_start: Option<OnStart> = if args.watch {
         // The reload runs the same pipeline with the same options (checked above).
         Some(Box::new(move |server: &ProxyServer| {
@@ -29,6 +30,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         label: args.spec.spec.clone(),
         dispatcher: None,
         on_start,
+        watched,
     };
     serve(conversion.tools, &args.serve, serving)
         .await

@@ -76,7 +76,12 @@ async fn stdio_answers_discover_unknown_methods_and_survives_garbage() {
     assert_eq!(reply["result"]["protocolVersion"], "2025-11-25");
     send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     send("{this is not json").await;
-    send(r#"{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}"#).await;
+    // Without the 2026 request _meta: invalid params; with it: the discover result.
+    send(r#"{"jsonrpc":"2.0","id":5,"method":"server/discover","params":{}}"#).await;
+    let reply: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    send(r#"{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#).await;
     let reply: serde_json::Value =
         serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
     assert_eq!(reply["id"], 2);

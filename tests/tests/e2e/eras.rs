@@ -1,0 +1,303 @@
+//! Both protocol eras from one server: 2025-11-25 clients (initialize, sessions) and 2026-07-28
+//! clients (no handshake: `server/discover`, the request `_meta`, the SEP-2243 headers), spoken
+//! here as raw HTTP so that every header and field on the wire is the test's own.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
+use openapi_mcp_runtime::server::{ListCaching, ProxyServer, ServerOptions};
+use openapi_mcp_runtime::transport::{HttpOptions, start_http};
+use openapi_mcp_tests::harness::{proxy_server_with, spec};
+use openapi_mcp_tests::upstream::{Reply, Upstream};
+use serde_json::{Value, json};
+
+pub const V2026: &str = "2026-07-28";
+
+/// The `_meta` every 2026-era request carries.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "eras-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// A 2026-era request: the body with `_meta` in its params, and the headers SEP-2243 asks for.
+pub fn request(
+    http: &reqwest::Client,
+    addr: SocketAddr,
+    id: u64,
+    method: &str,
+    mut params: Value,
+) -> reqwest::RequestBuilder {
+    if params.get("_meta").is_none() {
+        params["_meta"] = meta(json!({}));
+    }
+    let mut req = http
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", V2026)
+        .header("mcp-method", method);
+    if let Some(name) = params.get("name").and_then(Value::as_str) {
+        req = req.header("mcp-name", name);
+    }
+    req.body(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string())
+}
+
+/// The JSON-RPC messages of a response, whether it came as JSON or as an SSE stream.
+pub fn messages(content_type: &str, body: &str) -> Vec<Value> {
+    if content_type.starts_with("text/event-stream") {
+        body.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| serde_json::from_str(d).expect("SSE data is JSON"))
+            .collect()
+    } else if body.trim().is_empty() {
+        Vec::new()
+    } else {
+        vec![serde_json::from_str(body).expect("body is JSON")]
+    }
+}
+
+/// Sends a 2026-era request and returns the HTTP status and the final JSON-RPC response (the
+/// last message; notifications before it are in the second element).
+pub async fn rpc(
+    http: &reqwest::Client,
+    addr: SocketAddr,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> (u16, Value, Vec<Value>) {
+    let resp = request(http, addr, id, method, params)
+        .send()
+        .await
+        .expect("request");
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = resp.text().await.expect("body");
+    let mut all = messages(&ct, &body);
+    let last = all.pop().unwrap_or(Value::Null);
+    (status, last, all)
+}
+
+pub async fn serve_http(server: ProxyServer, stateless: bool) -> SocketAddr {
+    let mut opts = HttpOptions::new("127.0.0.1:0".parse().unwrap());
+    opts.stateless = stateless;
+    start_http(server, opts).await.expect("http server").addr
+}
+
+async fn petstore(up: &Upstream, opts: ServerOptions) -> ProxyServer {
+    proxy_server_with(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[],
+        opts,
+    )
+    .await
+}
+
+/// One process, one endpoint: a 2025 session and 2026 requests side by side, each answered in
+/// its own era's terms.
+#[tokio::test]
+async fn one_endpoint_serves_both_eras() {
+    let up = Upstream::start().await;
+    up.respond(|r| Reply::json(200, json!({"id": 7, "name": r.path()})));
+    let addr = serve_http(petstore(&up, ServerOptions::default()).await, false).await;
+    let http = reqwest::Client::new();
+
+    // 2026: discover names both eras, the tools, and the instructions.
+    let (status, discover, _) = rpc(&http, addr, 1, "server/discover", json!({})).await;
+    assert_eq!(status, 200, "{discover}");
+    let r = &discover["result"];
+    let versions = r["supportedVersions"].as_array().expect("versions");
+    assert!(versions.contains(&json!(V2026)) && versions.contains(&json!("2025-11-25")));
+    assert_eq!(r["capabilities"]["tools"]["listChanged"], true, "{r}");
+    assert!(r["capabilities"].get("prompts").is_none(), "{r}");
+    assert!(
+        r["instructions"]
+            .as_str()
+            .is_some_and(|i| i.contains("Petstore")),
+        "{r}"
+    );
+
+    // 2026: a call without any handshake, answered with resultType.
+    let (status, called, _) = rpc(
+        &http,
+        addr,
+        2,
+        "tools/call",
+        json!({"name": "petstore_show_pet_by_id", "arguments": {"petId": 7}}),
+    )
+    .await;
+    assert_eq!(status, 200, "{called}");
+    assert_eq!(called["result"]["resultType"], "complete", "{called}");
+    assert_eq!(called["result"]["isError"], false, "{called}");
+    assert_eq!(up.last().path(), "/api/pets/7");
+
+    // 2025: initialize gets a session and the 2025 version; its results carry no resultType.
+    let init = http
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "old", "version": "0"}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(init.status(), 200);
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .expect("a 2025 session")
+        .to_str()
+        .unwrap()
+        .to_string();
+    let ct = init.headers()["content-type"].to_str().unwrap().to_string();
+    let reply = messages(&ct, &init.text().await.unwrap()).pop().unwrap();
+    assert_eq!(reply["result"]["protocolVersion"], "2025-11-25", "{reply}");
+    assert!(reply["result"].get("resultType").is_none(), "{reply}");
+    assert!(!session.is_empty());
+
+    // An unsupported version: 400 with the supported list.
+    let resp = http
+        .post(format!("http://{addr}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2099-01-01")
+        .header("mcp-method", "tools/list")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2099-01-01",
+                "io.modelcontextprotocol/clientCapabilities": {}}}})
+            .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], -32022, "{body}");
+    assert!(body.to_string().contains(V2026), "{body}");
+}
+
+/// `tools/list` carries caching hints that follow from what can change the list: an hour for
+/// a spec read once, seconds under `--watch`; private behind authentication.
+#[tokio::test]
+async fn list_caching_hints_follow_what_can_change_the_list() {
+    let up = Upstream::start().await;
+    let http = reqwest::Client::new();
+    for (watched, authenticated, ttl, scope) in [
+        (false, false, 3_600_000, "public"),
+        (true, false, 10_000, "public"),
+        (false, true, 3_600_000, "private"),
+    ] {
+        let opts = ServerOptions {
+            list_caching: ListCaching::new(watched, authenticated),
+            ..ServerOptions::default()
+        };
+        let addr = serve_http(petstore(&up, opts).await, false).await;
+        let (_, list, _) = rpc(&http, addr, 1, "tools/list", json!({})).await;
+        let r = &list["result"];
+        assert_eq!(r["ttlMs"], ttl, "{watched} {authenticated}: {r}");
+        assert_eq!(r["cacheScope"], scope, "{watched} {authenticated}: {r}");
+        assert_eq!(r["tools"].as_array().map(Vec::len), Some(6));
+    }
+}
+
+/// Neither prompts nor resources are served: their methods are not found (HTTP 404 in the
+/// 2026 era), rather than empty lists that read as an undeclared capability.
+#[tokio::test]
+async fn prompts_and_resources_are_not_found() {
+    let up = Upstream::start().await;
+    let addr = serve_http(petstore(&up, ServerOptions::default()).await, false).await;
+    let http = reqwest::Client::new();
+    for (i, method) in ["prompts/list", "resources/list", "resources/templates/list"]
+        .into_iter()
+        .enumerate()
+    {
+        let (status, reply, _) = rpc(&http, addr, i as u64, method, json!({})).await;
+        assert_eq!(status, 404, "{method}: {reply}");
+        assert_eq!(reply["error"]["code"], -32601, "{method}: {reply}");
+    }
+}
+
+/// A `--watch` reload reaches 2026-era clients on their `subscriptions/listen` stream: the
+/// acknowledgement first, then `tools/list_changed` tagged with the subscription id.
+#[tokio::test]
+async fn list_changes_reach_listen_streams() {
+    let up = Upstream::start().await;
+    let server = petstore(&up, ServerOptions::default()).await;
+    let addr = serve_http(server.clone(), false).await;
+    let http = reqwest::Client::new();
+    let mut resp = request(
+        &http,
+        addr,
+        41,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut seen = String::new();
+    let mut next_message = async || -> Value {
+        loop {
+            if let Some(end) = seen.find("\n\n") {
+                let event: String = seen.drain(..end + 2).collect();
+                if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data:")) {
+                    return serde_json::from_str(data.trim()).unwrap();
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), resp.chunk())
+                .await
+                .expect("a message within 10 s")
+                .unwrap()
+                .expect("the stream stays open");
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    };
+    let ack = next_message().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    assert_eq!(
+        ack["params"]["notifications"]["toolsListChanged"], true,
+        "{ack}"
+    );
+
+    // The spec changes: fewer tools.
+    let loaded = load(&SpecSource::Path(spec("petstore.yaml")))
+        .await
+        .unwrap();
+    let mut opts = ToolOptions::default();
+    opts.filter.methods = vec![openapi_mcp_toolset::model::HttpMethod::Delete];
+    let smaller = convert(&loaded, &opts).tools;
+    assert!(server.replace_tools(smaller).await);
+    let changed = next_message().await;
+    assert_eq!(
+        changed["method"], "notifications/tools/list_changed",
+        "{changed}"
+    );
+    assert_eq!(
+        changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 41,
+        "{changed}"
+    );
+    let (_, list, _) = rpc(&http, addr, 2, "tools/list", json!({})).await;
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(1));
+}
