@@ -195,9 +195,17 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                         continue;
                     }
                     match ctx.build(&mut store, &mut names, &mut diags) {
-                        Ok((mut def, parts)) => {
+                        Ok((mut def, mut parts)) => {
                             let max = opts.max_description_len;
                             crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
+                            crate::extensions::mirror_headers(
+                                &def,
+                                &mut parts.input,
+                                root,
+                                item,
+                                op,
+                                &mut diags,
+                            );
                             built.push(def);
                             freezer.push(parts);
                         }

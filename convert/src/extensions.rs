@@ -10,6 +10,13 @@
 //! - `x-mcp-annotations`: `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`,
 //!   `title` overriding the hints derived from the HTTP method.
 //!
+//! - `x-mcp-header` on a parameter (a string naming the header): the tool's argument carries the
+//!   same annotation, and 2026-era clients mirror its value into an `Mcp-Param-{name}` HTTP header
+//!   so that gateways can route on it without reading the body (SEP-2243). Only where the
+//!   revision allows it: a string, integer or boolean argument at the top of the inputSchema, a
+//!   name of token characters, unique (case-insensitively) within the tool; otherwise a warning
+//!   says why it was left out (a client drops a whole tool whose annotations break the rules).
+//!
 //! On one level `x-mcp` wins over `x-speakeasy-mcp`, and `x-mcp-annotations` over both; the
 //! operation wins over its path item, which wins over the root. Names still go through the
 //! converter's snake_case sanitizing, prefix, length limit and collision handling.
@@ -17,11 +24,12 @@
 use crate::node::Node;
 
 use crate::diag::Diagnostics;
-use openapi_mcp_toolset::model::ToolDef;
+use openapi_mcp_toolset::model::{ArgLocation, ToolDef};
 
 const X_MCP: &str = "x-mcp";
 const X_SPEAKEASY: &str = "x-speakeasy-mcp";
 const X_ANNOTATIONS: &str = "x-mcp-annotations";
+const X_HEADER: &str = "x-mcp-header";
 
 /// Whether the extensions leave this operation out (operation, then path item, then root).
 pub fn excluded(root: &Node, item: &Node, op: &Node) -> bool {
@@ -169,6 +177,128 @@ pub fn apply(
     }
     // A read-only tool is neither destructive nor idempotent-relevant: the MCP spec says the
     // other hints only mean something when readOnlyHint is false; keep what was set.
+}
+
+/// `x-mcp-header` of the operation's parameters (path item ones first, the operation's win),
+/// copied onto their arguments in `input` (the tool's inputSchema before bundling) where SEP-2243
+/// allows it.
+pub fn mirror_headers(
+    def: &ToolDef,
+    input: &mut serde_json::Map<String, serde_json::Value>,
+    root: &Node,
+    item: &Node,
+    op: &Node,
+    diags: &mut Diagnostics,
+) {
+    // (argument, header name, its parameter's schema type, where the annotation is)
+    let mut wanted: Vec<(
+        String,
+        String,
+        Option<String>,
+        openapi_mcp_toolset::Location,
+    )> = Vec::new();
+    // The operation is at `.../paths/~1pets/get`; its path item one level up.
+    let item_at = match def.location.pointer().rsplit_once('/') {
+        Some((p, _)) => openapi_mcp_toolset::Location::new(def.location.doc(), p),
+        None => def.location.clone(),
+    };
+    // A local `$ref` (`#/components/...`) is followed; other documents are not read for this.
+    fn deref<'a>(root: &'a Node, n: &'a Node) -> Option<&'a Node> {
+        match n.get("$ref").and_then(Node::as_str) {
+            Some(r) => r
+                .strip_prefix('#')
+                .and_then(|ptr| crate::pointer::lookup(root, ptr)),
+            None => Some(n),
+        }
+    }
+    for (at_op, node) in [(false, item), (true, op)] {
+        let Some(params) = node.get("parameters").and_then(Node::as_array) else {
+            continue;
+        };
+        for (i, p) in params.iter().enumerate() {
+            let Some(p) = deref(root, p) else { continue };
+            let Some(header) = p.get(X_HEADER) else {
+                continue;
+            };
+            let base = if at_op { &def.location } else { &item_at };
+            let at = base.join("parameters").join(&i.to_string()).join(X_HEADER);
+            let (Some(name), Some(place)) = (
+                p.get("name").and_then(Node::as_str),
+                p.get("in").and_then(Node::as_str),
+            ) else {
+                continue;
+            };
+            let Some(header) = header.as_str() else {
+                diags.warning(at, format!("`{X_HEADER}` must be a string; ignored"));
+                continue;
+            };
+            if header.is_empty() || !header.bytes().all(is_tchar) {
+                diags.warning(
+                    at,
+                    format!("`{X_HEADER}` {header:?} is not an HTTP header name token; ignored"),
+                );
+                continue;
+            }
+            let binding = def.route.args.iter().find(|b| {
+                b.wire == name
+                    && matches!(
+                        (&b.location, place),
+                        (ArgLocation::Path { .. }, "path")
+                            | (ArgLocation::Query { .. }, "query")
+                            | (ArgLocation::Header { .. }, "header")
+                            | (ArgLocation::Cookie { .. }, "cookie")
+                    )
+            });
+            let Some(binding) = binding else { continue };
+            let ty = p
+                .get("schema")
+                .and_then(|s| deref(root, s))
+                .and_then(|s| s.get("type").and_then(Node::as_str).map(str::to_string));
+            wanted.retain(|(arg, ..)| *arg != binding.arg);
+            wanted.push((binding.arg.clone(), header.to_string(), ty, at));
+        }
+    }
+    let Some(serde_json::Value::Object(props)) = input.get_mut("properties") else {
+        return;
+    };
+    let mut taken: Vec<String> = Vec::new();
+    for (arg, header, ty, at) in wanted {
+        let Some(serde_json::Value::Object(prop)) = props.get_mut(&arg) else {
+            continue;
+        };
+        let ty = ty.or_else(|| {
+            prop.get("type")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_string)
+        });
+        if !matches!(ty.as_deref(), Some("string" | "integer" | "boolean")) {
+            diags.warning(
+                at,
+                format!(
+                    "`{X_HEADER}` is only allowed on string, integer and boolean arguments (SEP-2243); `{arg}` is {}; ignored",
+                    ty.as_deref().unwrap_or("untyped")
+                ),
+            );
+            continue;
+        }
+        let lower = header.to_ascii_lowercase();
+        if taken.contains(&lower) {
+            diags.warning(
+                at,
+                format!(
+                    "`{X_HEADER}` {header:?} is used twice in this operation (names are case-insensitive); ignored"
+                ),
+            );
+            continue;
+        }
+        taken.push(lower);
+        prop.insert(X_HEADER.to_string(), serde_json::Value::String(header));
+    }
+}
+
+/// RFC 9110 token characters.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 #[cfg(test)]

@@ -347,3 +347,51 @@ fn profiles_fix_everything_they_find_on_real_specs() {
         }
     }
 }
+
+/// `x-mcp-header` on parameters (SEP-2243) reaches the arguments where the 2026-07-28 revision
+/// allows it (string, integer, boolean; unique names; token characters), through a path item
+/// and a `$ref`; the others are left out with a warning at the annotation, so no client drops
+/// the whole tool.
+#[test]
+fn x_mcp_header_is_mirrored_where_the_revision_allows() {
+    let conv = convert_fixture("mcp-headers.yaml");
+    let header = |op: &str, arg: &str| prop(tool(&conv, op), arg).get("x-mcp-header").cloned();
+    assert_eq!(header("listReports", "region"), Some(json!("Region")));
+    assert_eq!(header("listReports", "X-Tenant"), Some(json!("Tenant")));
+    assert_eq!(header("listReports", "limit"), Some(json!("Limit")));
+    assert_eq!(header("listReports", "verbose"), Some(json!("Verbose")));
+    assert_eq!(
+        header("listReports", "ratio"),
+        None,
+        "numbers are not allowed"
+    );
+    assert_eq!(header("createReport", "region"), Some(json!("Region")));
+    assert_eq!(header("createReport", "dryRun"), None, "a second `region`");
+    assert_eq!(header("createReport", "priority"), None, "not a token");
+    let diags = diagnostics_text(&conv).join("\n");
+    for (at, why) in [
+        (
+            "get/parameters/3/x-mcp-header",
+            "only allowed on string, integer and boolean",
+        ),
+        ("post/parameters/0/x-mcp-header", "used twice"),
+        (
+            "post/parameters/1/x-mcp-header",
+            "not an HTTP header name token",
+        ),
+    ] {
+        assert!(
+            diags.lines().any(|l| l.contains(at) && l.contains(why)),
+            "{at}: {why}\n{diags}"
+        );
+    }
+    // Operations without the extension are untouched.
+    let pets = convert_fixture("petstore.yaml");
+    for t in &pets.tools.tools {
+        assert!(
+            !input(t).to_string().contains("x-mcp-header"),
+            "{}",
+            t.name()
+        );
+    }
+}
