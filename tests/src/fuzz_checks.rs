@@ -2,6 +2,10 @@
 //! that replay their corpora: each check takes raw bytes, must never panic, and returns
 //! `Err(description)` when an invariant is broken (the fuzz targets turn that into a crash).
 
+pub mod http_transport;
+pub mod reader;
+pub mod validate_args;
+
 use std::collections::HashSet;
 
 use serde_json::{Map, Value};
