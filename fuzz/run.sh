@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Fuzzes each target for SECONDS (default 60) with cargo-fuzz (libFuzzer).
 #   bash fuzz/run.sh [SECONDS]        (FUZZ_TOOLCHAIN=stable: skip nightly)
+#   FUZZ_TARGETS="http_transport" FUZZ_RUNS=10000000 bash fuzz/run.sh 7200
+#     (some targets only; stop after FUZZ_RUNS executions or SECONDS, whichever comes first)
 # Uses nightly (with AddressSanitizer) when a nightly toolchain is installed, else stable with
 # `-s none` (libFuzzer's coverage instrumentation only; the workspace forbids unsafe code, so
 # ASan adds little). Installs cargo-fuzz when missing. Crashes land in fuzz/artifacts/<target>/;
@@ -9,7 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${1:-60}"
-TARGETS=(load_convert build_request)
+TARGETS=(load_convert build_request http_transport validate_args)
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+    read -ra TARGETS <<<"$FUZZ_TARGETS"
+fi
+LIMITS=(-max_total_time="$SECONDS_PER_TARGET")
+if [ -n "${FUZZ_RUNS:-}" ]; then
+    LIMITS+=(-runs="$FUZZ_RUNS")
+fi
 
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "== installing cargo-fuzz"
@@ -31,20 +40,23 @@ if ! cargo "$TOOLCHAIN" fuzz build "${SANITIZER[@]}" -O; then
     exit 0
 fi
 
-# Seeds: the fixture specs for load_convert, generated tool calls for build_request.
-mkdir -p corpus/load_convert corpus/build_request
+# Seeds: the fixture specs for load_convert; for the others seeds/<target>/ (generated tool
+# calls, HTTP requests, schemas with patterns); and every target's fixed crash inputs.
+mkdir -p corpus/load_convert corpus/build_request corpus/http_transport corpus/validate_args
 for f in ../specs/*.yaml ../specs/*.json ../specs/external-refs/*.yaml seeds/load_convert/* regressions/load_convert/*; do
     [ -f "$f" ] && cp "$f" "corpus/load_convert/$(basename "$f")-$(cksum <"$f" | cut -d' ' -f1)"
 done
-for f in seeds/build_request/* regressions/build_request/*; do
-    [ -f "$f" ] && cp "$f" corpus/build_request/
+for t in build_request http_transport validate_args; do
+    for f in seeds/$t/* regressions/$t/*; do
+        [ -f "$f" ] && cp "$f" "corpus/$t/"
+    done
 done
 
 status=0
 for t in "${TARGETS[@]}"; do
-    echo "== fuzzing $t for ${SECONDS_PER_TARGET}s"
+    echo "== fuzzing $t for ${SECONDS_PER_TARGET}s${FUZZ_RUNS:+ or $FUZZ_RUNS runs}"
     if ! cargo "$TOOLCHAIN" fuzz run "${SANITIZER[@]}" -O "$t" "corpus/$t" -- \
-        -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+        "${LIMITS[@]}" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1; then
         echo "FAILED: $t found a crash (see fuzz/artifacts/$t/)"
         status=1
