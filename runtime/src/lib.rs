@@ -4,15 +4,19 @@
 //!
 //! - [`forward`]: a tool call -> the HTTP request (encoders, auth, response mapping).
 //! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
+//! - [`confirm`]: `--confirm`, the user's consent before a call is sent (elicitation, both eras).
+//! - [`progress`]: progress notifications while a call waits for the API.
 //! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
 //! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
 
+pub mod confirm;
 pub mod connections;
 pub mod dynamic;
 pub mod exit;
 pub mod forward;
+pub mod progress;
 pub mod serve;
 pub mod server;
 pub mod sessions;

@@ -4,10 +4,12 @@
 //! the two command lines).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use openapi_mcp_toolset::model::ToolSet;
 
+use crate::confirm::Confirm;
 use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
@@ -132,7 +134,17 @@ pub struct ServeArgs {
     /// as normal tools (repeatable, comma-separated).
     #[cfg_attr(feature = "cli", arg(long, value_name = "GLOB", value_delimiter = ','))]
     pub pin: Vec<String>,
+    /// Ask the user before a call is sent: of destructive tools (DELETE, PUT), of every write
+    /// (not read-only), or of none. The question goes through the MCP client (elicitation); a
+    /// client that cannot ask gets an error and nothing is sent. Servers behind one load
+    /// balancer need one key for 2026-era confirmations: OPENAPI_MCP_CONFIRM_KEY (32 bytes or
+    /// more; a key of the process otherwise).
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Confirm::None))]
+    pub confirm: Confirm,
 }
+
+/// The environment variable holding the key that seals 2026-era confirmations.
+pub const CONFIRM_KEY_ENV: &str = "OPENAPI_MCP_CONFIRM_KEY";
 
 impl Default for ServeArgs {
     fn default() -> Self {
@@ -161,6 +173,7 @@ impl Default for ServeArgs {
             page_size: None,
             mode: Mode::Tools,
             pin: Vec::new(),
+            confirm: Confirm::None,
         }
     }
 }
@@ -293,6 +306,21 @@ impl ServeArgs {
         Ok(())
     }
 
+    /// The key sealing 2026-era confirmations ([`CONFIRM_KEY_ENV`]), when one is set.
+    pub fn confirm_key(&self) -> Result<Option<Arc<[u8]>>, UserError> {
+        let Some(key) = std::env::var_os(CONFIRM_KEY_ENV) else {
+            return Ok(None);
+        };
+        let key = key.as_encoded_bytes();
+        if key.len() < 32 {
+            return Err(UserError::msg(format!(
+                "{CONFIRM_KEY_ENV} must be at least 32 bytes (it is {})",
+                key.len()
+            )));
+        }
+        Ok(Some(Arc::from(key)))
+    }
+
     /// `--mode` and `--pin` as the server's [`ToolMode`].
     pub fn tool_mode(&self) -> Result<ToolMode, UserError> {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
@@ -420,6 +448,8 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             forward_headers: args.forward_header.clone(),
             mode,
             list_caching: ListCaching::new(serving.watched, args.auth_token.is_some()),
+            confirm: args.confirm,
+            confirm_key: args.confirm_key()?,
         },
     );
     let served = server.state().tools().len();

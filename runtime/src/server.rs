@@ -18,6 +18,7 @@ use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
+use crate::confirm::{Confirm, Confirmer, Gate, Retry};
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
 use crate::forward::{CallScope, Forwarder};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
@@ -60,6 +61,11 @@ pub struct ServerOptions {
     pub mode: ToolMode,
     /// The caching hints of `tools/list` (2026-07-28, SEP-2549).
     pub list_caching: ListCaching,
+    /// Which calls need the user's consent first (`--confirm`).
+    pub confirm: Confirm,
+    /// The key that seals 2026-era confirmations (at least 32 bytes; one per process when
+    /// `None`). Servers behind one load balancer need the same key.
+    pub confirm_key: Option<Arc<[u8]>>,
 }
 
 /// How long a client may keep the tool list, and whether shared intermediaries may: the hints
@@ -109,6 +115,8 @@ impl std::fmt::Debug for ServerOptions {
             .field("forward_headers", &self.forward_headers)
             .field("mode", &self.mode)
             .field("list_caching", &self.list_caching)
+            .field("confirm", &self.confirm)
+            .field("confirm_key", &self.confirm_key.as_ref().map(|_| "<set>"))
             .finish()
     }
 }
@@ -260,6 +268,8 @@ struct Inner {
     limiter: Option<Semaphore>,
     /// 2025-era clients (initialized sessions): told of list changes by notification.
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// The `--confirm` gate (none when every call is sent).
+    confirmer: Option<Result<Confirmer, rmcp::model::RequestStateError>>,
     /// 2026-era clients: their open `subscriptions/listen` streams.
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
 }
@@ -273,12 +283,17 @@ pub struct ProxyServer {
 impl ProxyServer {
     pub fn new(set: ToolSet, forwarder: Forwarder, opts: ServerOptions) -> Self {
         let limiter = opts.max_concurrency.map(|n| Semaphore::new(n.max(1)));
+        // serve() checks the key before it gets here; should making the gate still fail, the
+        // calls it covers fail closed (nothing is sent).
+        let confirmer = (opts.confirm != Confirm::None)
+            .then(|| Confirmer::new(opts.confirm, opts.confirm_key.as_deref()));
         Self {
             inner: Arc::new(Inner {
                 state: RwLock::new(Arc::new(ToolState::with_mode(set, &opts.mode))),
                 forwarder,
                 opts,
                 limiter,
+                confirmer,
                 peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
             }),
@@ -557,6 +572,10 @@ impl ProxyServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let state = self.state();
+        let retry = Retry {
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
         let name = request.name.as_ref();
         if let Some(d) = &state.discovery
             && let Some(meta) = Meta::from_name(name)
@@ -593,7 +612,7 @@ impl ProxyServer {
                             );
                         }
                     };
-                    self.invoke(&state, i, op_args, &context).await?
+                    return self.invoke(&state, i, op_args, &retry, &context).await;
                 }
             }
             .into());
@@ -605,7 +624,7 @@ impl ProxyServer {
             ));
         };
         let args = request.arguments.unwrap_or_default();
-        Ok(self.invoke(&state, i, args, &context).await?.into())
+        self.invoke(&state, i, args, &retry, &context).await
     }
 
     /// Validates and forwards a call of operation `i` (a tool call, or `call_operation`).
@@ -614,8 +633,9 @@ impl ProxyServer {
         state: &ToolState,
         i: usize,
         args: serde_json::Map<String, Value>,
+        retry: &Retry,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
+    ) -> Result<CallToolResponse, ErrorData> {
         let def = &state.set.tools[i];
         if let Err(problems) =
             validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
@@ -627,7 +647,30 @@ impl ProxyServer {
                 def.name(),
                 problems.join("\n- ")
             );
-            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]));
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        }
+        // The user's consent (`--confirm`), after validation (nobody is asked about a call that
+        // could not be sent) and before anything reaches the API.
+        if self.inner.opts.confirm.applies_to(def) {
+            let gate = match &self.inner.confirmer {
+                Some(Ok(c)) => c.gate(def, &args, retry, context).await,
+                Some(Err(e)) => Gate::Answer(
+                    CallToolResult::error(vec![ContentBlock::text(format!(
+                        "`{}` needs the user's confirmation, which this server cannot ask for ({e}); nothing was sent to the API.",
+                        def.name()
+                    ))])
+                    .into(),
+                ),
+                None => Gate::Send,
+            };
+            match gate {
+                Gate::Send => {}
+                Gate::Answer(response) => {
+                    tracing::info!(tool = %def.name(), method = route_method(def), "not sent: no confirmation");
+                    return Ok(response);
+                }
+                Gate::Refuse(e) => return Err(e),
+            }
         }
         let _permit = match &self.inner.limiter {
             Some(s) => Some(
@@ -654,11 +697,16 @@ impl ProxyServer {
         };
         let forwarded = self.forwarded_headers(context);
         let scoped = CallScope::new(forwarded).run(call);
+        let scoped = crate::progress::while_pending(
+            context,
+            || format!("{} {}", route.method.as_str(), route.path),
+            scoped,
+        );
         let (mut result, report) = tokio::select! {
             r = scoped => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, "cancelled by the client");
-                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
+                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
             }
         };
         if let Some(at) = &report.accepted_at {
@@ -677,8 +725,12 @@ impl ProxyServer {
             ms = started.elapsed().as_millis() as u64,
             "call"
         );
-        Ok(result)
+        Ok(result.into())
     }
+}
+
+fn route_method(def: &ToolDef) -> &'static str {
+    def.route.method.as_str()
 }
 
 /// What a `202 Accepted` result tells the model: the operation goes on, where its status is,

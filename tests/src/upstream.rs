@@ -78,6 +78,8 @@ type Responder = Arc<dyn Fn(&Recorded) -> Reply + Send + Sync>;
 struct Shared {
     log: Arc<Mutex<Vec<Recorded>>>,
     responder: Arc<Mutex<Responder>>,
+    /// How long every answer waits (a slow API).
+    delay: Arc<Mutex<std::time::Duration>>,
 }
 
 /// A running upstream.
@@ -98,6 +100,7 @@ impl Upstream {
                     serde_json::json!({"method": r.method, "target": r.target}),
                 )
             }))),
+            delay: Arc::new(Mutex::new(std::time::Duration::ZERO)),
         };
         let app = axum::Router::new()
             .fallback(record)
@@ -125,6 +128,11 @@ impl Upstream {
 
     pub fn respond(&self, f: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) {
         *self.shared.responder.lock().expect("responder lock") = Arc::new(f);
+    }
+
+    /// Every answer from now on comes after `delay` (the request is recorded at once).
+    pub fn delay(&self, delay: std::time::Duration) {
+        *self.shared.delay.lock().expect("delay lock") = delay;
     }
 
     pub fn requests(&self) -> Vec<Recorded> {
@@ -160,6 +168,10 @@ async fn record(State(shared): State<Shared>, req: Request) -> Response<Body> {
     let responder = shared.responder.lock().expect("responder lock").clone();
     let reply = responder(&rec);
     shared.log.lock().expect("log lock").push(rec);
+    let delay = *shared.delay.lock().expect("delay lock");
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     let mut resp =
         Response::builder().status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK));
     if let Some(ct) = &reply.content_type {

@@ -6,6 +6,13 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
+use openapi_mcp_runtime::confirm::Confirm;
+use openapi_mcp_runtime::rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
+    ElicitationAction, Implementation,
+};
+use openapi_mcp_runtime::rmcp::service::RequestContext;
+use openapi_mcp_runtime::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use openapi_mcp_runtime::server::{ListCaching, ProxyServer, ServerOptions};
 use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_tests::harness::{proxy_server_with, spec};
@@ -300,4 +307,218 @@ async fn list_changes_reach_listen_streams() {
     );
     let (_, list, _) = rpc(&http, addr, 2, "tools/list", json!({})).await;
     assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(1));
+}
+
+fn confirming(policy: Confirm) -> ServerOptions {
+    ServerOptions {
+        confirm: policy,
+        ..ServerOptions::default()
+    }
+}
+
+/// `--confirm destructive`, 2026 era: the delete comes back as `input_required` (an elicitation
+/// and a sealed state) and is sent only on a retry that carries the user's acceptance; a
+/// decline, a tampered state, a state moved to other arguments, or a client that cannot ask all
+/// send nothing. Reads are not gated.
+#[tokio::test]
+async fn confirmation_2026_is_a_multi_round_trip() {
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::empty(204));
+    let addr = serve_http(petstore(&up, confirming(Confirm::Destructive)).await, false).await;
+    let http = reqwest::Client::new();
+    let asks = meta(json!({"elicitation": {"form": {}}}));
+    let delete = |extra: Value| {
+        let mut p = json!({"name": "petstore_delete_pet", "arguments": {"petId": 3}, "_meta": asks.clone()});
+        if let (Value::Object(p), Value::Object(extra)) = (&mut p, extra) {
+            p.extend(extra);
+        }
+        p
+    };
+
+    let (status, first, _) = rpc(&http, addr, 1, "tools/call", delete(json!({}))).await;
+    assert_eq!(status, 200, "{first}");
+    let r = &first["result"];
+    assert_eq!(r["resultType"], "input_required", "{first}");
+    let ask = &r["inputRequests"]["confirm"];
+    assert_eq!(ask["method"], "elicitation/create", "{first}");
+    assert_eq!(ask["params"]["mode"], "form");
+    let message = ask["params"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("DELETE /pets/{petId}") && message.contains("petId = 3"),
+        "{message}"
+    );
+    let state = r["requestState"]
+        .as_str()
+        .expect("a request state")
+        .to_string();
+    assert!(
+        up.requests().is_empty(),
+        "nothing is sent before the user answers"
+    );
+
+    // Declined: nothing sent, the model is told.
+    let declined =
+        json!({"inputResponses": {"confirm": {"action": "decline"}}, "requestState": state});
+    let (_, reply, _) = rpc(&http, addr, 2, "tools/call", delete(declined)).await;
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    assert!(reply.to_string().contains("declined"), "{reply}");
+    assert!(up.requests().is_empty());
+
+    // Tampered, or the consent moved to other arguments: a protocol error, nothing sent.
+    let yes = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+    let tampered = json!({"inputResponses": yes, "requestState": format!("{state}x")});
+    let (_, reply, _) = rpc(&http, addr, 3, "tools/call", delete(tampered)).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    let mut moved = delete(json!({"inputResponses": yes, "requestState": state}));
+    moved["arguments"]["petId"] = json!(4);
+    let (_, reply, _) = rpc(&http, addr, 4, "tools/call", moved).await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    // The model cannot consent through an argument of its own.
+    let mut forged = delete(json!({}));
+    forged["arguments"]["confirm"] = json!(true);
+    let (_, reply, _) = rpc(&http, addr, 5, "tools/call", forged).await;
+    // (An unknown argument is refused by validation; nothing is sent either way.)
+    let r = &reply["result"];
+    assert!(
+        r["isError"] == true || r["resultType"] == "input_required",
+        "{reply}"
+    );
+    assert!(up.requests().is_empty());
+
+    // Accepted, with the keys in another order: sent once.
+    let accepted = json!({"inputResponses": yes, "requestState": state});
+    let (_, reply, _) = rpc(&http, addr, 6, "tools/call", delete(accepted)).await;
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let sent = up.requests();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (sent[0].method.as_str(), sent[0].path()),
+        ("DELETE", "/api/pets/3")
+    );
+
+    // A client without elicitation: MissingRequiredClientCapability, HTTP 400.
+    let mut cannot = delete(json!({}));
+    cannot["_meta"] = meta(json!({}));
+    let (status, reply, _) = rpc(&http, addr, 7, "tools/call", cannot).await;
+    assert_eq!(
+        (status, reply["error"]["code"].as_i64()),
+        (400, Some(-32021)),
+        "{reply}"
+    );
+
+    // Reads are not gated.
+    up.clear();
+    let read = json!({"name": "petstore_show_pet_by_id", "arguments": {"petId": 3}, "_meta": asks});
+    let (_, reply, _) = rpc(&http, addr, 8, "tools/call", read).await;
+    assert_eq!(reply["result"]["resultType"], "complete", "{reply}");
+    assert_eq!(up.requests().len(), 1);
+}
+
+/// A 2025-era client that answers elicitations the way a user would.
+#[derive(Clone)]
+struct Answering(Option<bool>);
+
+impl ClientHandler for Answering {
+    fn get_info(&self) -> ClientConfig {
+        let mut caps = ClientCapabilities::default();
+        if self.0.is_some() {
+            caps.elicitation = Some(Default::default());
+        }
+        ClientConfig::new(caps, Implementation::new("answering", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let ElicitRequestParams::FormElicitationParams { message, .. } = request else {
+            return Ok(ElicitResult::new(ElicitationAction::Cancel));
+        };
+        assert!(message.contains("POST /pets"), "{message}");
+        Ok(match self.0 {
+            Some(true) => {
+                ElicitResult::new(ElicitationAction::Accept).with_content(json!({"confirm": true}))
+            }
+            _ => ElicitResult::new(ElicitationAction::Decline),
+        })
+    }
+}
+
+/// `--confirm writes`, 2025 era (a session): `elicitation/create` while the call waits; sent
+/// when the user accepts, not when they decline or when the client cannot ask.
+#[tokio::test]
+async fn confirmation_2025_asks_through_elicitation() {
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(201, json!({"id": 1, "name": "Rex"})));
+    for (answer, sent) in [(Some(true), 1), (Some(false), 0), (None, 0)] {
+        up.clear();
+        let server = petstore(&up, confirming(Confirm::Writes)).await;
+        let (client_io, server_io) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(server_io).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let client = Answering(answer).serve(client_io).await.unwrap();
+        let args = json!({"name": "Rex"}).as_object().cloned().unwrap();
+        let r = client
+            .call_tool(CallToolRequestParams::new("petstore_create_pet").with_arguments(args))
+            .await
+            .unwrap();
+        assert_eq!(up.requests().len(), sent, "{answer:?}: {r:?}");
+        assert_eq!(r.is_error, Some(sent == 0), "{answer:?}: {r:?}");
+        if answer.is_none() {
+            assert!(format!("{r:?}").contains("elicitation capability"), "{r:?}");
+        }
+        client.cancel().await.unwrap();
+    }
+}
+
+/// A call the API has not answered after a second gets progress notifications when the client
+/// asked for them (its progressToken), on the call's own response stream (2026).
+#[tokio::test]
+async fn slow_calls_report_progress() {
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"id": 3, "name": "Tom"})));
+    up.delay(Duration::from_millis(2600));
+    let addr = serve_http(petstore(&up, ServerOptions::default()).await, false).await;
+    let http = reqwest::Client::new();
+    let mut m = meta(json!({}));
+    m["progressToken"] = json!("slow-1");
+    let (_, reply, before) = rpc(
+        &http,
+        addr,
+        1,
+        "tools/call",
+        json!({"name": "petstore_show_pet_by_id", "arguments": {"petId": 3}, "_meta": m}),
+    )
+    .await;
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
+    let progress: Vec<f64> = before
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .inspect(|n| assert_eq!(n["params"]["progressToken"], "slow-1", "{n}"))
+        .map(|n| n["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert!(progress.len() >= 2, "{before:?}");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+    assert!(
+        before[0]["params"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("GET /pets/{petId}")
+    );
+
+    // Without a token, or with a quick answer: no notifications.
+    let (_, _, before) = rpc(
+        &http,
+        addr,
+        2,
+        "tools/call",
+        json!({"name": "petstore_show_pet_by_id", "arguments": {"petId": 3}}),
+    )
+    .await;
+    assert!(before.is_empty(), "{before:?}");
 }
