@@ -5,6 +5,7 @@
 //! - [`forward`]: a tool call -> the HTTP request (encoders, auth, response mapping).
 //! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
 //! - [`confirm`]: `--confirm`, the user's consent before a call is sent (elicitation, both eras).
+//! - [`instructions`]: the server's instructions, from the spec.
 //! - [`progress`]: progress notifications while a call waits for the API.
 //! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
@@ -16,6 +17,7 @@ pub mod connections;
 pub mod dynamic;
 pub mod exit;
 pub mod forward;
+pub mod instructions;
 pub mod progress;
 pub mod serve;
 pub mod server;

@@ -151,6 +151,8 @@ pub struct ToolState {
     /// Validators of the operations' output schemas (structured results are checked).
     output_validators: Vec<LazyValidator>,
     discovery: Option<Discovery>,
+    /// The server's instructions (built once: `initialize` and `server/discover` serve them).
+    instructions: String,
 }
 
 impl ToolState {
@@ -214,6 +216,16 @@ impl ToolState {
             .iter()
             .map(openapi_mcp_toolset::model::json_size)
             .collect();
+        let instructions = crate::instructions::build(
+            &set,
+            &match &discovery {
+                None => crate::instructions::Exposure::Tools,
+                Some(d) => crate::instructions::Exposure::Discovery {
+                    searchable: d.index.len(),
+                    direct: index.len(),
+                },
+            },
+        );
         Self {
             set,
             tools,
@@ -223,6 +235,7 @@ impl ToolState {
             validators,
             output_validators,
             discovery,
+            instructions,
         }
     }
 
@@ -385,38 +398,6 @@ impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
         let state = self.state();
         let set = &state.set;
-        let mut instructions = match &state.discovery {
-            None => format!(
-                "Tools for the {} API (version {}): each tool is one HTTP operation; call it with the arguments its inputSchema describes.",
-                set.title, set.version
-            ),
-            Some(d) => format!(
-                "Tools for the {} API (version {}). {} operations are reached through three tools: `{}` to find operations for a task, `{}` for an operation's arguments (inputSchema), then `{}` to run it.{}",
-                set.title,
-                set.version,
-                d.index.len(),
-                dynamic::SEARCH,
-                dynamic::DESCRIBE,
-                dynamic::CALL,
-                if state.index.is_empty() {
-                    ""
-                } else {
-                    " The other tools are operations you can call directly."
-                }
-            ),
-        };
-        if let Some(d) = set
-            .description
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
-            instructions.push_str("\n\n");
-            instructions.extend(d.chars().take(600));
-            if d.chars().count() > 600 {
-                instructions.push('…');
-            }
-        }
         let name: String = openapi_mcp_toolset::naming::snake(&set.title);
         ServerConfig::new(
             ServerCapabilities::builder()
@@ -435,7 +416,7 @@ impl ServerHandler for ProxyServer {
             )
             .with_title(set.title.clone()),
         )
-        .with_instructions(instructions)
+        .with_instructions(state.instructions.clone())
         .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
