@@ -94,7 +94,7 @@ fn areas(set: &ToolSet) -> Option<String> {
         return None;
     }
     // Most operations first; ties keep the spec's order.
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     let mut text = String::from("Areas of the API (tags, with their operations): ");
     for (i, (tag, n)) in counts.iter().take(MAX_TAGS).enumerate() {
         if i > 0 {
