@@ -379,7 +379,123 @@ async fn parity_with(
 
     let _ = proxy.cancel().await;
     let _ = generated.cancel().await;
+
+    // The same again in the 2026-07-28 era: no handshake, `_meta` on every request.
+    let mut cmd = tokio::process::Command::new(binary());
+    cmd.arg("proxy")
+        .arg(spec(file))
+        .args(["--base-url", &base])
+        .args(mode_args);
+    let mut proxy = Modern::spawn(cmd, &logs.join(format!("{stem}.proxy-2026.stderr")));
+    let mut cmd = tokio::process::Command::new(&generated_bin);
+    cmd.args(["--base-url", &base]);
+    let mut generated = Modern::spawn(cmd, &logs.join(format!("{stem}.generated-2026.stderr")));
+    for method in ["server/discover", "tools/list"] {
+        let p = proxy.request(method, json!({})).await;
+        assert!(p.get("result").is_some(), "{file}: 2026 {method}: {p}");
+        let g = generated.request(method, json!({})).await;
+        diffs.check(&format!("2026 {method}"), &pretty!(p), &pretty!(g));
+    }
+    for c in cases
+        .iter()
+        .map(|c| (c.tool, &c.args, Some(&c.reply)))
+        .chain(invalid.iter().map(|(tool, args)| (*tool, args, None)))
+    {
+        let (tool, args, reply) = c;
+        if let Some(reply) = reply {
+            let reply = reply.clone();
+            up.respond(move |_| reply.clone());
+        }
+        let params = json!({"name": tool, "arguments": args});
+        up.clear();
+        let p = proxy.request("tools/call", params.clone()).await;
+        let q_proxy = up.requests();
+        up.clear();
+        let g = generated.request("tools/call", params).await;
+        let q_generated = up.requests();
+        assert_eq!(
+            p["result"]["resultType"], "complete",
+            "{file}: 2026 {tool} {args}: {p}"
+        );
+        diffs.check(
+            &format!("2026 upstream request of {tool} {args}"),
+            &render_all(&q_proxy),
+            &render_all(&q_generated),
+        );
+        diffs.check(
+            &format!("2026 result of {tool} {args}"),
+            &pretty!(p),
+            &pretty!(g),
+        );
+    }
     diffs.finish(file);
+}
+
+/// A 2026-07-28 client over stdio, spoken as raw JSON lines: no `initialize`, the protocol
+/// version and capabilities in every request's `_meta`.
+struct Modern {
+    _child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    lines: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    next: u64,
+}
+
+impl Modern {
+    fn spawn(mut cmd: tokio::process::Command, log: &Path) -> Self {
+        for (k, v) in ENV {
+            cmd.env(k, v);
+        }
+        cmd.env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(log).expect("create stderr log"))
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("spawn server");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        Self {
+            _child: child,
+            stdin,
+            lines: tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout)),
+            next: 1,
+        }
+    }
+
+    /// Sends `method` and returns its response (notifications before it are skipped), with the
+    /// id taken out so that the two servers' answers compare.
+    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+        use tokio::io::AsyncWriteExt;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "parity-2026", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let id = self.next;
+        self.next += 1;
+        let line = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .expect("write request");
+        self.stdin.flush().await.expect("flush");
+        loop {
+            let line =
+                tokio::time::timeout(std::time::Duration::from_secs(30), self.lines.next_line())
+                    .await
+                    .unwrap_or_else(|_| panic!("no answer to {method} within 30 s"))
+                    .expect("read")
+                    .unwrap_or_else(|| {
+                        panic!("the server closed stdout before answering {method}")
+                    });
+            let mut v: Value = serde_json::from_str(&line).expect("a JSON line");
+            if v.get("id") == Some(&json!(id)) {
+                if let Value::Object(m) = &mut v {
+                    m.remove("id");
+                }
+                return v;
+            }
+        }
+    }
 }
 
 /// Calls `tool` and returns the result as JSON and what the upstream received meanwhile.
