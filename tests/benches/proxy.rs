@@ -93,6 +93,9 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("[2/5] proxy over stdio ({seq_calls} calls)...");
     let stdio = bench_stdio(&bin, &petstore, &base, seq_calls).await?;
     let m2 = machine_ticks();
+    eprintln!("[2/5] ... by protocol era, a bare line client ({seq_calls} calls each)...");
+    let stdio_2025 = bench_stdio_raw(&bin, &petstore, &base, seq_calls, false).await?;
+    let stdio_2026 = bench_stdio_raw(&bin, &petstore, &base, seq_calls, true).await?;
     eprintln!("[2/5] ... and over Streamable HTTP --stateless, one keep-alive rmcp client...");
     let http_seq = bench_http_sequential(&bin, &petstore, &base, seq_calls).await?;
 
@@ -107,6 +110,7 @@ async fn main() -> anyhow::Result<()> {
             HttpClientKind::Rmcp,
             HttpClientKind::RmcpPooled,
             HttpClientKind::Raw,
+            HttpClientKind::Raw2026,
         ] {
             eprintln!("[3/5] ... {mode}, {}...", kind.label());
             let r = bench_http(&bin, &petstore, &base, stateless, kind).await?;
@@ -188,6 +192,30 @@ async fn main() -> anyhow::Result<()> {
         ),
     );
     report.latency(
+        "bare line client, 2025-11-25 (after initialize)",
+        &stdio_2025.lat,
+    );
+    report.latency(
+        "bare line client, 2026-07-28 (_meta per call)",
+        &stdio_2026.lat,
+    );
+    let added_2025 = us(stdio_2025.lat.p50) - us(direct.p50);
+    let added_2026 = us(stdio_2026.lat.p50) - us(direct.p50);
+    let era_ratio = added_2026 / added_2025.max(0.001);
+    report.target_row(
+        "added latency at p50, 2026 / 2025 era",
+        format!("{added_2026:.1} / {added_2025:.1} µs = {era_ratio:.2}x"),
+        "<= 1.10x".to_string(),
+        era_ratio <= 1.10,
+    );
+    report.info(
+        "proxy CPU per call, 2025 | 2026 era",
+        format!(
+            "{:.1} µs | {:.1} µs",
+            stdio_2025.proxy_cpu_us_per_call, stdio_2026.proxy_cpu_us_per_call
+        ),
+    );
+    report.latency(
         "diag.: same, Streamable HTTP --stateless + keep-alive",
         &http_seq.lat,
     );
@@ -204,7 +232,7 @@ async fn main() -> anyhow::Result<()> {
     ));
     for (mode, kind, r) in &http_runs {
         let label = format!("{mode}, {}", kind.label());
-        if *kind != HttpClientKind::Raw {
+        if !matches!(kind, HttpClientKind::Raw | HttpClientKind::Raw2026) {
             report.target_row(
                 &format!("{label}: calls/s"),
                 format!("{:.0}", r.calls_per_s),
@@ -231,6 +259,24 @@ async fn main() -> anyhow::Result<()> {
         report.info(
             &format!("{label}: machine CPU busy, all processes"),
             format!("{:.0} %", r.machine_busy * 100.0),
+        );
+    }
+    let rate = |mode: &str, kind: HttpClientKind| {
+        http_runs
+            .iter()
+            .find(|(m, k, _)| *m == mode && *k == kind)
+            .map_or(f64::NAN, |(_, _, r)| r.calls_per_s)
+    };
+    for mode in ["stateful", "--stateless"] {
+        let (old, new) = (
+            rate(mode, HttpClientKind::Raw),
+            rate(mode, HttpClientKind::Raw2026),
+        );
+        report.target_row(
+            &format!("{mode}: 2026-07-28 / 2025-11-25 calls/s (bare clients)"),
+            format!("{new:.0} / {old:.0} = {:.2}x", new / old),
+            ">= 0.90x".to_string(),
+            new / old >= 0.90,
         );
     }
     report.section(&format!(
@@ -553,6 +599,89 @@ async fn bench_stdio(
     })
 }
 
+/// Sequential calls over stdio with a bare line client (the same code for both eras, so the
+/// difference is the protocol's): 2025-11-25 after `initialize`, or 2026-07-28 with `_meta` on
+/// every call and no handshake.
+async fn bench_stdio_raw(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    seq_calls: usize,
+    modern: bool,
+) -> anyhow::Result<StdioResult> {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(bin)
+        .arg("proxy")
+        .arg(spec)
+        .args(["--base-url", base])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .context("spawning the proxy")?;
+    let pid = child.id().context("child pid")?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let mut next_id = 0u64;
+    let mut ask = async |method: &str, params: Value, stdin: &mut tokio::process::ChildStdin| {
+        next_id += 1;
+        let id = next_id;
+        let mut line =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).await?;
+        let want = format!("\"id\":{id},");
+        loop {
+            let answer = lines
+                .next_line()
+                .await?
+                .context("the proxy closed stdout")?;
+            if answer.contains(&want) {
+                if !answer.contains("\"result\"") || answer.contains("\"isError\":true") {
+                    bail!("bad answer: {answer}");
+                }
+                return anyhow::Ok(());
+            }
+        }
+    };
+    if !modern {
+        ask(
+            "initialize",
+            json!({"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                "clientInfo": {"name": "proxy-bench", "version": "0"}}),
+            &mut stdin,
+        )
+        .await?;
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await?;
+    }
+    let mut params = json!({"name": TOOL, "arguments": tool_args()});
+    if modern {
+        params["_meta"] = modern_meta();
+    }
+    for _ in 0..WARMUP_CALLS {
+        ask("tools/call", params.clone(), &mut stdin).await?;
+    }
+    let (cpu0, cs0) = (cpu_ticks(pid), context_switches(pid));
+    let mut samples = Vec::with_capacity(seq_calls);
+    for _ in 0..seq_calls {
+        let t = Instant::now();
+        ask("tools/call", params.clone(), &mut stdin).await?;
+        samples.push(t.elapsed());
+    }
+    let (cpu1, cs1) = (cpu_ticks(pid), context_switches(pid));
+    drop(stdin);
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    Ok(StdioResult {
+        lat: Latency::of(samples),
+        proxy_cpu_us_per_call: cpu_us_per_call(cpu0, cpu1, seq_calls),
+        switches_per_call: per_call(cs0, cs1, seq_calls),
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Streamable HTTP.
 
@@ -619,6 +748,9 @@ enum HttpClientKind {
     /// A bare reqwest client posting JSON-RPC and reading the whole answer: the server's
     /// capacity without rmcp's client-side costs.
     Raw,
+    /// The same bare client in the 2026-07-28 era: no `initialize`, the version and
+    /// capabilities in each request's `_meta`, the SEP-2243 headers.
+    Raw2026,
 }
 
 impl HttpClientKind {
@@ -626,7 +758,8 @@ impl HttpClientKind {
         match self {
             Self::Rmcp => "rmcp from_uri (no keep-alive)",
             Self::RmcpPooled => "rmcp + keep-alive reqwest",
-            Self::Raw => "bare reqwest JSON-RPC (diag.)",
+            Self::Raw => "bare reqwest JSON-RPC, 2025-11-25",
+            Self::Raw2026 => "bare reqwest JSON-RPC, 2026-07-28",
         }
     }
 }
@@ -672,10 +805,22 @@ enum Caller {
         url: String,
         session: Option<String>,
         next_id: std::sync::atomic::AtomicU64,
+        /// 2026-07-28 requests (no session, `_meta` and SEP-2243 headers on each).
+        modern: bool,
     },
 }
 
 const PROTOCOL_VERSION: &str = "2025-11-25";
+const PROTOCOL_VERSION_2026: &str = "2026-07-28";
+
+/// The `_meta` of every 2026-07-28 request.
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION_2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "proxy-bench", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
 
 impl Caller {
     async fn connect(kind: HttpClientKind, url: &str) -> anyhow::Result<Self> {
@@ -685,13 +830,23 @@ impl Caller {
                 reqwest::Client::builder().tcp_nodelay(true).build()?,
                 StreamableHttpClientTransportConfig::with_uri(url.to_string()),
             )),
-            HttpClientKind::Raw => None,
+            HttpClientKind::Raw | HttpClientKind::Raw2026 => None,
         };
         if let Some(transport) = transport {
             let c: Client = ().serve(transport).await.context("connecting over Streamable HTTP")?;
             return Ok(Self::Rmcp(c));
         }
         let http = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        if kind == HttpClientKind::Raw2026 {
+            // No handshake: the first request is a call like any other.
+            return Ok(Self::Raw {
+                http,
+                url: url.to_string(),
+                session: None,
+                next_id: std::sync::atomic::AtomicU64::new(1),
+                modern: true,
+            });
+        }
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "proxy-bench", "version": "0"}}});
@@ -713,6 +868,7 @@ impl Caller {
             url: url.to_string(),
             session,
             next_id: std::sync::atomic::AtomicU64::new(1),
+            modern: false,
         })
     }
 
@@ -722,12 +878,26 @@ impl Caller {
         session: Option<&str>,
         body: String,
     ) -> anyhow::Result<reqwest::Response> {
+        Self::post_as(http, url, session, PROTOCOL_VERSION, &[], body).await
+    }
+
+    async fn post_as(
+        http: &reqwest::Client,
+        url: &str,
+        session: Option<&str>,
+        version: &str,
+        headers: &[(&str, &str)],
+        body: String,
+    ) -> anyhow::Result<reqwest::Response> {
         let mut req = http
             .post(url)
             .header("content-type", "application/json")
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", PROTOCOL_VERSION)
+            .header("mcp-protocol-version", version)
             .body(body);
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
         if let Some(s) = session {
             req = req.header("mcp-session-id", s);
         }
@@ -746,11 +916,26 @@ impl Caller {
                 url,
                 session,
                 next_id,
+                modern,
             } => {
                 let id = next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": TOOL, "arguments": args}});
-                let resp = Self::post(http, url, session.as_deref(), body.to_string()).await?;
+                let resp = if *modern {
+                    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": TOOL, "arguments": args, "_meta": modern_meta()}});
+                    Self::post_as(
+                        http,
+                        url,
+                        None,
+                        PROTOCOL_VERSION_2026,
+                        &[("mcp-method", "tools/call"), ("mcp-name", TOOL)],
+                        body.to_string(),
+                    )
+                    .await?
+                } else {
+                    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                        "params": {"name": TOOL, "arguments": args}});
+                    Self::post(http, url, session.as_deref(), body.to_string()).await?
+                };
                 let body = resp.bytes().await?;
                 if !contains(&body, b"\"result\"") || contains(&body, b"\"isError\":true") {
                     bail!("bad answer: {}", String::from_utf8_lossy(&body));
