@@ -522,3 +522,57 @@ async fn slow_calls_report_progress() {
     .await;
     assert!(before.is_empty(), "{before:?}");
 }
+
+/// The same in the 2025 era, over stdio: the notifications come before the call's response,
+/// carrying the token of the request.
+#[tokio::test]
+async fn slow_calls_report_progress_in_a_2025_session() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"id": 3, "name": "Tom"})));
+    up.delay(Duration::from_millis(2600));
+    let mut child = tokio::process::Command::new(openapi_mcp_tests::harness::binary())
+        .arg("proxy")
+        .arg(spec("petstore.yaml"))
+        .args(["--base-url", &up.url("/api")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for line in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "old", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "petstore_show_pet_by_id", "arguments": {"petId": 3},
+            "_meta": {"progressToken": 77}}}),
+    ] {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+    let mut progress = Vec::new();
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("an answer within 20 s")
+            .unwrap()
+            .expect("stdout open");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["method"] == "notifications/progress" {
+            assert_eq!(v["params"]["progressToken"], 77, "{v}");
+            progress.push(v["params"]["progress"].as_f64().unwrap());
+        } else if v["id"] == 2 {
+            assert_eq!(v["result"]["isError"], false, "{v}");
+            break;
+        }
+    }
+    assert!(progress.len() >= 2, "{progress:?}");
+    assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
+}
