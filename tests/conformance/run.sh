@@ -8,14 +8,17 @@
 # scenario that revision requires, at that revision's wire), against a proxy of
 # specs/petstore.yaml, stateful and --stateless. Scenarios the set runs but does not score
 # (pending or added later) that apply to us are run once more one by one
-# (`--scenario S --spec-version ERA`), so they gate too; the SEP-2243 custom-header scenario runs
-# against a proxy of tests/conformance/mcp-headers.yaml, whose tool has `x-mcp-header` arguments.
+# (`--scenario S --spec-version ERA`), so they gate too. Scenarios that need a tool of a certain
+# kind run against fixture specs of this directory: the SEP-2243 custom-header scenario against
+# mcp-headers.yaml (a tool with `x-mcp-header` arguments), four SEP-2322 input-required scenarios
+# against confirm.yaml served with `--confirm destructive` (tools named as the suite calls them,
+# which ask for the user's consent through an `input_required` result).
 #
 # Most scenarios call fixture tools, prompts or resources of the suite's reference server
 # (test_simple_text, test://static-text, ...), which a proxy of a REST API does not have. Those
 # are listed in the per-era baselines expected-failures-ERA.yaml (the suite's --expected-failures
 # format: a whole scenario, or scenario:check-id for one untestable check), each with its reason;
-# SCENARIOS.md says which scenarios run and which do not apply.
+# the fixture runs have an empty one. SCENARIOS.md says which scenarios run and which do not apply.
 #
 # Gate: no unexpected failure (a failure or warning not in the baseline) in any run. A baseline
 # entry that now passes is reported as STALE (remove it) but fails the job only with
@@ -139,6 +142,7 @@ start_proxy() {
 start_proxy stateful "$root/specs/petstore.yaml"
 start_proxy stateless "$root/specs/petstore.yaml" --stateless
 start_proxy headers "$here/mcp-headers.yaml"
+start_proxy confirm "$here/confirm.yaml" --prefix '' --confirm destructive
 
 # --- the runs ---------------------------------------------------------------------------------
 results="$cache/results"
@@ -155,11 +159,11 @@ scored_of() {
 declare -a verdicts=() stale_all=()
 failed=0
 runs=0
-# run LABEL PROXY ERA [SCENARIO]: the requirement set of ERA, or one scenario at ERA's wire.
+# run LABEL PROXY ERA BASELINE [SCENARIO]: the requirement set of ERA, or one scenario at ERA's
+# wire, against the proxy PROXY, with the baseline expected-failures-BASELINE.yaml.
 run() {
-    local label="$1" proxy="$2" era="$3" scenario="${4:-}"
+    local label="$1" proxy="$2" era="$3" baseline="$here/expected-failures-$4.yaml" scenario="${5:-}"
     local url_var="url_$proxy" out="$work/$label.out" dir="$results/$label" rc=0
-    local baseline="$here/expected-failures-$era.yaml"
     local -a what
     if [[ -n "$scenario" ]]; then
         what=(--scenario "$scenario" --spec-version "$era")
@@ -204,20 +208,23 @@ run() {
         echo "-- full output of $label:"
         cat "$out.txt"
     fi
-    verdicts+=("$(printf '%-28s %s' "$label" "$verdict")")
+    verdicts+=("$(printf '%-36s %s' "$label" "$verdict")")
 }
 
-run 2025-stateful stateful 2025-11-25
-run 2025-stateful-session stateful 2025-11-25 server-session-lifecycle
-run 2025-stateful-sse-polling stateful 2025-11-25 server-sse-polling
-run 2025-stateless stateless 2025-11-25
-run 2026-stateful stateful 2026-07-28
-run 2026-stateful-headers stateful 2026-07-28 http-header-validation
-run 2026-stateless stateless 2026-07-28
-run 2026-stateless-headers stateless 2026-07-28 http-header-validation
-run 2026-custom-headers headers 2026-07-28 http-custom-header-server-validation
+run 2025-stateful stateful 2025-11-25 2025-11-25
+run 2025-stateful-session stateful 2025-11-25 2025-11-25 server-session-lifecycle
+run 2025-stateful-sse-polling stateful 2025-11-25 2025-11-25 server-sse-polling
+run 2025-stateless stateless 2025-11-25 2025-11-25
+run 2026-stateful stateful 2026-07-28 2026-07-28
+run 2026-stateful-headers stateful 2026-07-28 2026-07-28 http-header-validation
+run 2026-stateless stateless 2026-07-28 2026-07-28
+run 2026-stateless-headers stateless 2026-07-28 2026-07-28 http-header-validation
+run 2026-custom-headers headers 2026-07-28 fixtures http-custom-header-server-validation
+for s in result-type tampered-state missing-input-response validate-input; do
+    run "2026-confirm-$s" confirm 2026-07-28 fixtures "input-required-result-$s"
+done
 
-for p in stateful stateless headers; do
+for p in stateful stateless headers confirm; do
     pid_var="pid_$p" log_var="log_$p"
     if ! kill -0 "${!pid_var}" 2>/dev/null; then
         echo "conformance: openapi-mcp ($p) died during the run; its output:" >&2
@@ -233,12 +240,12 @@ echo
 echo "== conformance summary (@modelcontextprotocol/conformance@$conformance_version)"
 printf '%s\n' "${verdicts[@]}"
 if [[ ${#stale_all[@]} -gt 0 ]]; then
-    echo "conformance: STALE baseline entries (now passing; remove them from tests/conformance/expected-failures-ERA.yaml):"
+    echo "conformance: STALE baseline entries (now passing; remove them from tests/conformance/expected-failures-*.yaml):"
     printf '  %s\n' "${stale_all[@]}"
 fi
 if [[ $failed -ne 0 ]]; then
     echo "conformance: $failed of $runs runs FAILED" >&2
-    for p in stateful stateless headers; do
+    for p in stateful stateless headers confirm; do
         log_var="log_$p"
         echo "-- openapi-mcp ($p) output:" >&2
         cat "${!log_var}" >&2

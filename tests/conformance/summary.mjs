@@ -56,7 +56,7 @@ for (const d of readdirSync(dir).sort()) {
 
 for (const r of rows) {
   console.log(
-    `${label.padEnd(26)} ${r.scenario.padEnd(46)} ${r.counts.padEnd(34)} ${r.verdict}`,
+    `${label.padEnd(36)} ${r.scenario.padEnd(46)} ${r.counts.padEnd(34)} ${r.verdict}`,
   );
   if (r.isScored) {
     for (const c of r.unexpected) {
