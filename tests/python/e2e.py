@@ -1,9 +1,12 @@
 """End-to-end check of the `openapi-mcp` binary with the official Python MCP SDK client.
 
 A recording upstream (stdlib HTTP server on 127.0.0.1:0) plays the petstore API. The proxy is
-driven over stdio and over Streamable HTTP (stateful and stateless) through `mcp.Client` in its
-default "auto" mode, which first probes `server/discover` and must fall back to `initialize`.
-Every check compares what the upstream received byte for byte, or what the client got back.
+driven over stdio and over Streamable HTTP (stateful and stateless) through `mcp.Client` in both
+protocol eras: mode="legacy" (2025-11-25, the initialize handshake) and mode="auto" (the SDK's
+default: it probes `server/discover`, which we answer, so the session runs in 2026-07-28), and
+once with mode="2026-07-28" (adopted without a probe). `--confirm destructive` is exercised
+through the SDK's elicitation callback in both eras. Every check compares what the upstream
+received byte for byte, or what the client got back.
 Exit status 0 when every check passed; a failed check raises with what was expected.
 """
 
@@ -18,7 +21,7 @@ import subprocess
 import sys
 import threading
 
-from mcp import Client, StdioServerParameters
+from mcp import Client, StdioServerParameters, types
 from upstream import RecordingUpstream
 
 API_KEY = "py-e2e-secret-key"
@@ -140,33 +143,100 @@ async def exercise(client: Client, upstream: Upstream, label: str) -> None:
         raise AssertionError("unknown tool did not fail")
 
 
-async def run_stdio(args, upstream: Upstream, base: str) -> None:
-    env = dict(os.environ, OPENAPI_MCP_API_KEY=API_KEY, RUST_LOG="warn")
-    params = StdioServerParameters(command=args.bin, args=["proxy", args.spec, "--base-url", base], env=env)
-    async with Client(params) as client:
-        await exercise(client, upstream, "stdio")
+# The eras, as `mcp.Client(mode=...)` selects them: "legacy" runs the 2025-11-25 initialize
+# handshake; "auto" probes server/discover, which we answer, so it settles on 2026-07-28;
+# "2026-07-28" adopts that version without a probe.
+MODES = {"legacy": "2025-11-25", "auto": "2026-07-28", "2026-07-28": "2026-07-28"}
 
 
-async def run_http(args, upstream: Upstream, base: str, stateless: bool) -> None:
-    env = dict(os.environ, OPENAPI_MCP_API_KEY=API_KEY, RUST_LOG="warn")
-    cmd = [args.bin, "proxy", args.spec, "--base-url", base, "--transport", "http", "--listen", "127.0.0.1:0"]
-    if stateless:
-        cmd.append("--stateless")
-    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    try:
-        url = None
-        for line in proc.stderr:  # the start-up line names the URL
+def proxy_env() -> dict:
+    return dict(os.environ, OPENAPI_MCP_API_KEY=API_KEY, RUST_LOG="warn")
+
+
+class HttpProxy:
+    """`openapi-mcp proxy --transport http` on 127.0.0.1:0; `url` once it serves."""
+
+    def __init__(self, args, base: str, extra: list[str]) -> None:
+        cmd = [args.bin, "proxy", args.spec, "--base-url", base, "--transport", "http", "--listen", "127.0.0.1:0", *extra]
+        self.proc = subprocess.Popen(cmd, env=proxy_env(), stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        self.url = None
+        for line in self.proc.stderr:  # the start-up line names the URL
             m = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
             if m:
-                url = m.group(1)
+                self.url = m.group(1)
                 break
-        check(url is not None, f"HTTP proxy announced its URL: {url}")
-        threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-        async with Client(url) as client:
-            await exercise(client, upstream, "streamable http" + (" stateless" if stateless else ""))
+        check(self.url is not None, f"HTTP proxy announced its URL: {self.url}")
+        threading.Thread(target=lambda: [None for _ in self.proc.stderr], daemon=True).start()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def check_era(client: Client, mode: str) -> None:
+    check(client.protocol_version == MODES[mode], f"mode={mode!r} negotiated {client.protocol_version}")
+
+
+async def run_stdio(args, upstream: Upstream, base: str, mode: str) -> None:
+    params = StdioServerParameters(command=args.bin, args=["proxy", args.spec, "--base-url", base], env=proxy_env())
+    async with Client(params, mode=mode) as client:
+        check_era(client, mode)
+        await exercise(client, upstream, f"stdio, mode={mode}")
+
+
+async def run_http(args, upstream: Upstream, base: str, stateless: bool, mode: str) -> None:
+    proxy = HttpProxy(args, base, ["--stateless"] if stateless else [])
+    try:
+        async with Client(proxy.url, mode=mode) as client:
+            check_era(client, mode)
+            await exercise(client, upstream, "streamable http" + (" stateless" if stateless else "") + f", mode={mode}")
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        proxy.stop()
+
+
+async def run_confirm(args, upstream: Upstream, base: str, transport: str, mode: str) -> None:
+    """--confirm destructive: a DELETE waits for the user's answer through the client's elicitation
+    callback (2025: an elicitation/create request; 2026: an input_required result the SDK fulfils
+    with the same callback and retries)."""
+    print(f"[confirm, {transport}, mode={mode}]")
+    asked: list = []
+    answer: list = []
+
+    async def elicit(context, params):
+        asked.append(params)
+        return answer[0]
+
+    extra = ["--confirm", "destructive"]
+    proxy = HttpProxy(args, base, extra) if transport == "http" else None
+    server = proxy.url if proxy else StdioServerParameters(command=args.bin, args=["proxy", args.spec, "--base-url", base, *extra], env=proxy_env())
+    try:
+        async with Client(server, mode=mode, elicitation_callback=elicit) as client:
+            check_era(client, mode)
+            upstream.take()
+            answer[:] = [types.ElicitResult(action="accept", content={"confirm": True})]
+            r = await client.call_tool("petstore_delete_pet", {"petId": 3})
+            check(not r.is_error and len(asked) == 1, f"accepted: sent after one question: {text_of(r)!r}")
+            check("DELETE" in asked[0].message, f"the question names the request: {asked[0].message!r}")
+            reqs = upstream.take()
+            check(len(reqs) == 1 and reqs[0]["method"] == "DELETE" and reqs[0]["target"] == "/api/pets/3", "DELETE sent once after the yes")
+            asked.clear()
+            answer[:] = [types.ElicitResult(action="decline")]
+            r = await client.call_tool("petstore_delete_pet", {"petId": 4})
+            check(r.is_error and len(asked) == 1, f"declined: a tool error: {text_of(r)!r}")
+            check(upstream.take() == [], "declined: nothing sent upstream")
+        # A client without the elicitation capability cannot be asked: nothing is sent.
+        async with Client(server, mode=mode) as client:
+            try:
+                r = await client.call_tool("petstore_delete_pet", {"petId": 5})
+                outcome = f"tool error: {text_of(r)}" if r.is_error else "sent"
+            except Exception as e:  # the SDK raises MCPError
+                outcome = f"error: {e}"
+            want = "tool error" if MODES[mode] == "2025-11-25" else "error"
+            check(outcome.startswith(want + ":"), f"no elicitation capability: {outcome[:160]!r}")
+            check(upstream.take() == [], "no elicitation capability: nothing sent upstream")
+    finally:
+        if proxy:
+            proxy.stop()
 
 
 async def main() -> int:
@@ -176,9 +246,16 @@ async def main() -> int:
     args = p.parse_args()
     upstream = Upstream()
     base = f"http://127.0.0.1:{upstream.port}/api"
-    await asyncio.wait_for(run_stdio(args, upstream, base), 120)
-    await asyncio.wait_for(run_http(args, upstream, base, stateless=False), 120)
-    await asyncio.wait_for(run_http(args, upstream, base, stateless=True), 120)
+    # Both eras over every transport: 2025-11-25 by initialize, 2026-07-28 by server/discover.
+    for mode in ("legacy", "auto"):
+        await asyncio.wait_for(run_stdio(args, upstream, base, mode), 120)
+        await asyncio.wait_for(run_http(args, upstream, base, stateless=False, mode=mode), 120)
+        await asyncio.wait_for(run_http(args, upstream, base, stateless=True, mode=mode), 120)
+        for transport in ("stdio", "http"):
+            await asyncio.wait_for(run_confirm(args, upstream, base, transport, mode), 120)
+    # A client that adopts 2026-07-28 without probing.
+    await asyncio.wait_for(run_stdio(args, upstream, base, "2026-07-28"), 120)
+    await asyncio.wait_for(run_http(args, upstream, base, stateless=False, mode="2026-07-28"), 120)
     print("python e2e: all checks passed")
     return 0
 
