@@ -141,6 +141,11 @@ pub struct ServeArgs {
     /// more; a key of the process otherwise).
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Confirm::None))]
     pub confirm: Confirm,
+    /// Follow a `202 Accepted` (Operation-Location, Azure-AsyncOperation, Location) to its end
+    /// within --timeout through the GET tool that reads the status URL, with progress
+    /// notifications meanwhile; without it the result names that follow-up call.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub poll: bool,
 }
 
 /// The environment variable holding the key that seals 2026-era confirmations.
@@ -174,6 +179,7 @@ impl Default for ServeArgs {
             mode: Mode::Tools,
             pin: Vec::new(),
             confirm: Confirm::None,
+            poll: false,
         }
     }
 }
@@ -450,6 +456,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             list_caching: ListCaching::new(serving.watched, args.auth_token.is_some()),
             confirm: args.confirm,
             confirm_key: args.confirm_key()?,
+            poll: args.poll,
         },
     );
     let served = server.state().tools().len();

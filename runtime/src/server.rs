@@ -20,7 +20,7 @@ use tokio::sync::Semaphore;
 
 use crate::confirm::{Confirm, Confirmer, Gate, Retry};
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
-use crate::forward::{CallScope, Forwarder};
+use crate::forward::{CallReport, CallScope, Forwarder};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 use openapi_mcp_toolset::validate::{self, LazyValidator};
 
@@ -63,6 +63,8 @@ pub struct ServerOptions {
     pub list_caching: ListCaching,
     /// Which calls need the user's consent first (`--confirm`).
     pub confirm: Confirm,
+    /// Follow `202 Accepted` answers to their end within `--timeout` (`--poll`).
+    pub poll: bool,
     /// The key that seals 2026-era confirmations (at least 32 bytes; one per process when
     /// `None`). Servers behind one load balancer need the same key.
     pub confirm_key: Option<Arc<[u8]>>,
@@ -116,6 +118,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("mode", &self.mode)
             .field("list_caching", &self.list_caching)
             .field("confirm", &self.confirm)
+            .field("poll", &self.poll)
             .field("confirm_key", &self.confirm_key.as_ref().map(|_| "<set>"))
             .finish()
     }
@@ -677,24 +680,35 @@ impl ProxyServer {
             }
         };
         let forwarded = self.forwarded_headers(context);
-        let scoped = CallScope::new(forwarded).run(call);
-        let scoped = crate::progress::while_pending(
+        let work = async {
+            let (result, report) = CallScope::new(forwarded.clone()).run(call).await;
+            match report.accepted_at.clone() {
+                Some(at) if self.inner.opts.poll => {
+                    self.poll(state, &at, &forwarded, started, result, report)
+                        .await
+                }
+                Some(at) => {
+                    let mut result = result;
+                    result
+                        .content
+                        .push(ContentBlock::text(accepted_note(state, fwd, &at)));
+                    (result, report)
+                }
+                None => (result, report),
+            }
+        };
+        let work = crate::progress::while_pending(
             context,
             || format!("{} {}", route.method.as_str(), route.path),
-            scoped,
+            work,
         );
-        let (mut result, report) = tokio::select! {
-            r = scoped => r,
+        let (result, report) = tokio::select! {
+            r = work => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, "cancelled by the client");
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
             }
         };
-        if let Some(at) = &report.accepted_at {
-            result
-                .content
-                .push(ContentBlock::text(accepted_note(state, fwd, at)));
-        }
         let status = report.status;
         let result = conform_to_output_schema(result, def, &state.output_validators[i]);
         tracing::info!(
@@ -708,6 +722,108 @@ impl ProxyServer {
         );
         Ok(result.into())
     }
+}
+
+impl ProxyServer {
+    /// `--poll`: follows a `202 Accepted` to its end within `--timeout` (counted from the call's
+    /// start) through the GET tool that reads its status URL, so credentials, validation and
+    /// scrubbing are those of any call. Waits 1, 2, 3, then 5 s between polls; the operation is
+    /// still going while the status URL answers 202, or a JSON `status` says so (Azure's
+    /// `Running`, `InProgress`, `NotStarted`…). Without such a GET tool, or past the timeout, the
+    /// result says where the status is and which call reads it, as without `--poll`.
+    async fn poll(
+        &self,
+        state: &ToolState,
+        at: &url::Url,
+        forwarded: &[(String, String)],
+        started: Instant,
+        first: CallToolResult,
+        first_report: CallReport,
+    ) -> (CallToolResult, CallReport) {
+        let fwd = &self.inner.forwarder;
+        let deadline = started + fwd.options().timeout;
+        let mut at = at.clone();
+        let mut polls = 0u32;
+        loop {
+            let Some((tool, args)) = follow_up(state, &fwd.options().base_url, &at) else {
+                let mut result = first;
+                result
+                    .content
+                    .push(ContentBlock::text(accepted_note(state, fwd, &at)));
+                return (result, first_report);
+            };
+            let wait = POLL_WAITS[(polls as usize).min(POLL_WAITS.len() - 1)];
+            if Instant::now() + wait >= deadline {
+                let mut result = first;
+                result.content.push(ContentBlock::text(format!(
+                    "{} [openapi-mcp: polled {polls} times over {:.0} s (--timeout); the operation was still running.]",
+                    accepted_note(state, fwd, &at),
+                    started.elapsed().as_secs_f64()
+                )));
+                return (result, first_report);
+            }
+            tokio::time::sleep(wait).await;
+            polls += 1;
+            let Some(&i) = state.ops.get(&tool) else {
+                return (first, first_report);
+            };
+            let route = &state.set.tools[i].route;
+            let (polled, report) = CallScope::new(forwarded.to_vec())
+                .run(fwd.call(route, &args))
+                .await;
+            let running = report.status == Some(202)
+                || polled
+                    .structured_content
+                    .as_ref()
+                    .and_then(|v| v.get("status"))
+                    .and_then(Value::as_str)
+                    .is_some_and(still_running);
+            if running {
+                if let Some(next) = report.accepted_at {
+                    at = next;
+                }
+                continue;
+            }
+            let mut result = polled;
+            result.content.push(ContentBlock::text(format!(
+                "[openapi-mcp: the API accepted the request (HTTP 202) and carried it out in the background; this is the final answer of `{tool}` {}, polled {polls} times over {:.0} s. Do not repeat the call.]",
+                Value::Object(args),
+                started.elapsed().as_secs_f64()
+            )));
+            return (result, report);
+        }
+    }
+}
+
+/// Waits between polls of a long-running operation (the last one repeats).
+const POLL_WAITS: [std::time::Duration; 4] = [
+    std::time::Duration::from_secs(1),
+    std::time::Duration::from_secs(2),
+    std::time::Duration::from_secs(3),
+    std::time::Duration::from_secs(5),
+];
+
+/// A long-running operation's `status` that means it goes on (Azure, Google, AWS spellings).
+fn still_running(status: &str) -> bool {
+    let s: String = status
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    matches!(
+        s.as_str(),
+        "running"
+            | "inprogress"
+            | "notstarted"
+            | "pending"
+            | "accepted"
+            | "queued"
+            | "started"
+            | "creating"
+            | "updating"
+            | "deleting"
+            | "provisioning"
+    )
 }
 
 fn route_method(def: &ToolDef) -> &'static str {

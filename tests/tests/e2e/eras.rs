@@ -576,3 +576,102 @@ async fn slow_calls_report_progress_in_a_2025_session() {
     assert!(progress.len() >= 2, "{progress:?}");
     assert!(progress.windows(2).all(|w| w[0] < w[1]), "{progress:?}");
 }
+
+/// `--poll` (#23): a `202 Accepted` is followed through the GET tool that reads its status URL
+/// until the operation ends, with progress meanwhile; past `--timeout` the result says it is
+/// still running and which call checks it.
+#[tokio::test]
+async fn accepted_operations_are_polled_to_their_end() {
+    let up = Upstream::start().await;
+    let polls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = polls.clone();
+    up.respond(move |r| {
+        if r.method == "POST" {
+            let mut reply = Reply::empty(202);
+            reply
+                .headers
+                .push(("Location".into(), "/api/pets/42".into()));
+            return reply;
+        }
+        // The status says the operation runs, then answers with the pet (a status answering
+        // 202 all along is the second half).
+        match seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 => Reply::json(
+                200,
+                json!({"id": 42, "name": "rex", "status": "InProgress"}),
+            ),
+            _ => Reply::json(200, json!({"id": 42, "name": "rex", "status": "available"})),
+        }
+    });
+    let opts = ServerOptions {
+        poll: true,
+        ..ServerOptions::default()
+    };
+    let addr = serve_http(petstore(&up, opts).await, false).await;
+    let http = reqwest::Client::new();
+    let mut m = meta(json!({}));
+    m["progressToken"] = json!("lro");
+    let started = std::time::Instant::now();
+    let (_, reply, before) = rpc(
+        &http,
+        addr,
+        1,
+        "tools/call",
+        json!({"name": "petstore_create_pet", "arguments": {"name": "rex"}, "_meta": m}),
+    )
+    .await;
+    let r = &reply["result"];
+    assert_eq!(r["isError"], false, "{reply}");
+    let text = r["content"].to_string();
+    assert!(text.contains("available"), "{text}");
+    assert!(
+        text.contains("final answer of `petstore_show_pet_by_id`")
+            && text.contains("polled 2 times"),
+        "{text}"
+    );
+    let sent: Vec<String> = up
+        .requests()
+        .iter()
+        .map(|q| format!("{} {}", q.method, q.path()))
+        .collect();
+    assert_eq!(
+        sent,
+        ["POST /api/pets", "GET /api/pets/42", "GET /api/pets/42"]
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "waits 1, then 2 s"
+    );
+    assert!(
+        before
+            .iter()
+            .any(|n| n["method"] == "notifications/progress"),
+        "progress while polling: {before:?}"
+    );
+
+    // Never done within --timeout (5 s here): the result says so and names the call.
+    up.clear();
+    up.respond(|r| {
+        let mut reply = Reply::empty(202);
+        if r.method == "POST" {
+            reply
+                .headers
+                .push(("Location".into(), "/api/pets/43".into()));
+        }
+        reply
+    });
+    let (_, reply, _) = rpc(
+        &http,
+        addr,
+        2,
+        "tools/call",
+        json!({"name": "petstore_create_pet", "arguments": {"name": "tom"}}),
+    )
+    .await;
+    let text = reply["result"]["content"].to_string();
+    assert!(
+        text.contains("still running") && text.contains("petstore_show_pet_by_id"),
+        "{text}"
+    );
+    assert!(up.requests().len() >= 2, "it polled before giving up");
+}
