@@ -868,13 +868,11 @@ impl<'a> OpContext<'a> {
         };
         binding.flattened = true;
         for (prop, ploc, is_req) in shape {
-            let (mut s, d) = body_field_schema(store, &ploc);
-            input.deps.extend(d);
-            if let Value::Object(m) = &s
-                && m.get("readOnly") == Some(&Value::Bool(true))
-            {
+            if is_read_only(self.src.docs, &ploc, 0) {
                 continue;
             }
+            let (mut s, d) = body_field_schema(store, &ploc);
+            input.deps.extend(d);
             if binding.kind == BodyKind::Multipart && is_binary_schema(self.src.docs, &ploc) {
                 let ct = binding
                     .encoding
@@ -1181,6 +1179,34 @@ fn dependent_required(docs: &DocumentSet, loc: &Loc, args: &[ArgBinding]) -> Map
         }
     }
     out
+}
+
+/// Whether the schema at `loc` is `readOnly`: itself, through `$ref`s, or in an `allOf` member
+/// (`allOf: [{$ref: Plain}, {readOnly: true}]`); an explicit `readOnly: false` wins.
+fn is_read_only(docs: &DocumentSet, loc: &Loc, depth: usize) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    // A `$ref` with a `readOnly` sibling (3.1) says so itself.
+    if let Some(b) = docs
+        .get(loc)
+        .and_then(|n| n.get("readOnly"))
+        .and_then(Node::as_bool)
+    {
+        return b;
+    }
+    let Ok((loc, node)) = docs.deref(loc) else {
+        return false;
+    };
+    match node.get("readOnly").and_then(Node::as_bool) {
+        Some(b) => b,
+        None => node
+            .get("allOf")
+            .and_then(Node::as_array)
+            .is_some_and(|all| {
+                (0..all.len()).any(|i| is_read_only(docs, &loc.join("allOf").index(i), depth + 1))
+            }),
+    }
 }
 
 fn is_binary_schema(docs: &DocumentSet, loc: &Loc) -> bool {

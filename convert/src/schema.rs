@@ -1305,38 +1305,165 @@ pub fn strip_write_only(v: &mut Value) {
 }
 
 fn strip_flagged(v: &mut Value, flag: &str) {
-    // Definitions carrying the flag themselves (or through a chain of `$ref`s): a property that
-    // is only a `$ref` to one (`connection: {$ref: ...}` with `readOnly` inside) is flagged too.
-    let flagged: HashSet<String> = match v.get("$defs") {
-        Some(Value::Object(defs)) => defs
-            .iter()
-            .filter(|(_, d)| def_flagged(d, flag, defs, 0))
-            .map(|(k, _)| k.clone())
-            .collect(),
-        _ => HashSet::new(),
+    // Definitions carrying the flag themselves (through a chain of `$ref`s, or in an `allOf`
+    // member): a property that is only a `$ref` to one (`connection: {$ref: ...}` with
+    // `readOnly` inside) is flagged too.
+    let (flagged, declares) = match v.get("$defs") {
+        Some(Value::Object(defs)) => {
+            let flagged: HashSet<String> = defs
+                .iter()
+                .filter(|(_, d)| def_flagged(d, flag, defs, 0))
+                .map(|(k, _)| k.clone())
+                .collect();
+            // Per definition, the flagged properties it declares (itself, in its `allOf` members,
+            // through `$ref`s), computed before anything is stripped.
+            let declares: HashMap<String, HashSet<String>> = defs
+                .iter()
+                .map(|(k, d)| {
+                    let mut names = HashSet::new();
+                    declared_flagged(d, flag, &flagged, defs, 0, &mut names);
+                    (k.clone(), names)
+                })
+                .filter(|(_, names)| !names.is_empty())
+                .collect();
+            (flagged, declares)
+        }
+        _ => (HashSet::new(), HashMap::new()),
     };
     for_each_schema_mut(v, &mut |m| {
-        let Some(Value::Object(props)) = m.get_mut("properties") else {
-            return;
-        };
-        let drop: Vec<String> = props
-            .iter()
-            .filter(|(_, s)| property_flagged(s, flag, &flagged))
-            .map(|(k, _)| k.clone())
-            .collect();
-        if drop.is_empty() {
+        // Names a flagged property has here or in an `allOf` member or `$ref` target (the
+        // members are still as converted: a map is visited before its subschemas). A `required`
+        // naming one would make a request that can never be valid without sending it.
+        let mut gone: HashSet<String> = HashSet::new();
+        if let Some(Value::Array(all)) = m.get("allOf") {
+            for member in all {
+                member_declares(member, flag, &flagged, &declares, &mut gone);
+            }
+        }
+        if let Some(n) = m
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            && let Some(names) = declares.get(n)
+        {
+            gone.extend(names.iter().cloned());
+        }
+        if let Some(Value::Object(props)) = m.get_mut("properties") {
+            let mut drop = Vec::new();
+            for (k, s) in props.iter() {
+                if property_flagged(s, flag, &flagged) {
+                    drop.push(k.clone());
+                } else {
+                    // Declared here without the flag: this map's own declaration wins.
+                    gone.remove(k);
+                }
+            }
+            for k in drop {
+                props.shift_remove(&k);
+                gone.insert(k);
+            }
+        }
+        if gone.is_empty() {
             return;
         }
-        for k in &drop {
-            props.shift_remove(k);
-        }
-        if let Some(Value::Array(req)) = m.get_mut("required") {
-            req.retain(|r| !r.as_str().is_some_and(|r| drop.iter().any(|d| d == r)));
-            if req.is_empty() {
-                m.remove("required");
+        drop_required(m, &gone);
+        // `allOf` members hold each other's `required` (`allOf: [{$ref: Identified}, {required:
+        // [id]}]`): a name a sibling declares flagged goes from each member's too, unless that
+        // member declares it itself without the flag.
+        if let Some(Value::Array(all)) = m.get_mut("allOf") {
+            for member in all.iter_mut() {
+                let Value::Object(mm) = member else { continue };
+                let own: HashSet<&String> = match mm.get("properties") {
+                    Some(Value::Object(props)) => props
+                        .iter()
+                        .filter(|(_, s)| !property_flagged(s, flag, &flagged))
+                        .map(|(k, _)| k)
+                        .collect(),
+                    _ => HashSet::new(),
+                };
+                let gone: HashSet<String> =
+                    gone.iter().filter(|k| !own.contains(k)).cloned().collect();
+                drop_required(mm, &gone);
             }
         }
     });
+}
+
+/// Removes `names` from the `required` of `m` (and `required` itself once empty).
+fn drop_required(m: &mut Map<String, Value>, names: &HashSet<String>) {
+    if let Some(Value::Array(req)) = m.get_mut("required") {
+        req.retain(|r| !r.as_str().is_some_and(|r| names.contains(r)));
+        if req.is_empty() {
+            m.remove("required");
+        }
+    }
+}
+
+/// The flagged properties an `allOf` member declares: its own, its members', and those of the
+/// definition it refers to.
+fn member_declares(
+    member: &Value,
+    flag: &str,
+    flagged: &HashSet<String>,
+    declares: &HashMap<String, HashSet<String>>,
+    out: &mut HashSet<String>,
+) {
+    if let Some(Value::Object(props)) = member.get("properties") {
+        out.extend(
+            props
+                .iter()
+                .filter(|(_, s)| property_flagged(s, flag, flagged))
+                .map(|(k, _)| k.clone()),
+        );
+    }
+    if let Some(n) = member
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        && let Some(names) = declares.get(n)
+    {
+        out.extend(names.iter().cloned());
+    }
+    if let Some(Value::Array(all)) = member.get("allOf") {
+        for m in all {
+            member_declares(m, flag, flagged, declares, out);
+        }
+    }
+}
+
+/// [`member_declares`] for a definition, from the unstripped `$defs` (a few levels deep).
+fn declared_flagged(
+    d: &Value,
+    flag: &str,
+    flagged: &HashSet<String>,
+    defs: &Map<String, Value>,
+    depth: usize,
+    out: &mut HashSet<String>,
+) {
+    if depth > 8 {
+        return;
+    }
+    if let Some(Value::Object(props)) = d.get("properties") {
+        out.extend(
+            props
+                .iter()
+                .filter(|(_, s)| property_flagged(s, flag, flagged))
+                .map(|(k, _)| k.clone()),
+        );
+    }
+    if let Some(t) = d
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|n| defs.get(n))
+    {
+        declared_flagged(t, flag, flagged, defs, depth + 1, out);
+    }
+    if let Some(Value::Array(all)) = d.get("allOf") {
+        for m in all {
+            declared_flagged(m, flag, flagged, defs, depth + 1, out);
+        }
+    }
 }
 
 /// Whether a property schema carries `flag`: itself, through a `$ref` to a flagged definition,
@@ -1367,13 +1494,29 @@ fn local_ref(s: &Value) -> Option<&str> {
     target.get("$ref")?.as_str()?.strip_prefix("#/$defs/")
 }
 
+/// Whether a definition carries `flag`: itself, through a chain of `$ref`s, or in an `allOf`
+/// member (`Stamp: {allOf: [{$ref: Plain}, {readOnly: true}]}`), as [`property_flagged`] reads
+/// a property.
 fn def_flagged(d: &Value, flag: &str, defs: &Map<String, Value>, depth: usize) -> bool {
+    if depth >= 8 {
+        return false;
+    }
+    let via_ref = |s: &Value| {
+        s.get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/$defs/"))
+            .and_then(|n| defs.get(n))
+            .is_some_and(|t| def_flagged(t, flag, defs, depth + 1))
+    };
     match d.get(flag).and_then(Value::as_bool) {
         Some(b) => b,
-        None if depth < 8 => local_ref(d)
-            .and_then(|n| defs.get(n))
-            .is_some_and(|t| def_flagged(t, flag, defs, depth + 1)),
-        None => false,
+        None => {
+            via_ref(d)
+                || d.get("allOf").and_then(Value::as_array).is_some_and(|all| {
+                    all.iter()
+                        .any(|m| m.get(flag).and_then(Value::as_bool) == Some(true) || via_ref(m))
+                })
+        }
     }
 }
 

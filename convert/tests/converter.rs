@@ -21,6 +21,7 @@ mod converter {
         pub mod openapi31;
         pub mod param_styles;
         pub mod petstore;
+        pub mod read_only_nested;
         pub mod recursive;
         pub mod reserved_headers;
         pub mod security;
