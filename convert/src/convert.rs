@@ -783,6 +783,11 @@ impl<'a> OpContext<'a> {
                 }
                 let (mut s, d) = store.convert_at(&schema_loc);
                 input.deps.extend(d);
+                if kind == BodyKind::Binary {
+                    // An upload (`consumes: [application/octet-stream]`): the bytes, as base64.
+                    let mt = binding.content_type.as_str();
+                    mark_base64(&mut s, Some(mt).filter(|m| !m.contains('*')));
+                }
                 add_description(&mut s, description);
                 input.whole_body(binding.required, s);
             }
@@ -790,6 +795,9 @@ impl<'a> OpContext<'a> {
                 if matches!(kind, BodyKind::Json | BodyKind::Form | BodyKind::Multipart) =>
             {
                 if self.flatten_body(store, &schema_loc, &mut binding, input) {
+                    if binding.required && kind == BodyKind::Multipart {
+                        require_the_file(&binding, input);
+                    }
                     // Root-level `dependentRequired` of the body still holds, under the argument names.
                     let dependent = dependent_required(docs, &schema_loc, &input.args);
                     if !dependent.is_empty() {
@@ -1124,6 +1132,34 @@ fn swagger2_param_schema(store: &mut SchemaStore<'_>, loc: &Loc, node: &Node) ->
         }
     }
     store.convert_node(loc, &Node::from_entries(s))
+}
+
+/// A required multipart body whose schema requires none of its parts, with one file part: that
+/// file is required (an upload whose schema forgot `required: [file]` went out without the
+/// file). Other fields stay optional: an empty form is a valid form.
+fn require_the_file(binding: &BodyBinding, input: &mut Input) {
+    let fields: Vec<usize> = (0..input.args.len())
+        .filter(|&i| input.args[i].location == ArgLocation::BodyField)
+        .collect();
+    if fields.iter().any(|&i| input.args[i].required) {
+        return;
+    }
+    let files: Vec<usize> = fields
+        .iter()
+        .copied()
+        .filter(|&i| {
+            binding
+                .encoding
+                .iter()
+                .any(|e| e.binary && e.name == input.args[i].wire)
+        })
+        .collect();
+    let [only] = files.as_slice() else {
+        return;
+    };
+    let only = *only;
+    input.args[only].required = true;
+    input.required.push(input.args[only].arg.clone());
 }
 
 /// The converted schema of a flattened body property; a property only named in `required` (no

@@ -454,12 +454,27 @@ pub(crate) fn request_body<'a>(
         })
         .unwrap_or_default();
     let schema = media.get("schema").map(|_| media_loc.join("schema"));
+    let mut kind = body_kind(mt);
+    // A media range whose schema is a binary string (`*/*: {type: string, format: binary}`) is
+    // an upload: the bytes are sent, not a JSON string of them.
+    if kind == BodyKind::Json
+        && media_base(mt).contains('*')
+        && schema
+            .as_ref()
+            .and_then(|l| src.docs.deref(l).ok())
+            .is_some_and(|(_, n)| {
+                n.get("type").and_then(Node::as_str) == Some("string")
+                    && n.get("format").and_then(Node::as_str) == Some("binary")
+            })
+    {
+        kind = BodyKind::Binary;
+    }
     Ok(Some(RequestBody {
         required,
         description: rb.get("description"),
         media: Media {
             content_type: mt.to_string(),
-            kind: body_kind(mt),
+            kind,
             encoding,
         },
         content: BodyContent::MediaSchema(schema),

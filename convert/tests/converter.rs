@@ -23,6 +23,7 @@ mod converter {
         pub mod petstore;
         pub mod read_only_nested;
         pub mod recursive;
+        pub mod required_bodies;
         pub mod reserved_headers;
         pub mod security;
         pub mod swagger2;
