@@ -21,6 +21,7 @@ mod converter {
         pub mod openapi31;
         pub mod param_styles;
         pub mod petstore;
+        pub mod query_and_form_encoding;
         pub mod read_only_nested;
         pub mod recursive;
         pub mod required_bodies;

@@ -520,7 +520,12 @@ fn credential_shadowed(what: &str, name: &str) -> ArgError {
 #[error("invalid base64 ({0})")]
 struct InvalidBase64(#[source] base64::DecodeError);
 
-/// One `application/x-www-form-urlencoded` field (name and value encoded, delimiters raw).
+/// One `application/x-www-form-urlencoded` field (name and value encoded, delimiters raw), as
+/// its encoding object says: arrays default to style form, exploded (`tag=a&tag=b`); objects,
+/// and arrays of objects or arrays, that no `style` covers go deepObject-style (`filter[a]=1`,
+/// `items[0][price]=p1`, the bracket convention of Rack, PHP and `qs`): exploded form style would
+/// drop the field's name (`a=1`) and a nested value would be JSON text, which no form decoder
+/// reads.
 fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<String>) {
     let n = enc_form(name);
     if enc_
@@ -532,7 +537,8 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
         }
         return;
     }
-    let style = enc_.and_then(|e| e.style).unwrap_or(QueryStyle::Form);
+    let declared = enc_.and_then(|e| e.style);
+    let style = declared.unwrap_or(QueryStyle::Form);
     let explode = enc_
         .and_then(|e| e.explode)
         .unwrap_or(style == QueryStyle::Form);
@@ -541,6 +547,10 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
         Value::Array(_) if style == QueryStyle::DeepObject => {
             deep_value(&n, v, enc_form, enc_form, out)
         }
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            deep_value(&n, v, enc_form, enc_form, out)
+        }
+        Value::Object(o) if declared.is_none() => deep_object(&n, o, enc_form, enc_form, out),
         Value::Array(a) => {
             let delim = match style {
                 _ if explode => None,
@@ -581,8 +591,7 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
     }
 }
 
-/// Stripe-style nested form fields: `metadata[key]=v`, `a[b][c]=v`; arrays of primitives repeat
-/// the key (`tags[x]=a&tags[x]=b`), arrays of objects are indexed (`items[0][price]=x`).
+/// One part of a multipart body.
 struct Part {
     name: String,
     filename: Option<String>,
@@ -997,14 +1006,23 @@ pub(crate) fn build(
                 style,
                 explode,
                 allow_reserved,
-            } => expand_query(
-                &b.wire,
-                &value,
-                *style,
-                *explode,
-                *allow_reserved,
-                &mut query,
-            ),
+            } => {
+                let before = query.len();
+                expand_query(
+                    &b.wire,
+                    &value,
+                    *style,
+                    *explode,
+                    *allow_reserved,
+                    &mut query,
+                );
+                // A required parameter is always in the query: an empty object or array (or
+                // null) has no members to write, and is sent as the empty value (`filter=`,
+                // OpenAPI's "empty" serialization) instead of leaving the parameter out.
+                if b.required && query.len() == before {
+                    query.push(format!("{}=", enc(&b.wire)));
+                }
+            }
             ArgLocation::Header { explode } => {
                 if value.is_null() {
                     continue;
@@ -1982,12 +2000,76 @@ mod tests {
             body_str(&req),
             (
                 "application/x-www-form-urlencoded".into(),
-                "s=a+b%26c%3D%C3%A9&n=4.5&tags=x&tags=y&csv=x,y%2Cz&sp=1%202&pipe=1|2&k1=v1&k2=2&objf=k,v\
+                "s=a+b%26c%3D%C3%A9&n=4.5&tags=x&tags=y&csv=x,y%2Cz&sp=1%202&pipe=1|2&obj[k1]=v1&obj[k2]=2&objf=k,v\
                  &metadata[order_id]=6735&metadata[nested][a]=1&metadata[items][0][price]=p1&js=%7B%22a%22%3A%5B1%5D%7D"
                     .into()
             )
         );
         assert!(build_ok(&r, json!({})).body.is_none());
+    }
+
+    /// #23 part 2: a required query parameter is never left out (an empty object or array is
+    /// the empty value); an optional empty one is.
+    #[test]
+    fn required_query_parameters_are_always_sent() {
+        let q = |name: &str, style, explode, required| {
+            let mut a = arg(
+                name,
+                ArgLocation::Query {
+                    style,
+                    explode,
+                    allow_reserved: false,
+                },
+            );
+            a.required = required;
+            a
+        };
+        let r = route(
+            "/q",
+            vec![
+                q("filter", QueryStyle::DeepObject, true, true),
+                q("page", QueryStyle::Form, true, true),
+                q("ids", QueryStyle::PipeDelimited, false, true),
+                q("sort", QueryStyle::Form, true, false),
+            ],
+        );
+        let query = |v: Value| build_ok(&r, v).url.query().unwrap_or("").to_string();
+        assert_eq!(
+            query(json!({"filter": {}, "page": {}, "ids": [], "sort": {}})),
+            "filter=&page=&ids="
+        );
+        assert_eq!(
+            query(
+                json!({"filter": {"a": null}, "page": {"n": 1}, "ids": [1, 2], "sort": {"by": "x"}})
+            ),
+            "filter=&n=1&ids=1|2&by=x"
+        );
+    }
+
+    /// #23 part 2: form fields without an encoding style: arrays exploded, objects and arrays of
+    /// objects deepObject-style, never JSON text or bare member names.
+    #[test]
+    fn form_fields_without_a_style_are_decodable() {
+        let fields = ["tag", "filter", "items", "grid"];
+        let r = body_route(
+            BodyKind::Form,
+            "application/x-www-form-urlencoded",
+            true,
+            fields
+                .iter()
+                .map(|f| arg(f, ArgLocation::BodyField))
+                .collect(),
+            vec![enc_of("grid", None, Some(false), None)],
+        );
+        let req = build_ok(
+            &r,
+            json!({"tag": ["a", "b"], "filter": {"a": 1, "n": {"m": "x"}}, "items": [{"sku": "s"}, {"sku": "t"}],
+                   "grid": [[1, 2]]}),
+        );
+        assert_eq!(
+            body_str(&req).1,
+            "tag=a&tag=b&filter[a]=1&filter[n][m]=x&items[0][sku]=s&items[1][sku]=t&grid[0][]=1&grid[0][]=2"
+        );
     }
 
     #[test]
