@@ -334,6 +334,8 @@ struct Input {
     deps: Deps,
     /// Keywords of the inputSchema's root besides its properties (`dependentRequired`).
     root_extra: Map<String, Value>,
+    /// Declared parameters a credential fills.
+    credentials: Vec<CredentialParam>,
 }
 
 impl Input {
@@ -484,6 +486,7 @@ impl<'a> OpContext<'a> {
         let extra_schemes = self.parameters(store, &params.params, &security, &mut input, diags);
         self.template_variables(&params.params, &mut input, diags);
         let body = self.body(store, params, &mut input, diags)?;
+        let credential_params = std::mem::take(&mut input.credentials);
         let (input, input_deps, params, args) = input.assemble();
         // Responses.
         let (output_schema, output, accept) = self.output(store);
@@ -508,6 +511,8 @@ impl<'a> OpContext<'a> {
                 output
             },
             pinned: Map::new(),
+            credential_params,
+            input_schema: Default::default(),
         };
         let def = ToolDef::new(
             tool,

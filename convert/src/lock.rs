@@ -505,6 +505,8 @@ mod tests {
                 security: Vec::new(),
                 output: OutputShape::None,
                 pinned: Map::new(),
+                credential_params: Vec::new(),
+                input_schema: Default::default(),
             },
             op.map(str::to_string),
             Vec::new(),

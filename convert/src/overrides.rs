@@ -417,6 +417,8 @@ mod tests {
                 security: vec![],
                 output: OutputShape::None,
                 pinned: Map::new(),
+                credential_params: Vec::new(),
+                input_schema: Default::default(),
             },
             Some("getPet".into()),
             vec![],

@@ -18,6 +18,7 @@ mod converter {
         pub mod forms;
         pub mod inline;
         pub mod not_openapi;
+        pub mod nulls;
         pub mod openapi31;
         pub mod param_styles;
         pub mod petstore;

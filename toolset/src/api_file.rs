@@ -165,6 +165,8 @@ mod tests {
             security: Vec::new(),
             output: OutputShape::None,
             pinned: serde_json::Map::new(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         };
         ToolSet {
             title: "T".into(),

@@ -329,11 +329,103 @@ pub struct Route {
     /// values (the forwarder adds them to every call).
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
     pub pinned: serde_json::Map<String, serde_json::Value>,
+    /// Parameters the operation declares that a credential fills: an apiKey scheme's parameter
+    /// or an `Authorization` header. The credential is sent in their place; a required one that
+    /// neither a configured credential nor an argument fills makes the call a tool error that
+    /// names the variable to set, and nothing is sent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub credential_params: Vec<CredentialParam>,
+    /// The tool's inputSchema, as its [`ToolDef`] has it (the forwarder reads which `null`s mean
+    /// "not set" from it: [`crate::validate::drop_unset_nulls`]). Not part of the contract: never
+    /// serialized, never compared.
+    #[serde(skip)]
+    pub input_schema: InputSchemaLink,
 }
 
 impl Route {
     pub fn arg(&self, name: &str) -> Option<&ArgBinding> {
         self.args.iter().find(|a| a.arg == name)
+    }
+}
+
+/// A parameter a credential fills (see [`Route::credential_params`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialParam {
+    /// The parameter's name (a header name, a query or cookie name).
+    pub name: String,
+    #[serde(rename = "in")]
+    pub location: ApiKeyLocation,
+    /// The operation declares it required.
+    pub required: bool,
+}
+
+impl CredentialParam {
+    /// Whether scheme `scheme` puts its credential in this parameter: an apiKey scheme of this
+    /// name and location, or (for an `Authorization` header) a scheme sent as `Authorization`.
+    pub fn filled_by(&self, scheme: &SecurityScheme) -> bool {
+        let header = self.location == ApiKeyLocation::Header;
+        let same = |n: &str| {
+            if header {
+                n.eq_ignore_ascii_case(&self.name)
+            } else {
+                n == self.name
+            }
+        };
+        match scheme {
+            SecurityScheme::ApiKey { name, location } => *location == self.location && same(name),
+            SecurityScheme::Bearer
+            | SecurityScheme::Basic
+            | SecurityScheme::OAuth2ClientCredentials { .. }
+            | SecurityScheme::OAuth2Token => header && same("Authorization"),
+        }
+    }
+}
+
+/// A tool's inputSchema, shared with its route (see [`Route::input_schema`]): set when the
+/// [`ToolDef`] is made, when its schemas are bundled, and after every [`ToolDef::tool_mut`].
+#[derive(Default)]
+pub struct InputSchemaLink(
+    std::sync::RwLock<Option<Arc<serde_json::Map<String, serde_json::Value>>>>,
+);
+
+impl InputSchemaLink {
+    /// The inputSchema, once the tool has one.
+    pub fn get(&self) -> Option<Arc<serde_json::Map<String, serde_json::Value>>> {
+        match self.0.read() {
+            Ok(g) => g.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    fn set(&self, schema: Option<Arc<serde_json::Map<String, serde_json::Value>>>) {
+        match self.0.write() {
+            Ok(mut g) => *g = schema,
+            Err(poisoned) => *poisoned.into_inner() = schema,
+        }
+    }
+}
+
+impl Clone for InputSchemaLink {
+    fn clone(&self) -> Self {
+        InputSchemaLink(std::sync::RwLock::new(self.get()))
+    }
+}
+
+/// Derived from the tool, so it never makes two routes differ.
+impl PartialEq for InputSchemaLink {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for InputSchemaLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.get().is_some() {
+            "InputSchemaLink(set)"
+        } else {
+            "InputSchemaLink(unset)"
+        })
     }
 }
 
@@ -483,6 +575,7 @@ impl ToolDef {
         tags: Vec<String>,
         location: Location,
     ) -> Self {
+        route.input_schema.set(Some(tool.input_schema.clone()));
         ToolDef {
             head: tool,
             deferred: None,
@@ -495,6 +588,7 @@ impl ToolDef {
 
     /// A converted tool whose schemas are bundled on first use.
     pub fn with_deferred_schemas(mut self, schemas: Arc<dyn SchemaSource>) -> Self {
+        self.route.input_schema.set(None);
         self.deferred = Some(Deferred {
             schemas,
             full: std::sync::OnceLock::new(),
@@ -507,19 +601,27 @@ impl ToolDef {
     pub fn tool(&self) -> &rmcp::model::Tool {
         match &self.deferred {
             None => &self.head,
-            Some(d) => d.full.get_or_init(|| d.schemas.materialize(&self.head)),
+            Some(d) => d.full.get_or_init(|| {
+                let tool = d.schemas.materialize(&self.head);
+                self.route.input_schema.set(Some(tool.input_schema.clone()));
+                tool
+            }),
         }
     }
 
-    /// The tool, to change (its schemas are bundled first).
-    pub fn tool_mut(&mut self) -> &mut rmcp::model::Tool {
+    /// The tool, to change (its schemas are bundled first). The route's
+    /// [`Route::input_schema`] follows the change when the returned guard is dropped.
+    pub fn tool_mut(&mut self) -> ToolMut<'_> {
         if let Some(d) = self.deferred.take() {
             self.head = match d.full.into_inner() {
                 Some(t) => t,
                 None => d.schemas.materialize(&self.head),
             };
         }
-        &mut self.head
+        ToolMut {
+            tool: &mut self.head,
+            link: &self.route.input_schema,
+        }
     }
 
     /// Whether `self` and `other` serve the same MCP definition. Schemas not bundled yet are
@@ -576,6 +678,32 @@ impl ToolDef {
     /// Changes what every tool shows but its schemas (extensions, overrides, names).
     pub fn head_mut(&mut self) -> HeadMut<'_> {
         HeadMut(self)
+    }
+}
+
+/// The tool of a [`ToolDef`], being changed ([`ToolDef::tool_mut`]); when dropped, the route's
+/// [`Route::input_schema`] is the tool's inputSchema again.
+pub struct ToolMut<'a> {
+    tool: &'a mut rmcp::model::Tool,
+    link: &'a InputSchemaLink,
+}
+
+impl std::ops::Deref for ToolMut<'_> {
+    type Target = rmcp::model::Tool;
+    fn deref(&self) -> &rmcp::model::Tool {
+        self.tool
+    }
+}
+
+impl std::ops::DerefMut for ToolMut<'_> {
+    fn deref_mut(&mut self) -> &mut rmcp::model::Tool {
+        self.tool
+    }
+}
+
+impl Drop for ToolMut<'_> {
+    fn drop(&mut self) {
+        self.link.set(Some(self.tool.input_schema.clone()));
     }
 }
 
@@ -642,4 +770,114 @@ pub fn json_size(v: &impl serde::Serialize) -> usize {
     // Writing to a counter cannot fail; a tool that could not be serialized counts as empty.
     let _ = serde_json::to_writer(&mut c, v);
     c.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Map, Value, json};
+
+    fn route() -> Route {
+        Route {
+            method: HttpMethod::Get,
+            path: "/x".into(),
+            server: None,
+            args: Vec::new(),
+            body: None,
+            accept: None,
+            security: Vec::new(),
+            output: OutputShape::None,
+            pinned: Map::new(),
+            credential_params: Vec::new(),
+            input_schema: InputSchemaLink::default(),
+        }
+    }
+
+    fn tool(schema: Value) -> rmcp::model::Tool {
+        let mut t = rmcp::model::Tool::default();
+        t.name = "t".into();
+        if let Value::Object(m) = schema {
+            t.input_schema = Arc::new(m);
+        }
+        t
+    }
+
+    struct Source;
+    impl SchemaSource for Source {
+        fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
+            let mut t = head.clone();
+            if let Value::Object(m) = json!({"type": "object", "properties": {"b": {}}}) {
+                t.input_schema = Arc::new(m);
+            }
+            t
+        }
+        fn has_output(&self) -> bool {
+            false
+        }
+    }
+
+    /// The route's inputSchema link follows the tool: made, bundled, changed.
+    #[test]
+    fn the_route_sees_the_tools_input_schema() {
+        let props = |d: &ToolDef| {
+            d.route
+                .input_schema
+                .get()
+                .and_then(|s| s.get("properties").cloned())
+        };
+        let a = json!({"type": "object", "properties": {"a": {}}});
+        let mut def = ToolDef::new(tool(a), route(), None, vec![], Location::new("t", ""));
+        assert_eq!(props(&def), Some(json!({"a": {}})));
+        def.tool_mut().input_schema = Arc::new(Map::new());
+        assert_eq!(props(&def), None);
+        assert!(def.route.input_schema.get().is_some());
+
+        let def = ToolDef::new(
+            tool(json!({})),
+            route(),
+            None,
+            vec![],
+            Location::new("t", ""),
+        )
+        .with_deferred_schemas(Arc::new(Source));
+        assert!(def.route.input_schema.get().is_none());
+        let _ = def.tool();
+        assert_eq!(props(&def), Some(json!({"b": {}})));
+        // A clone keeps its own link.
+        let mut copy = def.clone();
+        if let Value::Object(m) = json!({"properties": {"c": {}}}) {
+            copy.tool_mut().input_schema = Arc::new(m);
+        }
+        assert_eq!(props(&copy), Some(json!({"c": {}})));
+        assert_eq!(props(&def), Some(json!({"b": {}})));
+        assert_eq!(def.route, copy.route, "never compared");
+    }
+
+    #[test]
+    fn credential_params_know_their_schemes() {
+        let cp = |name: &str, location| CredentialParam {
+            name: name.into(),
+            location,
+            required: true,
+        };
+        let key = SecurityScheme::ApiKey {
+            name: "X-Key".into(),
+            location: ApiKeyLocation::Header,
+        };
+        assert!(cp("x-key", ApiKeyLocation::Header).filled_by(&key));
+        assert!(!cp("X-Key", ApiKeyLocation::Query).filled_by(&key));
+        let q = SecurityScheme::ApiKey {
+            name: "key".into(),
+            location: ApiKeyLocation::Query,
+        };
+        assert!(!cp("KEY", ApiKeyLocation::Query).filled_by(&q));
+        for s in [
+            SecurityScheme::Bearer,
+            SecurityScheme::Basic,
+            SecurityScheme::OAuth2Token,
+        ] {
+            assert!(cp("authorization", ApiKeyLocation::Header).filled_by(&s));
+            assert!(!cp("X-Key", ApiKeyLocation::Header).filled_by(&s));
+        }
+    }
 }

@@ -282,6 +282,226 @@ fn inexact_integers(schema: &Value, v: &Value, path: &mut String, out: &mut Vec<
     }
 }
 
+/// `args` without the `null`s that mean "not set": models send `null` for arguments they leave
+/// out. A `null` is dropped where it stands for an optional argument, or an optional member of an
+/// object inside one, whose schema does not allow `null`; so the call is validated and sent as
+/// if it had been left out. Everything else stays: a `null` the schema allows (`nullable: true`,
+/// a type array with `"null"`, an untyped value) is sent as `null`, and a `null` for a required
+/// argument or member (or one the schema does not declare) is left for validation to report.
+///
+/// Members are followed through `properties`, `items`, `$ref`s (local to `schema`) and `allOf`,
+/// and through the one `anyOf`/`oneOf` alternative that can hold an object (a nullable object is
+/// `anyOf: [object, null]`); where several alternatives could, nothing inside is dropped.
+/// Borrowed when nothing is dropped.
+pub fn drop_unset_nulls<'a>(
+    schema: &Map<String, Value>,
+    args: &'a Map<String, Value>,
+) -> std::borrow::Cow<'a, Map<String, Value>> {
+    fn has_null(v: &Value, depth: usize) -> bool {
+        depth <= MAX_DEPTH
+            && match v {
+                Value::Null => true,
+                Value::Array(a) => a.iter().any(|x| has_null(x, depth + 1)),
+                Value::Object(o) => o.values().any(|x| has_null(x, depth + 1)),
+                _ => false,
+            }
+    }
+    if !args.values().any(|v| has_null(v, 1)) {
+        return std::borrow::Cow::Borrowed(args);
+    }
+    let root = Value::Object(schema.clone());
+    let nulls = Nulls { root: &root };
+    let mut out = args.clone();
+    nulls.object(&mut out, &[&root], 0);
+    if out.len() == args.len() && out == *args {
+        std::borrow::Cow::Borrowed(args)
+    } else {
+        std::borrow::Cow::Owned(out)
+    }
+}
+
+/// [`drop_unset_nulls`]' walk: a value and the schemas that all apply to it.
+struct Nulls<'s> {
+    root: &'s Value,
+}
+
+/// How many `$ref`s in a row are followed.
+const REF_CHAIN_MAX: usize = 32;
+
+impl<'s> Nulls<'s> {
+    /// The schema a local `$ref` (`#/$defs/X`, `#/properties/...`) names.
+    fn target(&self, r: &str) -> Option<&'s Value> {
+        let ptr = r.strip_prefix('#')?;
+        if ptr.is_empty() {
+            return Some(self.root);
+        }
+        self.root.pointer(ptr)
+    }
+
+    /// `schemas` with every `$ref` target and `allOf` member added (all of them apply), and the
+    /// one `anyOf`/`oneOf` alternative that can be of JSON type `kind` (`object`, `array`);
+    /// `None` when several could.
+    fn expand(&self, schemas: &[&'s Value], kind: &str) -> Option<Vec<&'s Value>> {
+        let mut out: Vec<&'s Value> = Vec::new();
+        let mut todo: Vec<(&'s Value, usize)> = schemas.iter().map(|s| (*s, 0)).collect();
+        while let Some((s, hops)) = todo.pop() {
+            if hops > REF_CHAIN_MAX || out.len() > 256 {
+                return None;
+            }
+            if out.iter().any(|o| std::ptr::eq(*o, s)) {
+                continue;
+            }
+            out.push(s);
+            let Value::Object(m) = s else { continue };
+            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+                todo.push((self.target(r)?, hops + 1));
+            }
+            if let Some(Value::Array(all)) = m.get("allOf") {
+                todo.extend(all.iter().map(|x| (x, hops + 1)));
+            }
+            for k in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alts)) = m.get(k) {
+                    let fits: Vec<&'s Value> =
+                        alts.iter().filter(|a| self.may_be(a, kind, 0)).collect();
+                    match fits.as_slice() {
+                        [one] => todo.push((one, hops + 1)),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Whether schema `s` allows JSON type `kind` (following `$ref`s; compositions are assumed
+    /// to).
+    fn may_be(&self, s: &'s Value, kind: &str, hops: usize) -> bool {
+        let Value::Object(m) = s else {
+            return s.as_bool() != Some(false);
+        };
+        if let Some(r) = m.get("$ref").and_then(Value::as_str) {
+            match self.target(r) {
+                Some(t) if hops < REF_CHAIN_MAX => {
+                    if !self.may_be(t, kind, hops + 1) {
+                        return false;
+                    }
+                }
+                _ => return true,
+            }
+        }
+        let fits = |t: &str| t == kind;
+        match m.get("type") {
+            Some(Value::String(t)) => fits(t),
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).any(fits),
+            _ => true,
+        }
+    }
+
+    /// Whether schema `s` accepts `null` (its type, `enum`, `const`, `$ref` target and `allOf`
+    /// members all do, and one of its `anyOf`/`oneOf` alternatives does).
+    fn accepts_null(&self, s: &Value, hops: usize) -> bool {
+        let Value::Object(m) = s else {
+            return s.as_bool() != Some(false);
+        };
+        if hops > REF_CHAIN_MAX {
+            return true;
+        }
+        let typed = match m.get("type") {
+            Some(Value::String(t)) => t == "null",
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == "null"),
+            _ => true,
+        };
+        let listed = |k: &str| match m.get(k) {
+            Some(Value::Array(e)) if k == "enum" => e.contains(&Value::Null),
+            Some(c) if k == "const" => c.is_null(),
+            _ => true,
+        };
+        let any = |k: &str| match m.get(k) {
+            Some(Value::Array(alts)) => alts.iter().any(|a| self.accepts_null(a, hops + 1)),
+            _ => true,
+        };
+        typed
+            && listed("enum")
+            && listed("const")
+            && m.get("$ref").and_then(Value::as_str).is_none_or(|r| {
+                self.target(r)
+                    .is_none_or(|t| self.accepts_null(t, hops + 1))
+            })
+            && m.get("allOf")
+                .and_then(Value::as_array)
+                .is_none_or(|all| all.iter().all(|a| self.accepts_null(a, hops + 1)))
+            && any("anyOf")
+            && any("oneOf")
+    }
+
+    /// Drops the unset `null`s of `obj`, whose schemas are `schemas`, and of what it holds.
+    fn object(&self, obj: &mut Map<String, Value>, schemas: &[&'s Value], depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        let Some(view) = self.expand(schemas, "object") else {
+            return;
+        };
+        let required = |k: &str| {
+            view.iter().any(|s| {
+                s.get("required")
+                    .and_then(Value::as_array)
+                    .is_some_and(|r| r.iter().any(|x| x == k))
+            })
+        };
+        // The schemas of member `k`: its declarations, else `additionalProperties`.
+        let member = |k: &str| -> (bool, Vec<&'s Value>) {
+            let declared: Vec<&'s Value> = view
+                .iter()
+                .filter_map(|s| s.get("properties")?.get(k))
+                .collect();
+            if !declared.is_empty() {
+                return (true, declared);
+            }
+            let extra = view
+                .iter()
+                .filter_map(|s| s.get("additionalProperties"))
+                .collect();
+            (false, extra)
+        };
+        obj.retain(|k, v| {
+            if !v.is_null() {
+                return true;
+            }
+            let (declared, schemas) = member(k);
+            !declared || required(k) || schemas.iter().all(|s| self.accepts_null(s, 0))
+        });
+        for (k, v) in obj.iter_mut() {
+            let (_, schemas) = member(k);
+            if !schemas.is_empty() {
+                self.value(v, &schemas, depth + 1);
+            }
+        }
+    }
+
+    fn value(&self, v: &mut Value, schemas: &[&'s Value], depth: usize) {
+        match v {
+            Value::Object(o) => self.object(o, schemas, depth),
+            Value::Array(items) if depth <= MAX_DEPTH => {
+                let Some(view) = self.expand(schemas, "array") else {
+                    return;
+                };
+                if view.iter().any(|s| s.get("prefixItems").is_some()) {
+                    return;
+                }
+                let item: Vec<&'s Value> = view.iter().filter_map(|s| s.get("items")).collect();
+                if item.is_empty() {
+                    return;
+                }
+                for x in items.iter_mut() {
+                    self.value(x, &item, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Validates `args`; returns one line per problem, each naming the argument path. Values are
 /// shown cut short (a 1 MB string is not echoed back), and arguments nested more than
 /// [`MAX_DEPTH`] levels are refused before the schema validator sees them.
@@ -303,6 +523,8 @@ pub fn check(
     if !too_deep.is_empty() {
         return Err(too_deep);
     }
+    // Validated as sent: without the nulls that mean "not set".
+    let args = &*drop_unset_nulls(schema, args);
     let v = match validator.get(schema) {
         Ok(v) => v,
         // A schema the validator cannot compile (e.g. an exotic regex): let the API judge.
@@ -826,5 +1048,83 @@ mod pattern_tests {
                 "{pattern}: {took:?}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod null_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    fn schema() -> Map<String, Value> {
+        obj(json!({
+            "type": "object",
+            "properties": {
+                "limit": {"type": "integer"},
+                "cursor": {"type": ["string", "null"]},
+                "name": {"type": "string"},
+                "shape": {"oneOf": [
+                    {"type": "object", "properties": {"r": {"type": "number"}}},
+                    {"type": "object", "properties": {"w": {"type": "number"}}}
+                ]},
+                "owner": {"$ref": "#/$defs/Owner"},
+                "mode": {"enum": ["a", "b"]},
+                "any": {"description": "untyped"}
+            },
+            "required": ["name"],
+            "additionalProperties": false,
+            "$defs": {"Owner": {"anyOf": [
+                {"type": "object", "properties": {"id": {"type": "integer"}, "nick": {"type": "string"}},
+                 "additionalProperties": false},
+                {"type": "null"}
+            ]}}
+        }))
+    }
+
+    #[test]
+    fn unset_nulls_are_dropped_by_schema() {
+        let s = schema();
+        let args = obj(json!({
+            "limit": null, "cursor": null, "name": null, "mode": null, "any": null,
+            "shape": {"r": null}, "owner": {"id": 1, "nick": null, "zz": null}, "typo": null
+        }));
+        // Optional non-nullable (`limit`, `mode`, `owner.nick` through a `$ref` and a nullable
+        // `anyOf`) go; nullable, untyped, required and undeclared ones stay; inside an
+        // ambiguous `oneOf` nothing is dropped.
+        assert_eq!(
+            Value::Object(drop_unset_nulls(&s, &args).into_owned()),
+            json!({"cursor": null, "name": null, "any": null, "shape": {"r": null},
+                   "owner": {"id": 1, "zz": null}, "typo": null})
+        );
+        let clean = obj(json!({"name": "x", "cursor": null}));
+        assert!(matches!(
+            drop_unset_nulls(&s, &clean),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn validation_sees_the_call_without_unset_nulls() {
+        let s = schema();
+        let v = LazyValidator::default();
+        assert!(
+            check(
+                &v,
+                &s,
+                &obj(json!({"name": "x", "limit": null, "mode": null}))
+            )
+            .is_ok()
+        );
+        let p = check(&v, &s, &obj(json!({"name": null}))).expect_err("required null");
+        assert_eq!(p, ["`name`: null is not of type \"string\""]);
+        let p = check(&v, &s, &obj(json!({"name": "x", "typo": null}))).expect_err("unknown");
+        assert!(p[0].starts_with("unknown argument `typo`"), "{p:?}");
     }
 }

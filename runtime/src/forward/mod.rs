@@ -446,6 +446,16 @@ impl Forwarder {
         boundary: Option<&str>,
         fresh: &[(String, String)],
     ) -> Result<BuiltRequest, ArgError> {
+        // `null`s that mean "not set" are not sent: the same ones validation left out.
+        let schema = route.input_schema.get();
+        let pruned;
+        let args = match &schema {
+            Some(s) => {
+                pruned = openapi_mcp_toolset::validate::drop_unset_nulls(s, args);
+                &*pruned
+            }
+            None => args,
+        };
         // Arguments pinned by an overrides file are not in the inputSchema: add them here.
         let with_pinned;
         let args = if route.pinned.is_empty() {
@@ -936,6 +946,8 @@ mod tests {
             security: vec![vec!["key".into()]],
             output: OutputShape::Object,
             pinned: Default::default(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         }
     }
 
@@ -1038,6 +1050,8 @@ mod tests {
             security: vec![vec!["key".into()]],
             output: OutputShape::None,
             pinned: Default::default(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         };
         let r = f.call(&route, &args(json!({"name": "Rex"}))).await;
         assert_eq!(r.is_error, Some(true));

@@ -1195,6 +1195,8 @@ mod tests {
             security: vec![],
             output: OutputShape::None,
             pinned: Default::default(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         }
     }
 

@@ -419,6 +419,8 @@ mod tests {
             security: vec![],
             output,
             pinned: Default::default(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         }
     }
 

@@ -308,6 +308,8 @@ mod tests {
             security: Vec::new(),
             output: OutputShape::None,
             pinned: Map::new(),
+            credential_params: Vec::new(),
+            input_schema: Default::default(),
         }
     }
 
