@@ -110,17 +110,6 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     };
     let mut names = NameAllocator::new(&prefix, opts.max_name_len);
     let security_schemes = security_schemes(spec, &mut diags);
-    let credential_params: Vec<(String, String, ParamIn)> = security_schemes
-        .iter()
-        .filter_map(|(scheme, s)| match s {
-            SecurityScheme::ApiKey { name, location } => Some((
-                scheme.clone(),
-                name.to_ascii_lowercase(),
-                location.param_in(),
-            )),
-            _ => None,
-        })
-        .collect();
     let base_url = base_url(spec);
     let global_security = root.get("security");
 
@@ -186,7 +175,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
                         },
                         path,
                         method,
-                        credential_params: &credential_params,
+                        schemes: &security_schemes,
                         global_security,
                         opts,
                     };
@@ -318,8 +307,8 @@ struct OpContext<'a> {
     src: ir::Source<'a>,
     path: &'a str,
     method: HttpMethod,
-    /// apiKey schemes' parameters: (scheme, lowercase parameter name, location).
-    credential_params: &'a [(String, String, ParamIn)],
+    /// The API's security schemes.
+    schemes: &'a [(String, SecurityScheme)],
     global_security: Option<&'a Node>,
     opts: &'a ToolOptions,
 }
@@ -548,7 +537,11 @@ impl<'a> OpContext<'a> {
                     );
                     continue;
                 }
-                if wanted == ParamIn::Header && is_ignored_header_param(p.name) {
+                // `Accept` and `Content-Type` are the media types' to set. `Authorization` is a
+                // credential's place (below), unless nothing in the operation's security fills it.
+                let authorization =
+                    wanted == ParamIn::Header && p.name.eq_ignore_ascii_case("authorization");
+                if wanted == ParamIn::Header && is_ignored_header_param(p.name) && !authorization {
                     continue;
                 }
                 if wanted == ParamIn::Header && is_reserved_header(p.name) {
@@ -561,22 +554,38 @@ impl<'a> OpContext<'a> {
                     );
                     continue;
                 }
-                // A security scheme's parameter is never an argument: the credential fills it.
-                // When the operation's own security does not name that scheme (apideck: the
-                // root requires an app id header, operations override security but still
-                // declare the header), the scheme is added to the operation's requirements,
-                // so its credential is sent whenever it is configured.
-                if let Some((scheme, _, _)) = self
-                    .credential_params
-                    .iter()
-                    .find(|(_, n, l)| *l == wanted && *n == p.name.to_ascii_lowercase())
-                {
-                    if !security.iter().flatten().any(|s| s == scheme)
+                // A parameter a credential fills: an apiKey scheme's, or `Authorization`.
+                let mut per_call: Option<Option<String>> = None;
+                if let Some((cp, schemes)) = self.credential_param(p) {
+                    if schemes
+                        .iter()
+                        .any(|n| security.iter().flatten().any(|s| s == n))
+                    {
+                        // The operation's security fills it: never an argument. A required one
+                        // that no configured credential fills stops the call (the forwarder says
+                        // which variable to set).
+                        input.credentials.push(cp);
+                        continue;
+                    }
+                    // The operation's security does not use it: the value is per-call data, an
+                    // argument. An apiKey scheme named by the parameter is still added to the
+                    // operation's requirements (apideck declares its app id header on
+                    // operations whose security does not name that scheme), and `--header`
+                    // may set it: either fills the parameter instead, so the argument is
+                    // optional, and the forwarder refuses a call that has none of them when
+                    // the parameter is required.
+                    let scheme = schemes.into_iter().find(|n| {
+                        self.schemes
+                            .iter()
+                            .any(|(s, k)| s == n && matches!(k, SecurityScheme::ApiKey { .. }))
+                    });
+                    if let Some(scheme) = &scheme
                         && !extra_schemes.contains(scheme)
                     {
                         extra_schemes.push(scheme.clone());
                     }
-                    continue;
+                    input.credentials.push(cp);
+                    per_call = Some(scheme);
                 }
                 let (mut schema, pdeps) = self.param_schema(store, p, diags);
                 input.deps.extend(pdeps);
@@ -593,6 +602,28 @@ impl<'a> OpContext<'a> {
                         m.insert("examples".into(), json!([ex]));
                     }
                 }
+                if let (Some(scheme), Value::Object(m)) = (&per_call, &mut schema) {
+                    let by = match scheme {
+                        Some(scheme) => format!(
+                            "the credential of security scheme `{scheme}` ({}) is configured",
+                            credential_env_base(scheme)
+                        ),
+                        None => format!("the server is started with `--header {}`", p.name),
+                    };
+                    let note = format!(
+                        "When {by}, that is sent instead of this argument.{}",
+                        if p.required {
+                            " Required otherwise."
+                        } else {
+                            ""
+                        }
+                    );
+                    let text = match m.get("description").and_then(Value::as_str) {
+                        Some(d) => format!("{d}\n\n{note}"),
+                        None => note,
+                    };
+                    m.insert("description".into(), Value::String(text));
+                }
                 let arg = input.unique_arg(p.name, wanted.as_str());
                 input.add(
                     schema,
@@ -600,13 +631,38 @@ impl<'a> OpContext<'a> {
                         arg,
                         wire: p.name.to_string(),
                         location: p.arg_location(),
-                        required: p.required,
+                        required: p.required && per_call.is_none(),
                         content_type: p.content_type().map(str::to_string),
                     },
                 );
             }
         }
         extra_schemes
+    }
+
+    /// When a credential fills parameter `p` (an apiKey scheme's parameter, or an
+    /// `Authorization` header): the parameter, and the schemes that fill it, in spec order.
+    fn credential_param(&self, p: &ir::Param<'_>) -> Option<(CredentialParam, Vec<String>)> {
+        let location = match p.location {
+            ParamIn::Header => ApiKeyLocation::Header,
+            ParamIn::Query => ApiKeyLocation::Query,
+            ParamIn::Cookie => ApiKeyLocation::Cookie,
+            ParamIn::Path => return None,
+        };
+        let cp = CredentialParam {
+            name: p.name.to_string(),
+            location,
+            required: p.required,
+        };
+        let authorization =
+            location == ApiKeyLocation::Header && p.name.eq_ignore_ascii_case("authorization");
+        let schemes: Vec<String> = self
+            .schemes
+            .iter()
+            .filter(|(_, s)| cp.filled_by(s))
+            .map(|(n, _)| n.clone())
+            .collect();
+        (authorization || !schemes.is_empty()).then_some((cp, schemes))
     }
 
     /// Template variables nobody declared: degrade to a required string argument.

@@ -13,6 +13,7 @@ mod converter {
         pub mod allof_oneof;
         pub mod broken_ops;
         pub mod collisions;
+        pub mod credential_params;
         pub mod every_fixture;
         pub mod external_refs;
         pub mod forms;

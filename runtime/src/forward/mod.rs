@@ -29,7 +29,9 @@ pub use auth::Credentials;
 pub use response::{Truncation, to_result};
 
 use auth::{Cred, TokenCache};
-use openapi_mcp_toolset::model::{Route, SecurityScheme};
+use openapi_mcp_toolset::model::{
+    ApiKeyLocation, ArgLocation, CredentialParam, Route, SecurityScheme,
+};
 
 tokio::task_local! {
     static CALL_SCOPE: CallScope;
@@ -434,6 +436,8 @@ impl Forwarder {
         route: &Route,
         args: &Map<String, Value>,
     ) -> Result<BuiltRequest, ArgError> {
+        self.check_credentials(route, args)
+            .map_err(|message| ArgError { arg: None, message })?;
         self.build(route, args, None, &[])
     }
 
@@ -517,6 +521,75 @@ impl Forwarder {
         self.scrub(result)
     }
 
+    /// Refuses a call that would go without a required parameter a credential fills
+    /// ([`Route::credential_params`]): no configured credential, argument, `--header`,
+    /// forwarded header or base-URL query gives it. The message names what to set.
+    fn check_credentials(&self, route: &Route, args: &Map<String, Value>) -> Result<(), String> {
+        let inner = &self.inner;
+        let mut required = route
+            .credential_params
+            .iter()
+            .filter(|c| c.required)
+            .peekable();
+        if required.peek().is_none() {
+            return Ok(());
+        }
+        let base = request::effective_base(&inner.opts.base_url, route.server.as_deref());
+        let trusted = base
+            .as_ref()
+            .is_ok_and(|u| inner.opts.sends_credentials_to(u));
+        let alt = auth::select(&route.security, &inner.schemes, &inner.creds);
+        let scheme = |n: &str| inner.schemes.iter().find(|(s, _)| s == n).map(|(_, s)| s);
+        let forwarded = if trusted {
+            CALL_SCOPE
+                .try_with(|s| s.forwarded_headers.clone())
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        for cp in required {
+            let fills = |n: &String| scheme(n).is_some_and(|s| cp.filled_by(s));
+            let binding = route.args.iter().find(|b| {
+                b.wire == cp.name
+                    && matches!(
+                        (&b.location, cp.location),
+                        (ArgLocation::Header { .. }, ApiKeyLocation::Header)
+                            | (ArgLocation::Query { .. }, ApiKeyLocation::Query)
+                            | (ArgLocation::Cookie { .. }, ApiKeyLocation::Cookie)
+                    )
+            });
+            if let Some(alt) = alt.filter(|_| trusted) {
+                if alt.iter().any(fills) {
+                    continue;
+                }
+                // The operation's security is met by another credential: the parameter only
+                // documented where one of its alternatives goes.
+                if binding.is_none() {
+                    continue;
+                }
+            }
+            if binding.is_some_and(|b| {
+                args.get(&b.arg)
+                    .or_else(|| route.pinned.get(&b.arg))
+                    .is_some_and(|v| !v.is_null())
+            }) {
+                continue;
+            }
+            if operator_fills(cp, &inner.opts, &forwarded, base.as_ref().ok()) {
+                continue;
+            }
+            return Err(missing_credential(
+                cp,
+                route,
+                &inner.schemes,
+                &inner.creds,
+                binding.map(|b| b.arg.as_str()),
+                base.as_ref().ok().filter(|_| !trusted),
+            ));
+        }
+        Ok(())
+    }
+
     /// Client-credentials schemes of the security alternative chosen for `route`.
     fn client_credential_schemes(&self, route: &Route) -> Vec<String> {
         let inner = &self.inner;
@@ -538,6 +611,9 @@ impl Forwarder {
         route: &Route,
         args: &Map<String, Value>,
     ) -> (CallToolResult, Option<u16>) {
+        if let Err(message) = self.check_credentials(route, args) {
+            return (error_result(message), None);
+        }
         let inner = &self.inner;
         let opts = &inner.opts;
         let cc = self.client_credential_schemes(route);
@@ -782,6 +858,100 @@ impl Forwarder {
         scrub::scrub(&mut result, &secrets);
         result
     }
+}
+
+/// Whether the operator gives parameter `cp` on every request: a `--header` (or a header the
+/// client's request forwards), a cookie in a `--header Cookie`, or the base URL's query.
+fn operator_fills(
+    cp: &CredentialParam,
+    opts: &ForwardOptions,
+    forwarded: &[(String, String)],
+    base: Option<&Url>,
+) -> bool {
+    let mut headers = opts.static_headers.iter().chain(forwarded);
+    match cp.location {
+        ApiKeyLocation::Header => headers.any(|(k, _)| k.eq_ignore_ascii_case(&cp.name)),
+        ApiKeyLocation::Query => base.is_some_and(|u| u.query_pairs().any(|(k, _)| k == cp.name)),
+        ApiKeyLocation::Cookie => headers.any(|(k, v)| {
+            k.eq_ignore_ascii_case("cookie")
+                && v.split(';')
+                    .any(|c| c.trim().split('=').next() == Some(cp.name.as_str()))
+        }),
+    }
+}
+
+/// The tool error for a required credential parameter nothing fills: what the API needs, the
+/// security schemes that fill it and their variables, or why a configured credential is not
+/// sent (`untrusted`: the operation's server, an origin credentials do not go to).
+fn missing_credential(
+    cp: &CredentialParam,
+    route: &Route,
+    schemes: &[(String, SecurityScheme)],
+    creds: &Credentials,
+    arg: Option<&str>,
+    untrusted: Option<&Url>,
+) -> String {
+    let what = match cp.location {
+        ApiKeyLocation::Header => format!("the header `{}`", cp.name),
+        ApiKeyLocation::Query => format!("the query parameter `{}`", cp.name),
+        ApiKeyLocation::Cookie => format!("the cookie `{}`", cp.name),
+    };
+    // The schemes of the operation's security that fill it, in spec order.
+    let fillers: Vec<&(String, SecurityScheme)> = schemes
+        .iter()
+        .filter(|(n, s)| cp.filled_by(s) && route.security.iter().flatten().any(|x| x == n))
+        .collect();
+    let named = fillers
+        .iter()
+        .map(|(n, _)| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    if let Some(url) = untrusted
+        && fillers.iter().any(|(n, s)| creds.has(n, s))
+    {
+        return format!(
+            "The API requires {what}, which the credential of security scheme {named} fills, but credentials are not sent to {}, this operation's server (the operator can allow it with --credential-origin). Nothing was sent.",
+            url.origin().ascii_serialization()
+        );
+    }
+    let ambiguous = openapi_mcp_toolset::model::ambiguous_env(schemes);
+    let how: Vec<String> = fillers
+        .iter()
+        .map(|(n, s)| {
+            let base = openapi_mcp_toolset::model::credential_env_base(n);
+            let vars = if ambiguous.iter().any(|(b, _)| *b == base) {
+                format!("--auth {n}=VALUE (its variable is shared with another scheme)")
+            } else {
+                match s {
+                    SecurityScheme::Basic => format!("{base}_USERNAME and {base}_PASSWORD"),
+                    SecurityScheme::OAuth2ClientCredentials { .. } => {
+                        format!("{base}_CLIENT_ID and {base}_CLIENT_SECRET (or a token in {base})")
+                    }
+                    _ => base,
+                }
+            };
+            if fillers.len() > 1 {
+                format!("{vars} (scheme `{n}`)")
+            } else {
+                vars
+            }
+        })
+        .collect();
+    let mut text = format!("The API requires {what}");
+    if !fillers.is_empty() {
+        text.push_str(&format!(
+            ", which the credential of security scheme {named} fills, and none is configured: set {} (or start the server with --auth SCHEME=VALUE)",
+            how.join(" or ")
+        ));
+    }
+    if let Some(arg) = arg {
+        text.push_str(&format!(
+            "{} pass it as the argument `{arg}`",
+            if fillers.is_empty() { ":" } else { ", or" }
+        ));
+    }
+    text.push_str(". Nothing was sent.");
+    text
 }
 
 /// Why no OAuth2 client-credentials token could be had for a security scheme.
@@ -1282,6 +1452,50 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("cl1ent-s3cret"), "{t}");
+    }
+
+    /// #23 part 2: a required parameter a credential fills goes out filled, or the call is
+    /// refused naming what to set; `--header` fills it too; a configured credential held back
+    /// from another origin says so.
+    #[test]
+    fn required_credential_parameters_are_filled_or_refused() {
+        let mut route = get_pet();
+        route.credential_params = vec![CredentialParam {
+            name: "X-Api-Key".into(),
+            location: ApiKeyLocation::Header,
+            required: true,
+        }];
+        let a = args(json!({"petId": 1}));
+        let base = || ForwardOptions::new(Url::parse("http://api.test/v1").expect("url"));
+        let f = Forwarder::new(base(), key_scheme(), Credentials::new()).expect("forwarder");
+        let e = f.build_request(&route, &a).expect_err("refused");
+        assert_eq!(
+            e.message,
+            "The API requires the header `X-Api-Key`, which the credential of security scheme `key` fills, and none is configured: set OPENAPI_MCP_KEY (or start the server with --auth SCHEME=VALUE). Nothing was sent."
+        );
+        let mut o = base();
+        o.static_headers = vec![("x-api-key".into(), "STATIC".into())];
+        let f = Forwarder::new(o, key_scheme(), Credentials::new()).expect("forwarder");
+        let built = f.build_request(&route, &a).expect("static header fills it");
+        assert_eq!(built.header("X-Api-Key"), Some("STATIC"));
+        let mut creds = Credentials::new();
+        creds.set("key", "K".into());
+        let f = Forwarder::new(base(), key_scheme(), creds).expect("forwarder");
+        let built = f.build_request(&route, &a).expect("credential fills it");
+        assert_eq!(built.header("X-Api-Key"), Some("K"));
+        route.server = Some("https://elsewhere.test/v1".into());
+        let e = f.build_request(&route, &a).expect_err("held back");
+        assert!(
+            e.message
+                .contains("credentials are not sent to https://elsewhere.test"),
+            "{}",
+            e.message
+        );
+        // Optional: sent without.
+        route.credential_params[0].required = false;
+        route.server = None;
+        let f = Forwarder::new(base(), key_scheme(), Credentials::new()).expect("forwarder");
+        assert!(f.build_request(&route, &a).is_ok());
     }
 
     #[test]

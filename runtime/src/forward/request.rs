@@ -1000,6 +1000,20 @@ pub(crate) fn build(
         let Some(value) = args.get(&b.arg) else {
             continue;
         };
+        // A parameter the credential fills is the credential's, never the argument's (the
+        // argument of a per-call apiKey parameter, when its credential is configured).
+        let filled = match &b.location {
+            ArgLocation::Header { .. } => auth
+                .headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(&b.wire)),
+            ArgLocation::Query { .. } => auth.query.iter().any(|(k, _)| *k == b.wire),
+            ArgLocation::Cookie { .. } => auth.cookies.iter().any(|(k, _)| *k == b.wire),
+            _ => false,
+        };
+        if filled {
+            continue;
+        }
         let value = effective(b, value);
         match &b.location {
             ArgLocation::Query {

@@ -126,9 +126,25 @@ pub const HEADERS: &[(&str, &[&str])] = &[
     ("mcp-protocol-version", PROTOCOL_VERSIONS),
     (
         "mcp-method",
-        &["tools/call", "initialize", "tools/list", "ping"],
+        &[
+            "tools/call",
+            "initialize",
+            "tools/list",
+            "ping",
+            "server/discover",
+            "notifications/initialized",
+        ],
     ),
-    ("mcp-name", &["listPets", "showPetById", ""]),
+    (
+        "mcp-name",
+        &[
+            "petstore_list_pets",
+            "petstore_show_pet_by_id",
+            "call_operation",
+            "listPets",
+            "",
+        ],
+    ),
     (
         "authorization",
         &[
@@ -386,13 +402,27 @@ fn rpc_message(r: &mut Reader<'_>, tools: &[String], methods: &mut Vec<String>) 
             }
         }
     };
+    // Per-request protocol metadata (the 2026-07-28 era: the version and the client's
+    // capabilities on every request).
     if r.choose(4) == 0
         && let Value::Object(p) = &mut params
     {
-        p.insert(
-            "_meta".into(),
-            json!({"io.modelcontextprotocol/protocolVersion": version(r), "progressToken": 1}),
-        );
+        let mut meta = Map::new();
+        meta.insert("io.modelcontextprotocol/protocolVersion".into(), version(r));
+        if r.choose(4) != 0 {
+            let caps = if r.flag() { json!({}) } else { r.value(2, 64) };
+            meta.insert("io.modelcontextprotocol/clientCapabilities".into(), caps);
+        }
+        if r.flag() {
+            meta.insert(
+                "io.modelcontextprotocol/clientInfo".into(),
+                json!({"name": "fuzz", "version": "1"}),
+            );
+        }
+        if r.flag() {
+            meta.insert("progressToken".into(), r.value(1, 64));
+        }
+        p.insert("_meta".into(), Value::Object(meta));
     }
     match r.choose(8) {
         0 => {}
@@ -740,8 +770,14 @@ pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
         w
     }
     // The bytes `rpc_message` reads for a well-formed request to `method` (for `tools/call`:
-    // tool `tool` with the arguments `args` writes).
-    fn request(w: Writer, method: usize, tool: usize, args: &dyn Fn(Writer) -> Writer) -> Writer {
+    // tool `tool` with the arguments `args` writes), with 2026-07-28 `_meta` when `meta`.
+    fn request(
+        w: Writer,
+        method: usize,
+        tool: usize,
+        args: &dyn Fn(Writer) -> Writer,
+        meta: bool,
+    ) -> Writer {
         // jsonrpc "2.0", id 1, the method
         let w = w.pick(0).pick(0).pick(method);
         let w = match RPC_METHODS[method] {
@@ -752,8 +788,15 @@ pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
             "tools/list" => w.pick(0),
             _ => w.pick(1),
         };
-        // no _meta, a request, with params
-        w.pick(1).pick(3).pick(1)
+        let w = if meta {
+            // _meta: protocolVersion 2026-07-28, clientCapabilities {}, clientInfo, no
+            // progressToken
+            w.pick(0).pick(4).pick(1).pick(1).pick(1).pick(0)
+        } else {
+            w.pick(1)
+        };
+        // a request, with params
+        w.pick(3).pick(1)
     }
     // Argument objects (after the "an object" choice): {key: 7} for the first keys of the
     // list `rpc_message` picks from, and call_operation's {"operation": ..., "arguments": {}}.
@@ -785,7 +828,7 @@ pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
             let sid = if session == 1 { live } else { 0 };
             headers(w, &[ct, acc, sid, pv, 0, 0, auth, host])
         };
-        let w = request(start(0).pick(3), index("initialize"), 0, &no_args);
+        let w = request(start(0).pick(3), index("initialize"), 0, &no_args, false);
         out.push((format!("v{variant}-initialize"), w.finish()));
         for (tool, name) in fx.tool_names.iter().enumerate() {
             let arg_sets: [(&str, &dyn Fn(Writer) -> Writer); 4] = [
@@ -795,21 +838,52 @@ pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
                 ("op", &call_op),
             ];
             for (label, args) in arg_sets {
-                let w = request(start(session).pick(3), index("tools/call"), tool, args);
+                let w = request(
+                    start(session).pick(3),
+                    index("tools/call"),
+                    tool,
+                    args,
+                    false,
+                );
                 out.push((format!("v{variant}-call-{name}-{label}"), w.finish()));
             }
         }
         for (i, m) in RPC_METHODS.iter().enumerate() {
-            let w = request(start(session).pick(3), i, 0, &none);
+            let w = request(start(session).pick(3), i, 0, &none, false);
             out.push((
                 format!("v{variant}-rpc-{}", m.replace('/', "_")),
                 w.finish(),
             ));
         }
         // A batch of ping + tools/list.
-        let w = request(start(session).pick(2).pick(1), index("ping"), 0, &no_args);
-        let w = request(w, index("tools/list"), 0, &no_args);
+        let w = request(
+            start(session).pick(2).pick(1),
+            index("ping"),
+            0,
+            &no_args,
+            false,
+        );
+        let w = request(w, index("tools/list"), 0, &no_args, false);
         out.push((format!("v{variant}-batch"), w.finish()));
+        // The 2026-07-28 era: no session, per-request _meta, the SEP-2243 headers.
+        let tool = |n: &str| fx.tool_names.iter().position(|t| t == n).unwrap_or(0);
+        let era: [(&str, usize, usize, usize, &dyn Fn(Writer) -> Writer); 5] = [
+            ("server/discover", 7, 0, 0, &none),
+            ("ping", 6, 0, 0, &none),
+            ("tools/list", 5, 0, 0, &none),
+            ("tools/call", 3, 3, tool("petstore_list_pets"), &number(1)),
+            ("tools/call", 3, 5, tool("call_operation"), &call_op),
+        ];
+        for (m, method_header, name_header, t, args) in era {
+            let w = Writer::new().pick(variant).pick(0).pick(0).pick(0);
+            let w = headers(
+                w,
+                &[ct, acc, 0, 3 + 4, method_header, name_header, auth, host],
+            );
+            let w = request(w.pick(3), index(m), t, args, true);
+            let label = format!("{}-{}", m.replace('/', "_"), fx.tool_names[t]);
+            out.push((format!("v{variant}-2026-{label}"), w.finish()));
+        }
         // GET (the standalone stream) and DELETE of the live session.
         for (mi, m) in [(1, "get"), (2, "delete")] {
             let w = Writer::new().pick(variant).pick(session).pick(mi).pick(0);
@@ -868,9 +942,15 @@ mod tests {
             {
                 assert!(out.created.is_some(), "{name}: no session");
             }
-            if name.ends_with("-call-petstore_list_pets-limit") && !name.starts_with("v3")
-                || name == "v3-call-call_operation-op"
-            {
+            if name.starts_with("v1-2026-tools_list") {
+                assert_eq!(out.status, Some(StatusCode::OK), "{name}: {body}");
+                assert!(body.contains("petstore_list_pets"), "{name}: {body}");
+            }
+            let forwarded = (name.ends_with("-call-petstore_list_pets-limit")
+                && !name.starts_with("v3"))
+                || name == "v0-2026-tools_call-petstore_list_pets"
+                || name == "v3-call-call_operation-op";
+            if forwarded {
                 assert_eq!(out.status, Some(StatusCode::OK), "{name}: {body}");
                 assert!(body.contains("\"isError\":true"), "{name}: {body}");
             }

@@ -14,11 +14,17 @@ use ::openapi_mcp_runtime::rmcp::model::CallToolResult;
 use ::serde_json::{Map, Value};
 /// Declares headers that OpenAPI says must be ignored
 ///
-/// Content-Type, Accept and Authorization header parameters are ignored per the OpenAPI spec (they are governed by requestBody, responses and security) and must not become tool arguments. X-Tenant must survive.
+/// Content-Type and Accept header parameters are ignored per the OpenAPI spec (requestBody and responses govern them) and must not become tool arguments. No security scheme fills the required Authorization header, so it is per-call data: an optional argument, and a call without it (or a --header Authorization) is refused. X-Tenant must survive.
 ///
 /// Arguments of the tool `name_create_document` (`POST /documents`).
 #[derive(Debug, Clone, ::serde::Deserialize, ::serde::Serialize)]
 pub struct NameCreateDocumentArgs {
+    /// When the server is started with `--header Authorization`, that is sent instead of this argument. Required otherwise.
+    ///
+    /// Header parameter `Authorization`.
+    #[serde(rename = "Authorization")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorization: Option<String>,
     /// Header parameter `X-Tenant`.
     #[serde(rename = "X-Tenant")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,6 +49,7 @@ pub async fn name_create_document(
         Err(invalid) => return *invalid,
     };
     fwd.request(route)
+        .header_opt("Authorization", args.authorization.as_ref())
         .header_opt("X-Tenant", args.x_tenant.as_ref())
         .body_field_opt("title", args.title.as_ref())
         .send()
