@@ -7,6 +7,7 @@ mod e2e {
     pub mod corpus_calls;
     pub mod dynamic;
     pub mod eras;
+    pub mod fidelity;
     pub mod generate_parity;
     pub mod hardening;
     pub mod hostile;
