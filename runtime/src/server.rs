@@ -77,6 +77,9 @@ pub struct ListCaching {
     pub ttl: std::time::Duration,
     /// Only the client that asked may cache it (`private`), not shared caches (`public`).
     pub private: bool,
+    /// The list can change while serving (`--watch`): the `listChanged` capability is declared
+    /// and clients are notified. Without it nothing changes the list, and nothing is promised.
+    pub changes: bool,
 }
 
 impl ListCaching {
@@ -97,6 +100,7 @@ impl ListCaching {
                 Self::FIXED_TTL
             },
             private: authenticated,
+            changes: watched,
         }
     }
 }
@@ -402,25 +406,28 @@ impl ServerHandler for ProxyServer {
         let state = self.state();
         let set = &state.set;
         let name: String = openapi_mcp_toolset::naming::snake(&set.title);
-        ServerConfig::new(
+        let capabilities = if self.inner.opts.list_caching.changes {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new(
-                if name.is_empty() {
-                    "openapi-mcp".to_string()
-                } else {
-                    name
-                },
-                set.version.clone(),
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new(
+                    if name.is_empty() {
+                        "openapi-mcp".to_string()
+                    } else {
+                        name
+                    },
+                    set.version.clone(),
+                )
+                .with_title(set.title.clone()),
             )
-            .with_title(set.title.clone()),
-        )
-        .with_instructions(state.instructions.clone())
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(state.instructions.clone())
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
 
     /// Both eras: 2025-11-25 and older through `initialize` (sessions or `--stateless`), and

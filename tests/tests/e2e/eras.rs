@@ -127,7 +127,11 @@ async fn one_endpoint_serves_both_eras() {
     let r = &discover["result"];
     let versions = r["supportedVersions"].as_array().expect("versions");
     assert!(versions.contains(&json!(V2026)) && versions.contains(&json!("2025-11-25")));
-    assert_eq!(r["capabilities"]["tools"]["listChanged"], true, "{r}");
+    // Nothing changes this list (no --watch): no listChanged promised.
+    assert!(
+        r["capabilities"]["tools"].get("listChanged").is_none(),
+        "{r}"
+    );
     assert!(r["capabilities"].get("prompts").is_none(), "{r}");
     assert!(
         r["instructions"]
@@ -246,7 +250,11 @@ async fn prompts_and_resources_are_not_found() {
 #[tokio::test]
 async fn list_changes_reach_listen_streams() {
     let up = Upstream::start().await;
-    let server = petstore(&up, ServerOptions::default()).await;
+    let watched = ServerOptions {
+        list_caching: ListCaching::new(true, false),
+        ..ServerOptions::default()
+    };
+    let server = petstore(&up, watched).await;
     let addr = serve_http(server.clone(), false).await;
     let http = reqwest::Client::new();
     let mut resp = request(
