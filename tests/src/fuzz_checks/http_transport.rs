@@ -758,6 +758,9 @@ pub fn check_http_transport(fx: &HttpFixture, data: &[u8]) -> Result<(), String>
     exchange(fx, data).map(|_| ())
 }
 
+/// Writes a `tools/call` arguments object for [`seeds`].
+type ArgsFn = dyn Fn(Writer) -> Writer;
+
 /// Seed inputs: for each configuration a valid `initialize`, tool calls and every JSON-RPC
 /// method inside a live session (stateful) or alone, a GET stream and a DELETE.
 pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
@@ -867,7 +870,8 @@ pub fn seeds(fx: &HttpFixture) -> Vec<(String, Vec<u8>)> {
         out.push((format!("v{variant}-batch"), w.finish()));
         // The 2026-07-28 era: no session, per-request _meta, the SEP-2243 headers.
         let tool = |n: &str| fx.tool_names.iter().position(|t| t == n).unwrap_or(0);
-        let era: [(&str, usize, usize, usize, &dyn Fn(Writer) -> Writer); 5] = [
+        // The method, the Mcp-Method and Mcp-Name choices, the tool, its arguments.
+        let era: [(&str, usize, usize, usize, &ArgsFn); 5] = [
             ("server/discover", 7, 0, 0, &none),
             ("ping", 6, 0, 0, &none),
             ("tools/list", 5, 0, 0, &none),
