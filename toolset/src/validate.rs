@@ -85,30 +85,24 @@ fn bound_patterns(schema: &mut Value) {
 }
 
 /// A backtracking `pattern`: fancy-regex with [`PATTERN_BACKTRACK_LIMIT`], else (ECMA-only
-/// syntax) an ECMA-262 engine; strings over [`BOUNDED_PATTERN_MAX_LEN`] fail; a match that runs
-/// out of steps fails. A pattern neither engine compiles fails every string.
+/// syntax: [`ecma_to_fancy`] first); strings over [`BOUNDED_PATTERN_MAX_LEN`] fail; a match that
+/// runs out of steps fails. A pattern fancy-regex does not compile fails every string: an ECMA-262
+/// engine (regress) would compile a few more (`[\d-z]`), but it has no step limit, and a nested
+/// quantifier over 30 characters held a worker for minutes (fuzz target `validate_args`).
 struct BoundedPattern {
-    engine: Option<Engine>,
+    engine: Option<fancy_regex::Regex>,
     pattern: String,
-}
-
-enum Engine {
-    Fancy(fancy_regex::Regex),
-    Ecma(regress::Regex),
 }
 
 impl BoundedPattern {
     fn new(pattern: &str) -> Result<Self, String> {
-        let engine = fancy_regex::RegexBuilder::new(pattern)
-            .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
-            .build()
-            .map(Engine::Fancy)
-            .ok()
-            .or_else(|| {
-                regress::Regex::with_flags(pattern, "u")
-                    .ok()
-                    .map(Engine::Ecma)
-            });
+        let build = |p: &str| {
+            fancy_regex::RegexBuilder::new(p)
+                .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
+                .build()
+                .ok()
+        };
+        let engine = build(pattern).or_else(|| ecma_to_fancy(pattern).and_then(|p| build(&p)));
         Ok(BoundedPattern {
             engine,
             pattern: pattern.to_string(),
@@ -117,12 +111,63 @@ impl BoundedPattern {
 
     fn matches(&self, s: &str) -> bool {
         s.len() <= BOUNDED_PATTERN_MAX_LEN
-            && match &self.engine {
-                Some(Engine::Fancy(r)) => r.is_match(s).unwrap_or(false),
-                Some(Engine::Ecma(r)) => r.find(s).is_some(),
-                None => false,
-            }
+            && self
+                .engine
+                .as_ref()
+                .is_some_and(|r| r.is_match(s).unwrap_or(false))
     }
+}
+
+/// `pattern` with the ECMA-262 syntax fancy-regex lacks spelled its way: `\0` (NUL, when no digit
+/// follows) is `\x00`, a control escape `\cJ` is `\x0A`, the empty class `[]` never matches,
+/// `[^]` is any character. `None` when there is nothing to rewrite.
+fn ecma_to_fancy(pattern: &str) -> Option<String> {
+    let mut out = String::with_capacity(pattern.len() + 8);
+    let mut rewrote = false;
+    let mut in_class = false;
+    let mut chars = pattern.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('0') if !chars.peek().is_some_and(char::is_ascii_digit) => {
+                    out.push_str("\\x00");
+                    rewrote = true;
+                }
+                Some('c') if chars.peek().is_some_and(char::is_ascii_alphabetic) => {
+                    let letter = chars.next().map_or(0, |l| l as u32);
+                    out.push_str(&format!("\\x{:02X}", letter % 32));
+                    rewrote = true;
+                }
+                Some(e) => {
+                    out.push('\\');
+                    out.push(e);
+                }
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                let rest = chars.clone().take(2).collect::<String>();
+                if rest.starts_with(']') {
+                    chars.next();
+                    out.push_str("[^\\s\\S]");
+                    rewrote = true;
+                } else if rest == "^]" {
+                    chars.next();
+                    chars.next();
+                    out.push_str("[\\s\\S]");
+                    rewrote = true;
+                } else {
+                    in_class = true;
+                    out.push('[');
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    rewrote.then_some(out)
 }
 
 impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
@@ -136,7 +181,7 @@ impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
         let p = &self.pattern;
         Err(jsonschema::ValidationError::custom(
             if self.engine.is_none() {
-                format!("cannot be checked: the pattern {p:?} does not compile")
+                format!("cannot be checked: no bounded regex engine compiles the pattern {p:?}")
             } else if s.len() > BOUNDED_PATTERN_MAX_LEN {
                 format!(
                     "is longer than {BOUNDED_PATTERN_MAX_LEN} bytes, too long to check against the pattern {p:?}"
@@ -1048,6 +1093,69 @@ mod pattern_tests {
                 "{pattern}: {took:?}"
             );
         }
+    }
+
+    /// Fuzz target `validate_args`: nested quantifiers in a pattern only an ECMA-262 engine
+    /// compiled (`\0`) took seconds at 24 characters and doubled with each one more (the length
+    /// cap does not help): such patterns are matched with the step limit now, or fail closed.
+    #[test]
+    fn ecma_only_patterns_are_bounded_too() {
+        for pattern in [
+            "^((a+)+\\0)$",
+            "^(a|a)*\\0$",
+            "^(a+)+\\cJ$",
+            "^x[^]*(a+)+$",
+            "^[\\d-z](a+)+$",
+        ] {
+            let s = schema(json!({
+                "type": "object",
+                "properties": {"p": {"type": "string", "pattern": pattern}}
+            }));
+            let v = LazyValidator::default();
+            let arg = json!({"p": format!("{}!", "a".repeat(40))});
+            let started = std::time::Instant::now();
+            assert!(
+                check(&v, &s, arg.as_object().unwrap()).is_err(),
+                "{pattern}"
+            );
+            let took = started.elapsed();
+            assert!(
+                took < std::time::Duration::from_secs(5),
+                "{pattern}: {took:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn ecma_syntax_is_rewritten_for_the_bounded_engine() {
+        assert_eq!(ecma_to_fancy("a\\0|b").as_deref(), Some("a\\x00|b"));
+        assert_eq!(ecma_to_fancy("\\01"), None, "an octal-looking escape stays");
+        assert_eq!(ecma_to_fancy("x[^]z").as_deref(), Some("x[\\s\\S]z"));
+        assert_eq!(ecma_to_fancy("x[]z").as_deref(), Some("x[^\\s\\S]z"));
+        assert_eq!(
+            ecma_to_fancy("[\\]]\\[^]"),
+            None,
+            "escaped brackets are not classes"
+        );
+        assert_eq!(ecma_to_fancy("[a^]]"), None);
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "^x[]?[^]\\0$"}}
+        }));
+        let v = LazyValidator::default();
+        let ok = |a: &str| check(&v, &s, json!({ "p": a }).as_object().unwrap()).is_ok();
+        assert!(ok("x\n\0"));
+        assert!(!ok("x\n0"));
+        assert_eq!(ecma_to_fancy("\\cJ\\cj").as_deref(), Some("\\x0A\\x0A"));
+        // A class escape as a range end (ECMA-262 Annex B): no bounded engine compiles it, so
+        // it fails closed.
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "^[\\d-z]$"}}
+        }));
+        let v = LazyValidator::default();
+        let p = check(&v, &s, json!({ "p": "-" }).as_object().unwrap()).unwrap_err();
+        assert!(p[0].contains("cannot be checked"), "{p:?}");
     }
 }
 
