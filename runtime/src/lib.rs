@@ -11,6 +11,7 @@
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
 //! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
+//! - [`observe`]: Prometheus metrics, the audit log, readiness (`/metrics`, `--audit-log`, `/readyz`).
 
 pub mod confirm;
 pub mod connections;
@@ -18,6 +19,7 @@ pub mod dynamic;
 pub mod exit;
 pub mod forward;
 pub mod instructions;
+pub mod observe;
 pub mod progress;
 pub mod serve;
 pub mod server;

@@ -14,6 +14,7 @@ use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
+use crate::observe::{AuditLog, AuditTarget, Metrics, Observe, Readiness};
 use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
 use crate::sessions::SessionLimits;
 use crate::transport::{self, HttpOptions, ServeError};
@@ -146,6 +147,24 @@ pub struct ServeArgs {
     /// notifications meanwhile; without it the result names that follow-up call.
     #[cfg_attr(feature = "cli", arg(long))]
     pub poll: bool,
+
+    /// Serve Prometheus metrics at http://ADDR/metrics (calls by tool and outcome, latencies,
+    /// in-flight calls, bytes to and from the API, reloads, auth failures). Its own listener, not
+    /// the MCP port's; with the --listen address itself, /metrics is on the MCP port behind
+    /// --auth-token. Default: no metrics.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ADDR"))]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Write one JSON line per tool call to FILE (appended; reopened on SIGHUP), or to standard
+    /// output with `-` (HTTP transport only: over stdio, stdout is the MCP channel). Time,
+    /// request id, caller, tool, operation, method and path template, status, latency, bytes,
+    /// outcome; never argument values or secrets.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE|-"))]
+    pub audit_log: Option<String>,
+    /// HTTP: /readyz answers 503 until every API server (the base URL and operation-level
+    /// servers) answered a HEAD request (any status; no credentials sent; 5 s timeout, retried
+    /// every second).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub ready_check: bool,
 }
 
 /// The environment variable holding the key that seals 2026-era confirmations.
@@ -180,6 +199,9 @@ impl Default for ServeArgs {
             pin: Vec::new(),
             confirm: Confirm::None,
             poll: false,
+            metrics_listen: None,
+            audit_log: None,
+            ready_check: false,
         }
     }
 }
@@ -327,6 +349,49 @@ impl ServeArgs {
         Ok(Some(Arc::from(key)))
     }
 
+    /// Metrics (`--metrics-listen`) and the audit log (`--audit-log`), opened; `-` (stdout) is
+    /// refused over stdio, where stdout carries the MCP messages.
+    pub fn observe(&self) -> Result<Observe, UserError> {
+        let metrics = self.metrics_listen.map(|_| Arc::new(Metrics::new()));
+        let audit = match self.audit_log.as_deref() {
+            None => None,
+            Some("") => {
+                return Err(UserError::msg(
+                    "--audit-log needs a file name, or - for standard output",
+                ));
+            }
+            Some(path) => {
+                let target = AuditTarget::parse(path);
+                if target == AuditTarget::Stdout && self.transport == Transport::Stdio {
+                    return Err(UserError::msg(
+                        "--audit-log - writes to standard output, which carries the MCP messages over stdio: give a file (or /dev/stderr)",
+                    ));
+                }
+                let log = AuditLog::open(target, metrics.clone()).map_err(|e| {
+                    UserError::msg(format!(
+                        "--audit-log {path}: cannot open it for appending ({e})"
+                    ))
+                })?;
+                Some(log)
+            }
+        };
+        Ok(Observe { metrics, audit })
+    }
+
+    /// The API servers `--ready-check` probes: the base URL and the operation-level servers.
+    fn upstreams(set: &ToolSet, base: &url::Url) -> Vec<url::Url> {
+        let mut out = vec![base.clone()];
+        for t in &set.tools {
+            if let Some(server) = t.route.server.as_deref()
+                && let Ok(u) = base.join(server)
+                && !out.contains(&u)
+            {
+                out.push(u);
+            }
+        }
+        out
+    }
+
     /// `--mode` and `--pin` as the server's [`ToolMode`].
     pub fn tool_mode(&self) -> Result<ToolMode, UserError> {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
@@ -441,8 +506,15 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
     args.check_gate()?;
     let mode = args.tool_mode()?;
     let (forwarder, missing) = args.forwarder(&set)?;
+    let observe = args.observe()?;
     let base_url = shown_url(&forwarder.options().base_url);
     let tool_count = set.tools.len();
+    let upstreams = if args.ready_check {
+        ServeArgs::upstreams(&set, &forwarder.options().base_url)
+    } else {
+        Vec::new()
+    };
+    let probe_timeout = forwarder.options().timeout.min(Duration::from_secs(5));
     let server = ProxyServer::new(
         set,
         forwarder,
@@ -457,8 +529,28 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             confirm: args.confirm,
             confirm_key: args.confirm_key()?,
             poll: args.poll,
+            observe: observe.clone(),
         },
     );
+    if let Some(audit) = &observe.audit {
+        audit.reopen_on_sighup();
+    }
+    // /metrics on its own listener (the MCP port's only when it is the --listen address).
+    // (Port 0 is "any free port": two of them are two listeners.)
+    let metrics_on_mcp_port = args.transport == Transport::Http
+        && args.listen.port() != 0
+        && args.metrics_listen == Some(args.listen);
+    let mut metrics_task = None;
+    if let (Some(addr), Some(metrics)) = (args.metrics_listen, &observe.metrics)
+        && !metrics_on_mcp_port
+    {
+        let handle = transport::start_metrics(addr, Arc::clone(metrics)).await?;
+        eprintln!(
+            "{}: metrics at http://{}/metrics",
+            serving.program, handle.addr
+        );
+        metrics_task = Some(handle);
+    }
     let served = server.state().tools().len();
     let tools_desc = if served == tool_count {
         format!("{tool_count} tools")
@@ -492,6 +584,11 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
                     "--forward-header has no effect over stdio (there is no client HTTP request)"
                 );
             }
+            if args.ready_check {
+                tracing::warn!(
+                    "--ready-check has no effect over stdio (/readyz is served over HTTP)"
+                );
+            }
             eprintln!("{program}: serving {label} ({tools_desc}) over stdio; API at {base_url}");
             transport::serve_stdio(server).await?;
         }
@@ -506,6 +603,13 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             http.connections.max = args.max_connections;
             http.sessions.max = args.max_sessions;
             http.sessions.per_client = args.max_sessions_per_client;
+            http.observe = observe.clone();
+            http.metrics_on_mcp_port = metrics_on_mcp_port;
+            if args.ready_check {
+                let readiness = Readiness::not_yet();
+                readiness.probe(upstreams, probe_timeout);
+                http.readiness = readiness;
+            }
             if args.auth_token.is_none() && !args.listen.ip().is_loopback() {
                 tracing::warn!(
                     "listening on {} without --auth-token: anyone who can reach this address can call the API with the configured credentials (the Host check only stops browsers' DNS rebinding; a client can send any Host)",
@@ -525,6 +629,9 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             });
             handle.task.await.map_err(StartError::Task)??;
         }
+    }
+    if let Some(m) = metrics_task {
+        m.shutdown.cancel();
     }
     Ok(())
 }

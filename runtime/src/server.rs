@@ -20,7 +20,8 @@ use tokio::sync::Semaphore;
 
 use crate::confirm::{Confirm, Confirmer, Gate, Retry};
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
-use crate::forward::{CallReport, CallScope, Forwarder};
+use crate::forward::{CallReport, CallScope, Exchange, Forwarder};
+use crate::observe::{AuditEntry, Caller, Observe, Outcome};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 use openapi_mcp_toolset::validate::{self, LazyValidator};
 
@@ -68,6 +69,8 @@ pub struct ServerOptions {
     /// The key that seals 2026-era confirmations (at least 32 bytes; one per process when
     /// `None`). Servers behind one load balancer need the same key.
     pub confirm_key: Option<Arc<[u8]>>,
+    /// Metrics and the audit log (both off by default).
+    pub observe: Observe,
 }
 
 /// How long a client may keep the tool list, and whether shared intermediaries may: the hints
@@ -124,6 +127,7 @@ impl std::fmt::Debug for ServerOptions {
             .field("confirm", &self.confirm)
             .field("poll", &self.poll)
             .field("confirm_key", &self.confirm_key.as_ref().map(|_| "<set>"))
+            .field("observe", &self.observe)
             .finish()
     }
 }
@@ -328,7 +332,18 @@ impl ProxyServer {
             .unwrap_or_else(|p| Arc::clone(&p.into_inner()))
     }
 
-    /// Compiles every argument validator in the background, so the first calls do not pay for it.
+    /// Metrics and the audit log of this server.
+    pub fn observe(&self) -> &Observe {
+        &self.inner.opts.observe
+    }
+
+    /// A reload of the spec failed (`--watch`): the previous tools stay (counted in the metrics).
+    pub fn reload_failed(&self) {
+        if let Some(m) = &self.inner.opts.observe.metrics {
+            m.reloaded(false);
+        }
+    }
+
     /// The `--forward-header` headers of the client's HTTP request, when it came over HTTP.
     fn forwarded_headers(&self, context: &RequestContext<RoleServer>) -> Vec<(String, String)> {
         let names = &self.inner.opts.forward_headers;
@@ -347,6 +362,7 @@ impl ProxyServer {
             .collect()
     }
 
+    /// Compiles every argument validator in the background, so the first calls do not pay for it.
     pub fn warm_up(&self) {
         let state = self.state();
         tokio::task::spawn_blocking(move || {
@@ -359,6 +375,9 @@ impl ProxyServer {
     /// Replaces the tool set (`--watch`); connected clients are told when the list changed.
     /// Returns whether it changed.
     pub async fn replace_tools(&self, set: ToolSet) -> bool {
+        if let Some(m) = &self.inner.opts.observe.metrics {
+            m.reloaded(true);
+        }
         let new = ToolState::with_mode(set, &self.inner.opts.mode);
         let old = self.state();
         // In dynamic mode the listed tools barely change; what they reach does.
@@ -552,17 +571,121 @@ impl ServerHandler for ProxyServer {
         // a task's whole future in memory when it starts and when it finishes. Unboxed, the
         // forwarding state (reqwest, validation, cancellation) made those copies a measurable
         // share of the proxy's CPU per call.
-        Box::pin(self.handle_call(request, context)).await
+        if self.inner.opts.observe.is_on() {
+            Box::pin(self.observed_call(request, context)).await
+        } else {
+            Box::pin(self.handle_call(request, context, &mut CallNote::default())).await
+        }
+    }
+}
+
+/// What the call path tells metrics and the audit log about a call, besides its result.
+#[derive(Default)]
+struct CallNote {
+    /// The operation called (directly or through `call_operation`), once known.
+    op: Option<usize>,
+    /// The state that operation index is of.
+    state: Option<Arc<ToolState>>,
+    /// An outcome the result alone does not tell (invalid arguments, cancelled).
+    outcome: Option<Outcome>,
+    status: Option<u16>,
+    exchange: Exchange,
+}
+
+/// Takes a call off the in-flight gauge however the call ends (its future may be dropped).
+struct InFlight<'a>(&'a crate::observe::Metrics, Instant);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.call_ended(self.1.elapsed());
     }
 }
 
 impl ProxyServer {
-    async fn handle_call(
+    /// [`Self::handle_call`] with metrics and the audit log.
+    async fn observed_call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let obs = &self.inner.opts.observe;
+        let at = std::time::SystemTime::now();
+        let started = Instant::now();
+        let _in_flight = obs.metrics.as_deref().map(|m| {
+            m.call_started();
+            InFlight(m, started)
+        });
+        let tool = request.name.to_string();
+        let caller = match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => Caller::http(&parts.headers, &parts.extensions),
+            None => Caller::stdio(),
+        };
+        let mut note = CallNote::default();
+        let response = self.handle_call(request, context, &mut note).await;
+        let outcome = note.outcome.unwrap_or(match &response {
+            Err(_) => Outcome::ToolError,
+            Ok(CallToolResponse::Complete(r)) => Outcome::of_call(
+                note.status,
+                r.is_error.unwrap_or(false),
+                note.exchange.timed_out,
+                note.exchange.unreachable,
+            ),
+            Ok(CallToolResponse::InputRequired(_)) => Outcome::InputRequired,
+            Ok(_) => Outcome::Ok,
+        });
+        let def = note
+            .state
+            .as_ref()
+            .zip(note.op)
+            .map(|(s, i)| &s.set.tools[i]);
+        // The label: the operation's tool name (also through call_operation), else the tool
+        // called when it is one of this server's, else UNKNOWN_TOOL (names are the caller's).
+        let label: &str = match def {
+            Some(d) => d.name(),
+            None if self.get_tool(&tool).is_some() => &tool,
+            None => crate::observe::UNKNOWN_TOOL,
+        };
+        if let Some(m) = &obs.metrics {
+            m.count_call(label, outcome);
+            if let Some(took) = note.exchange.upstream {
+                m.upstream(took, note.exchange.sent, note.exchange.received);
+            }
+        }
+        if let Some(audit) = &obs.audit {
+            let api: Arc<str> = match &note.state {
+                Some(s) => Arc::from(s.set.title.as_str()),
+                None => Arc::from(self.state().set.title.as_str()),
+            };
+            audit.record(AuditEntry {
+                at,
+                request_id: crate::observe::next_request_id(),
+                caller,
+                api,
+                tool: label.to_string(),
+                operation_id: def.and_then(|d| d.operation_id.clone()),
+                method: def.map(|d| d.route.method.as_str()),
+                path: def.map(|d| d.route.path.clone()),
+                status: note.status,
+                latency_ms: started.elapsed().as_secs_f64() * 1e3,
+                upstream_ms: note.exchange.upstream.map(|d| d.as_secs_f64() * 1e3),
+                bytes_sent: note.exchange.sent,
+                bytes_received: note.exchange.received,
+                outcome: outcome.as_str(),
+            });
+        }
+        response
+    }
+
+    async fn handle_call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        note: &mut CallNote,
+    ) -> Result<CallToolResponse, ErrorData> {
         let state = self.state();
+        if self.inner.opts.observe.is_on() {
+            note.state = Some(Arc::clone(&state));
+        }
         let retry = Retry {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -580,6 +703,7 @@ impl ProxyServer {
                     "Invalid arguments for `{name}`. Fix these and call again:\n- {}",
                     problems.join("\n- ")
                 );
+                note.outcome = Some(Outcome::Invalid);
                 return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
             }
             return Ok(match meta {
@@ -603,19 +727,22 @@ impl ProxyServer {
                             );
                         }
                     };
-                    return self.invoke(&state, i, op_args, &retry, &context).await;
+                    return self
+                        .invoke(&state, i, op_args, &retry, &context, note)
+                        .await;
                 }
             }
             .into());
         }
         let Some(&i) = state.index.get(name) else {
+            note.outcome = Some(Outcome::Invalid);
             return Err(ErrorData::invalid_params(
                 format!("unknown tool: {}", request.name),
                 Some(serde_json::json!({ "tool": request.name })),
             ));
         };
         let args = request.arguments.unwrap_or_default();
-        self.invoke(&state, i, args, &retry, &context).await
+        self.invoke(&state, i, args, &retry, &context, note).await
     }
 
     /// Validates and forwards a call of operation `i` (a tool call, or `call_operation`).
@@ -626,8 +753,10 @@ impl ProxyServer {
         args: serde_json::Map<String, Value>,
         retry: &Retry,
         context: &RequestContext<RoleServer>,
+        note: &mut CallNote,
     ) -> Result<CallToolResponse, ErrorData> {
         let def = &state.set.tools[i];
+        note.op = Some(i);
         if let Err(problems) =
             validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
                 validate::check_wire_formats(&def.tool().input_schema, &def.route, &args)
@@ -638,6 +767,7 @@ impl ProxyServer {
                 def.name(),
                 problems.join("\n- ")
             );
+            note.outcome = Some(Outcome::Invalid);
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         }
         // The user's consent (`--confirm`), after validation (nobody is asked about a call that
@@ -713,10 +843,13 @@ impl ProxyServer {
             r = work => r,
             _ = context.ct.cancelled() => {
                 tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, "cancelled by the client");
+                note.outcome = Some(Outcome::Cancelled);
                 return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
             }
         };
         let status = report.status;
+        note.status = status;
+        note.exchange = report.exchange;
         let result = conform_to_output_schema(result, def, &state.output_validators[i]);
         tracing::info!(
             tool = %def.name(),

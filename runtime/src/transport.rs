@@ -14,6 +14,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::connections::ConnectionLimits;
+use crate::observe::{AuditEntry, Caller, Metrics, Observe, Outcome, Readiness};
 use crate::server::ProxyServer;
 use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
 
@@ -89,6 +90,13 @@ pub struct HttpOptions {
     pub sessions: SessionLimits,
     /// Bounds on open connections and on how long headers may take.
     pub connections: ConnectionLimits,
+    /// Metrics and the audit log: auth failures and rate-limited calls are counted here.
+    pub observe: Observe,
+    /// `/metrics` on this port too (behind the bearer token), when `--metrics-listen` is the
+    /// `--listen` address.
+    pub metrics_on_mcp_port: bool,
+    /// What `/readyz` says (ready unless `--ready-check` waits for the API).
+    pub readiness: Readiness,
 }
 
 impl HttpOptions {
@@ -103,6 +111,9 @@ impl HttpOptions {
             rate_limit: None,
             sessions: SessionLimits::default(),
             connections: ConnectionLimits::default(),
+            observe: Observe::default(),
+            metrics_on_mcp_port: false,
+            readiness: Readiness::ready(),
         }
     }
 }
@@ -174,11 +185,23 @@ pub fn http_router(
         .with_max_request_body_bytes(opts.max_body_bytes)
         .with_cancellation_token(shutdown.child_token());
     warm_up_later(&server);
+    let observed = opts.observe.is_on().then(|| server.clone());
     let manager = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<ProxyServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
     let max_body = opts.max_body_bytes;
     let mut app = axum::Router::new().nest_service("/mcp", service);
+    if let Some(metrics) = opts
+        .observe
+        .metrics
+        .clone()
+        .filter(|_| opts.metrics_on_mcp_port)
+    {
+        app = app.route(
+            "/metrics",
+            axum::routing::get(move || metrics_response(Arc::clone(&metrics))),
+        );
+    }
     let guard = (!opts.stateless).then(|| SessionGuard::new(manager, opts.sessions));
     match &guard {
         Some(guard) => {
@@ -195,24 +218,94 @@ pub fn http_router(
     ));
     if let Some(token) = opts.auth_token.clone() {
         let token = Arc::new(token);
+        let metrics = opts.observe.metrics.clone();
         app = app.layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
                 let token = Arc::clone(&token);
-                async move { require_bearer(&token, req, next).await }
+                let metrics = metrics.clone();
+                async move { require_bearer(&token, metrics.as_deref(), req, next).await }
             },
         ));
     }
     if let Some(limit) = opts.rate_limit.filter(|n| *n > 0) {
         let limiter = Arc::new(RateLimiter::new(limit));
+        let observe = opts.observe.clone();
         app = app.layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
                 let limiter = Arc::clone(&limiter);
                 let guard = guard.clone();
-                async move { rate_limit(&limiter, guard.as_deref(), req, next).await }
+                let observed = observed.clone().map(|s| (s, observe.clone()));
+                async move { rate_limit(&limiter, guard.as_deref(), observed, req, next).await }
             },
         ));
     }
-    app
+    // Probes carry no token and come from anywhere the orchestrator is: served before the bearer
+    // gate and the rate limit, and saying nothing but ready or not.
+    let readiness = opts.readiness.clone();
+    axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+        .route(
+            "/readyz",
+            axum::routing::get(move || {
+                let ready = readiness.is_ready();
+                async move {
+                    if ready {
+                        (StatusCode::OK, "ready\n")
+                    } else {
+                        (
+                            StatusCode::SERVICE_UNAVAILABLE,
+                            "not ready: waiting for the API to answer (--ready-check)\n",
+                        )
+                    }
+                }
+            }),
+        )
+        .merge(app)
+}
+
+/// `/metrics`: the Prometheus text format.
+async fn metrics_response(metrics: Arc<Metrics>) -> Response {
+    let mut resp = metrics.encode().into_response();
+    resp.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    resp
+}
+
+/// A running `/metrics` listener (`--metrics-listen`).
+pub struct MetricsHandle {
+    pub addr: SocketAddr,
+    pub shutdown: CancellationToken,
+}
+
+/// Binds `addr` and serves `/metrics` there (and nothing else) until `shutdown`.
+pub async fn start_metrics(
+    addr: SocketAddr,
+    metrics: Arc<Metrics>,
+) -> Result<MetricsHandle, ServeError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let bound = listener.local_addr().map_err(ServeError::Http)?;
+    let app = axum::Router::new().route(
+        "/metrics",
+        axum::routing::get(move || metrics_response(Arc::clone(&metrics))),
+    );
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+        if let Err(e) = served {
+            tracing::warn!("the metrics listener stopped: {e}");
+        }
+    });
+    Ok(MetricsHandle {
+        addr: bound,
+        shutdown,
+    })
 }
 
 /// rmcp answers a session-terminating `DELETE` with 202 Accepted; clients (the Python SDK among
@@ -341,7 +434,12 @@ async fn json_rpc_body_errors(max: usize, req: Request, next: Next) -> Response 
     }
 }
 
-async fn require_bearer(token: &str, req: Request, next: Next) -> Response {
+async fn require_bearer(
+    token: &str,
+    metrics: Option<&Metrics>,
+    req: Request,
+    next: Next,
+) -> Response {
     let given = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -353,6 +451,9 @@ async fn require_bearer(token: &str, req: Request, next: Next) -> Response {
     match given {
         Some(g) if constant_time_eq(g.trim().as_bytes(), token.as_bytes()) => next.run(req).await,
         _ => {
+            if let Some(m) = metrics {
+                m.auth_failed();
+            }
             let mut resp = (
                 StatusCode::UNAUTHORIZED,
                 "missing or invalid bearer token\n",
@@ -449,6 +550,7 @@ fn rate_limit_key(req: &Request, sessions: Option<&SessionGuard>) -> String {
 async fn rate_limit(
     limiter: &RateLimiter,
     sessions: Option<&SessionGuard>,
+    observed: Option<(ProxyServer, Observe)>,
     req: Request,
     next: Next,
 ) -> Response {
@@ -456,6 +558,9 @@ async fn rate_limit(
     match limiter.take(&key, std::time::Instant::now()) {
         Ok(()) => next.run(req).await,
         Err(wait) => {
+            if let Some((server, observe)) = observed {
+                refused_call(&server, &observe, req).await;
+            }
             let secs = wait.as_secs_f64().ceil().max(1.0) as u64;
             let body = serde_json::json!({
                 "jsonrpc": "2.0",
@@ -477,6 +582,59 @@ async fn rate_limit(
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
             resp
         }
+    }
+}
+
+/// Counts (and audits) a request `--rate-limit` refused when it is a `tools/call`: its body is
+/// read (at most 64 KiB, for at most a second) for the tool's name; a name the server does not
+/// have counts as [`crate::observe::UNKNOWN_TOOL`]. Other requests are not calls.
+async fn refused_call(server: &ProxyServer, observe: &Observe, req: Request) {
+    let at = std::time::SystemTime::now();
+    let (parts, body) = req.into_parts();
+    let read = tokio::time::timeout(
+        Duration::from_secs(1),
+        axum::body::to_bytes(body, 64 * 1024),
+    )
+    .await;
+    let Ok(Ok(bytes)) = read else { return };
+    let Ok(msg) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return;
+    };
+    if msg.get("method").and_then(|m| m.as_str()) != Some("tools/call") {
+        return;
+    }
+    let name = msg
+        .pointer("/params/name")
+        .and_then(|n| n.as_str())
+        .unwrap_or_default();
+    let known = rmcp::ServerHandler::get_tool(server, name).is_some();
+    let label = if known {
+        name
+    } else {
+        crate::observe::UNKNOWN_TOOL
+    };
+    if let Some(m) = &observe.metrics {
+        m.count_call(label, Outcome::RateLimited);
+    }
+    if let Some(audit) = &observe.audit {
+        let state = server.state();
+        let def = state.set.tools.iter().find(|d| known && d.name() == name);
+        audit.record(AuditEntry {
+            at,
+            request_id: crate::observe::next_request_id(),
+            caller: Caller::http(&parts.headers, &parts.extensions),
+            api: Arc::from(state.set.title.as_str()),
+            tool: label.to_string(),
+            operation_id: def.and_then(|d| d.operation_id.clone()),
+            method: def.map(|d| d.route.method.as_str()),
+            path: def.map(|d| d.route.path.clone()),
+            status: None,
+            latency_ms: 0.0,
+            upstream_ms: None,
+            bytes_sent: 0,
+            bytes_received: 0,
+            outcome: Outcome::RateLimited.as_str(),
+        });
     }
 }
 

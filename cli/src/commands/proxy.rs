@@ -73,6 +73,7 @@ fn spawn_watch(opts: PipelineOptions, server: ProxyServer) {
                         Stage::Overrides => "the overrides no longer apply",
                         Stage::Lock => "the lock file no longer applies",
                     };
+                    server.reload_failed();
                     let e = anyhow::Error::new(e);
                     tracing::warn!("spec changed but {what}, keeping the previous tools: {e:#}");
                 }

@@ -45,6 +45,40 @@ pub struct CallScope {
     pub forwarded_headers: Vec<(String, String)>,
     status: std::cell::Cell<Option<u16>>,
     accepted_at: std::cell::RefCell<Option<Url>>,
+    exchange: std::cell::Cell<Exchange>,
+}
+
+/// What went over the wire for a call (for metrics and the audit log): time spent on the API
+/// (sending and reading, every attempt), body bytes each way, and how a failure ended.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Exchange {
+    /// Time spent sending requests and reading answers (every attempt), if any was sent.
+    pub upstream: Option<Duration>,
+    /// Request body bytes sent (every attempt).
+    pub sent: u64,
+    /// Response body bytes read.
+    pub received: u64,
+    /// The last attempt timed out.
+    pub timed_out: bool,
+    /// The last attempt could not connect.
+    pub unreachable: bool,
+}
+
+/// Adds to the current call's [`Exchange`] (a no-op outside a [`CallScope`]).
+fn note_exchange(f: impl FnOnce(&mut Exchange)) {
+    let _ = CALL_SCOPE.try_with(|s| {
+        let mut e = s.exchange.get();
+        f(&mut e);
+        s.exchange.set(e);
+    });
+}
+
+fn note_error(e: &reqwest::Error) {
+    let (timed_out, unreachable) = (e.is_timeout(), e.is_connect() && !e.is_timeout());
+    note_exchange(|x| {
+        x.timed_out = timed_out;
+        x.unreachable = unreachable;
+    });
 }
 
 /// What the upstream said besides the result, for the server (see [`CallScope::run`]).
@@ -55,6 +89,8 @@ pub struct CallReport {
     /// A `202 Accepted` answer's status URL (`Operation-Location`, `Azure-AsyncOperation` or
     /// `Location`), resolved against the request URL: the operation goes on in the background.
     pub accepted_at: Option<Url>,
+    /// Time and bytes on the wire.
+    pub exchange: Exchange,
 }
 
 impl CallScope {
@@ -73,6 +109,7 @@ impl CallScope {
                 let report = CALL_SCOPE.with(|s| CallReport {
                     status: s.status.get(),
                     accepted_at: s.accepted_at.take(),
+                    exchange: s.exchange.get(),
                 });
                 (out, report)
             })
@@ -637,7 +674,16 @@ impl Forwarder {
             let origin = origin_of(&built.url);
             let host = built.url.host_str().unwrap_or("").to_string();
             let resource_path = built.url.path().to_string();
-            match self.send(&built).await {
+            let sent_at = Instant::now();
+            let body_len = built.body.as_ref().map_or(0, |(_, b)| b.len() as u64);
+            let sent = self.send(&built).await;
+            note_exchange(|x| {
+                x.upstream = Some(x.upstream.unwrap_or_default() + sent_at.elapsed());
+                x.sent += body_len;
+                x.timed_out = false;
+                x.unreachable = false;
+            });
+            match sent {
                 Ok(mut resp) => {
                     let status = resp.status();
                     if status == http::StatusCode::UNAUTHORIZED && !cc.is_empty() && !refreshed {
@@ -689,33 +735,42 @@ impl Forwarder {
                         }
                         (r, s)
                     };
-                    return with_note(
-                        match read_capped(&mut resp, opts.max_response_bytes).await {
-                            Ok((body, cut)) => {
-                                let t = cut.then_some(match total {
-                                    Some(n) if n > body.len() as u64 => Truncation::Of(n),
-                                    _ => Truncation::Unknown,
-                                });
-                                (
-                                    to_result(status, &headers, &body, t, route, &resource_path),
-                                    Some(status.as_u16()),
-                                )
-                            }
-                            Err(e) => {
-                                let msg =
-                                    response::transport_error(e, &origin, &host, opts.timeout);
-                                (
-                                    error_result(format!(
-                                        "HTTP {}: reading the response failed: {msg}",
-                                        status.as_u16()
-                                    )),
-                                    Some(status.as_u16()),
-                                )
-                            }
-                        },
-                    );
+                    let read_at = Instant::now();
+                    let read = read_capped(&mut resp, opts.max_response_bytes).await;
+                    note_exchange(|x| {
+                        x.upstream = Some(x.upstream.unwrap_or_default() + read_at.elapsed());
+                        if let Ok((body, _)) = &read {
+                            x.received += body.len() as u64;
+                        }
+                    });
+                    if let Err(e) = &read {
+                        note_error(e);
+                    }
+                    return with_note(match read {
+                        Ok((body, cut)) => {
+                            let t = cut.then_some(match total {
+                                Some(n) if n > body.len() as u64 => Truncation::Of(n),
+                                _ => Truncation::Unknown,
+                            });
+                            (
+                                to_result(status, &headers, &body, t, route, &resource_path),
+                                Some(status.as_u16()),
+                            )
+                        }
+                        Err(e) => {
+                            let msg = response::transport_error(e, &origin, &host, opts.timeout);
+                            (
+                                error_result(format!(
+                                    "HTTP {}: reading the response failed: {msg}",
+                                    status.as_u16()
+                                )),
+                                Some(status.as_u16()),
+                            )
+                        }
+                    });
                 }
                 Err(e) => {
+                    note_error(&e);
                     if idempotent && attempt < opts.retries && e.is_connect() {
                         tokio::time::sleep(backoff(attempt)).await;
                         attempt += 1;
