@@ -12,6 +12,7 @@ mod e2e {
     pub mod hardening;
     pub mod hostile;
     pub mod lock_diff;
+    pub mod ops;
     pub mod overrides;
     pub mod proxy_http;
     pub mod proxy_inprocess;
