@@ -104,6 +104,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
     let title = str_at(info, "title").unwrap_or("API").to_string();
     let version = str_at(info, "version").unwrap_or("0.0.0").to_string();
     let description = str_at(info, "description").map(str::to_string);
+    let tag_descriptions = tag_descriptions(root);
     let prefix = match &opts.prefix {
         Some(p) => p.clone(),
         None => prefix_from_title(&title),
@@ -233,6 +234,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
         title,
         version,
         description,
+        tag_descriptions,
         base_url,
         security_schemes,
         tools,
@@ -297,6 +299,21 @@ fn count_methods(item: &Node) -> usize {
         .iter()
         .filter(|m| item.get(m.key()).is_some())
         .count()
+}
+
+/// (name, description) of each top-level tag that has both, in the spec's order.
+fn tag_descriptions(root: &Node) -> Vec<(String, String)> {
+    let Some(tags) = root.get("tags").and_then(Node::as_array) else {
+        return Vec::new();
+    };
+    tags.iter()
+        .filter_map(|t| {
+            let name = str_at(Some(t), "name")?.trim();
+            let description = str_at(Some(t), "description")?.trim();
+            (!name.is_empty() && !description.is_empty())
+                .then(|| (name.to_string(), description.to_string()))
+        })
+        .collect()
 }
 
 fn str_at<'v>(v: Option<&'v Node>, key: &str) -> Option<&'v str> {

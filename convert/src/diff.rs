@@ -543,7 +543,7 @@ fn compare_schema(ctx: &mut Ctx, old: &Value, new: &Value, at: &str, depth: usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openapi_mcp_toolset::model::{ArgBinding, ArgLocation, OutputShape, QueryStyle, Route};
+    use openapi_mcp_toolset::model::{ArgBinding, ArgLocation, QueryStyle, Route};
     use serde_json::json;
     use std::sync::Arc;
 
@@ -576,17 +576,8 @@ mod tests {
         Arc::new(ToolDef::new(
             t,
             Route {
-                method: HttpMethod::Get,
-                path: format!("/{op}"),
-                server: None,
                 args,
-                body: None,
-                accept: None,
-                security: vec![],
-                output: OutputShape::None,
-                pinned: Map::new(),
-                credential_params: Vec::new(),
-                input_schema: Default::default(),
+                ..Route::new(HttpMethod::Get, format!("/{op}"))
             },
             Some(op.into()),
             vec![],
@@ -599,6 +590,7 @@ mod tests {
             title: "T".into(),
             version: "1".into(),
             description: None,
+            tag_descriptions: Vec::new(),
             base_url: None,
             security_schemes: vec![],
             tools,

@@ -488,26 +488,14 @@ fn rename(def: &mut Arc<ToolDef>, name: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openapi_mcp_toolset::model::{OutputShape, Route};
+    use openapi_mcp_toolset::model::Route;
 
     fn tool(name: &str, op: Option<&str>, method: HttpMethod, path: &str) -> Arc<ToolDef> {
         let mut t = rmcp::model::Tool::default();
         t.name = name.to_string().into();
         Arc::new(ToolDef::new(
             t,
-            Route {
-                method,
-                path: path.into(),
-                server: None,
-                args: Vec::new(),
-                body: None,
-                accept: None,
-                security: Vec::new(),
-                output: OutputShape::None,
-                pinned: Map::new(),
-                credential_params: Vec::new(),
-                input_schema: Default::default(),
-            },
+            Route::new(method, path),
             op.map(str::to_string),
             Vec::new(),
             openapi_mcp_toolset::Location::default(),
@@ -519,6 +507,7 @@ mod tests {
             title: "T".into(),
             version: "1".into(),
             description: None,
+            tag_descriptions: Vec::new(),
             base_url: None,
             security_schemes: Vec::new(),
             tools,

@@ -431,6 +431,7 @@ mod tests {
             title: "Pets".into(),
             version: "1".into(),
             description: None,
+            tag_descriptions: Vec::new(),
             base_url: None,
             security_schemes: vec![],
             tools: vec![Arc::new(def), Arc::new(other)],

@@ -1060,7 +1060,7 @@ fn drop_unresolved_refs(root: &mut Value, ptr: &JsonPointer, report: &mut Report
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openapi_mcp_toolset::model::{HttpMethod, OutputShape, Route};
+    use openapi_mcp_toolset::model::{HttpMethod, Route};
 
     fn tool(name: &str, input: Value) -> Arc<ToolDef> {
         let mut t = rmcp::model::Tool::default();
@@ -1072,19 +1072,7 @@ mod tests {
         t.input_schema = Arc::new(m);
         Arc::new(ToolDef::new(
             t,
-            Route {
-                method: HttpMethod::Get,
-                path: "/x".into(),
-                server: None,
-                args: Vec::new(),
-                body: None,
-                accept: None,
-                security: Vec::new(),
-                output: OutputShape::None,
-                pinned: Map::new(),
-                credential_params: Vec::new(),
-                input_schema: Default::default(),
-            },
+            Route::new(HttpMethod::Get, "/x"),
             None,
             Vec::new(),
             Location::new("spec.yaml", "/paths/~1x/get"),
@@ -1096,6 +1084,7 @@ mod tests {
             title: "Acme API".into(),
             version: "1".into(),
             description: None,
+            tag_descriptions: Vec::new(),
             base_url: None,
             security_schemes: Vec::new(),
             tools,

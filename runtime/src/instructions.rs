@@ -79,7 +79,9 @@ pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
     out
 }
 
-/// "Areas: pets (4 operations), store (3), …": the tags, most operations first.
+/// "Areas of the API …: pets (4) — everything about your pets; store (3); …": the tags, most
+/// operations first, each with the first sentence of its spec description while they fit in
+/// [`MAX_AREAS_CHARS`] (descriptions of the smaller areas go first).
 fn areas(set: &ToolSet) -> Option<String> {
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for t in &set.tools {
@@ -95,18 +97,69 @@ fn areas(set: &ToolSet) -> Option<String> {
     }
     // Most operations first; ties keep the spec's order.
     counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
-    let mut text = String::from("Areas of the API (tags, with their operations): ");
-    for (i, (tag, n)) in counts.iter().take(MAX_TAGS).enumerate() {
-        if i > 0 {
-            text.push_str(", ");
+    let mut entries: Vec<(String, Option<String>)> = counts
+        .iter()
+        .take(MAX_TAGS)
+        .map(|&(tag, n)| {
+            let about = set
+                .tag_descriptions
+                .iter()
+                .find(|(name, _)| name == tag)
+                .and_then(|(_, d)| first_sentence(d));
+            (format!("{tag} ({n})"), about)
+        })
+        .collect();
+    let render = |entries: &[(String, Option<String>)]| {
+        let mut text = String::from("Areas of the API (tags, with their operations): ");
+        for (i, (head, about)) in entries.iter().enumerate() {
+            if i > 0 {
+                text.push_str("; ");
+            }
+            text.push_str(head);
+            if let Some(about) = about {
+                let _ = write!(text, " \u{2014} {about}");
+            }
         }
-        let _ = write!(text, "{tag} ({n})");
+        if counts.len() > MAX_TAGS {
+            let _ = write!(text, "; and {} more", counts.len() - MAX_TAGS);
+        }
+        text.push('.');
+        text
+    };
+    let mut text = render(&entries);
+    while text.chars().count() > MAX_AREAS_CHARS {
+        match entries.iter_mut().rev().find(|(_, about)| about.is_some()) {
+            Some((_, about)) => *about = None,
+            None => break,
+        }
+        text = render(&entries);
     }
-    if counts.len() > MAX_TAGS {
-        let _ = write!(text, " and {} more", counts.len() - MAX_TAGS);
-    }
-    text.push('.');
     Some(text)
+}
+
+/// Characters of the areas paragraph at most while it carries tag descriptions.
+const MAX_AREAS_CHARS: usize = 900;
+/// Characters of one tag's description at most.
+const MAX_TAG_DESCRIPTION_CHARS: usize = 80;
+
+/// The first sentence of a tag description on one line, lower-cased at its start, without a
+/// final period; `None` when nothing is left.
+fn first_sentence(description: &str) -> Option<String> {
+    let line: String = description.split_whitespace().collect::<Vec<_>>().join(" ");
+    let end = line
+        .find(". ")
+        .map(|i| i + 1)
+        .unwrap_or(line.len())
+        .min(line.len());
+    let sentence = line[..end].trim().trim_end_matches('.');
+    if sentence.is_empty() {
+        return None;
+    }
+    let mut out: String = sentence.chars().take(MAX_TAG_DESCRIPTION_CHARS).collect();
+    if sentence.chars().count() > MAX_TAG_DESCRIPTION_CHARS {
+        out.push('\u{2026}');
+    }
+    Some(out)
 }
 
 /// How calls are authenticated: by the server, never by the model.
@@ -153,6 +206,7 @@ mod tests {
             title: "Pets".into(),
             version: "1.0".into(),
             description: description.map(str::to_string),
+            tag_descriptions: Vec::new(),
             base_url: None,
             security_schemes: schemes,
             tools: Vec::new(),
@@ -190,6 +244,60 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("call directly"), "{text}");
+    }
+
+    #[test]
+    fn areas_say_what_each_tag_is_for_within_their_budget() {
+        use openapi_mcp_toolset::location::Location;
+        use openapi_mcp_toolset::model::{HttpMethod, Route, ToolDef};
+        use std::sync::Arc;
+        let tool = |name: &str, tag: &str| {
+            Arc::new(ToolDef::new(
+                rmcp::model::Tool::new(name.to_string(), "", Arc::new(Default::default())),
+                Route::new(HttpMethod::Get, "/x"),
+                None,
+                vec![tag.to_string()],
+                Location::default(),
+            ))
+        };
+        let mut s = set(None, Vec::new());
+        s.tools = vec![tool("a", "pets"), tool("b", "pets"), tool("c", "store")];
+        s.tag_descriptions = vec![
+            (
+                "pets".into(),
+                "Everything about your Pets.\n\nFind out more at the docs.".into(),
+            ),
+            ("store".into(), "Access to\n Petstore orders".into()),
+        ];
+        let text = build(&s, &Exposure::Tools);
+        assert!(
+            text.contains("pets (2) \u{2014} Everything about your Pets; store (1) \u{2014} Access to Petstore orders."),
+            "{text}"
+        );
+        // Too many long descriptions: the smaller areas lose theirs first, the names stay.
+        s.tools = (0..15)
+            .flat_map(|i| (0..(20 - i)).map(move |j| (i, j)))
+            .map(|(i, j)| tool(&format!("t{i}_{j}"), &format!("tag{i}")))
+            .collect();
+        s.tag_descriptions = (0..15)
+            .map(|i| {
+                (
+                    format!("tag{i}"),
+                    format!("Area number {i} {}", "x".repeat(70)),
+                )
+            })
+            .collect();
+        let text = build(&s, &Exposure::Tools);
+        let areas = text.split("\n\n").find(|p| p.starts_with("Areas")).unwrap();
+        assert!(areas.chars().count() <= MAX_AREAS_CHARS, "{areas}");
+        assert!(
+            areas.contains("tag0 (20) \u{2014} Area number 0"),
+            "{areas}"
+        );
+        assert!(
+            areas.contains("tag14 (6)") && !areas.contains("Area number 14"),
+            "{areas}"
+        );
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct ApiFile {
     pub version: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// (tag, description) of the spec's described tags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tag_descriptions: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     #[serde(default)]
@@ -72,6 +75,7 @@ impl ApiFile {
             title: set.title.clone(),
             version: set.version.clone(),
             description: set.description.clone(),
+            tag_descriptions: set.tag_descriptions.clone(),
             base_url: set.base_url.clone(),
             security_schemes: set.security_schemes.clone(),
             tools: set
@@ -94,6 +98,7 @@ impl ApiFile {
             title: self.title,
             version: self.version,
             description: self.description,
+            tag_descriptions: self.tag_descriptions,
             base_url: self.base_url,
             security_schemes: self.security_schemes,
             tools: self
@@ -146,7 +151,7 @@ pub fn read(text: &str) -> Result<ToolSet, ApiFileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{HttpMethod, OutputShape};
+    use crate::model::HttpMethod;
 
     fn set() -> ToolSet {
         let schema = match serde_json::json!({"type": "object", "properties": {"a": {"type": "number", "minimum": 0.1}}})
@@ -155,23 +160,12 @@ mod tests {
             _ => unreachable!(),
         };
         let tool = rmcp::model::Tool::new("t", "does t", Arc::new(schema));
-        let route = Route {
-            method: HttpMethod::Get,
-            path: "/t".into(),
-            server: None,
-            args: Vec::new(),
-            body: None,
-            accept: None,
-            security: Vec::new(),
-            output: OutputShape::None,
-            pinned: serde_json::Map::new(),
-            credential_params: Vec::new(),
-            input_schema: Default::default(),
-        };
+        let route = Route::new(HttpMethod::Get, "/t");
         ToolSet {
             title: "T".into(),
             version: "1".into(),
             description: None,
+            tag_descriptions: Vec::new(),
             base_url: Some("http://localhost/".into()),
             security_schemes: vec![("b".into(), SecurityScheme::Bearer)],
             tools: vec![Arc::new(ToolDef::new(

@@ -343,6 +343,24 @@ pub struct Route {
 }
 
 impl Route {
+    /// A route with nothing but a method and a path template: no arguments, body, security or
+    /// structured output (tests and hand-made tools start here).
+    pub fn new(method: HttpMethod, path: impl Into<String>) -> Self {
+        Route {
+            method,
+            path: path.into(),
+            server: None,
+            args: Vec::new(),
+            body: None,
+            accept: None,
+            security: Vec::new(),
+            output: OutputShape::None,
+            pinned: serde_json::Map::new(),
+            credential_params: Vec::new(),
+            input_schema: InputSchemaLink::default(),
+        }
+    }
+
     pub fn arg(&self, name: &str) -> Option<&ArgBinding> {
         self.args.iter().find(|a| a.arg == name)
     }
@@ -741,6 +759,9 @@ pub struct ToolSet {
     pub title: String,
     pub version: String,
     pub description: Option<String>,
+    /// The spec's top-level `tags` that have a description: (name, description), in the spec's
+    /// order. Server instructions name what each area is for.
+    pub tag_descriptions: Vec<(String, String)>,
     /// Base URL from the spec (first server), if it has one.
     pub base_url: Option<String>,
     pub security_schemes: Vec<(String, SecurityScheme)>,
@@ -778,19 +799,7 @@ mod tests {
     use serde_json::{Map, Value, json};
 
     fn route() -> Route {
-        Route {
-            method: HttpMethod::Get,
-            path: "/x".into(),
-            server: None,
-            args: Vec::new(),
-            body: None,
-            accept: None,
-            security: Vec::new(),
-            output: OutputShape::None,
-            pinned: Map::new(),
-            credential_params: Vec::new(),
-            input_schema: InputSchemaLink::default(),
-        }
+        Route::new(HttpMethod::Get, "/x")
     }
 
     fn tool(schema: Value) -> rmcp::model::Tool {
