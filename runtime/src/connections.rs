@@ -61,6 +61,16 @@ fn fit_to_descriptors(wanted: usize) -> usize {
     wanted
 }
 
+const KEEP_ALIVE: http::HeaderName = http::HeaderName::from_static("keep-alive");
+
+/// `Keep-Alive: timeout=N`, N a second less than the idle timeout (whole seconds, at least 1): a
+/// client that believes it reuses the connection in time.
+fn keep_alive_header(idle: Duration) -> http::HeaderValue {
+    let secs = idle.as_secs().saturating_sub(1).max(1);
+    http::HeaderValue::from_str(&format!("timeout={secs}"))
+        .unwrap_or_else(|_| http::HeaderValue::from_static("timeout=1"))
+}
+
 /// Serves `app` on `listener` until `stop`, then lets open connections finish their requests.
 pub async fn serve(
     listener: TcpListener,
@@ -69,6 +79,7 @@ pub async fn serve(
     stop: CancellationToken,
 ) -> std::io::Result<()> {
     let max = fit_to_descriptors(limits.max.max(1));
+    let keep_alive = keep_alive_header(limits.header_read_timeout);
     let slots = Arc::new(Semaphore::new(max));
     // Connections hold `closed_rx` until they end; `stopping` tells them to shut down.
     let (stopping_tx, stopping_rx) = watch::channel(false);
@@ -96,15 +107,24 @@ pub async fn serve(
         };
         let _ = tcp.set_nodelay(true);
         let app = app.clone();
+        let keep_alive = keep_alive.clone();
         let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
             let app = app.clone();
+            let keep_alive = keep_alive.clone();
             async move {
-                Ok::<_, Infallible>(
-                    app.oneshot(req.map(axum::body::Body::new))
-                        .await
-                        .unwrap_or_else(|e| match e {}),
-                )
+                let mut response = app
+                    .oneshot(req.map(axum::body::Body::new))
+                    .await
+                    .unwrap_or_else(|e| match e {});
+                // Announce when an idle connection will be closed, so clients that pool
+                // connections (Node's undici reads this) retire it before instead of reusing a
+                // socket this side is closing.
+                let headers = response.headers_mut();
+                if !headers.contains_key(http::header::CONNECTION) {
+                    headers.insert(KEEP_ALIVE, keep_alive);
+                }
+                Ok::<_, Infallible>(response)
             }
         });
         let mut stopping = stopping_rx.clone();

@@ -164,6 +164,9 @@ pub struct ToolState {
     discovery: Option<Discovery>,
     /// The server's instructions (built once: `initialize` and `server/discover` serve them).
     instructions: String,
+    /// What `get_info` answers for this tool set, made on first use: rmcp asks for it on every
+    /// stateless request (2026-07-28 requests and `--stateless` 2025-era ones).
+    info: std::sync::OnceLock<ServerConfig>,
 }
 
 impl ToolState {
@@ -247,6 +250,7 @@ impl ToolState {
             output_validators,
             discovery,
             instructions,
+            info: std::sync::OnceLock::new(),
         }
     }
 
@@ -420,33 +424,42 @@ impl ProxyServer {
     }
 }
 
+/// The server's description of itself for `state`: name and title from the spec, the tools
+/// capability (with `listChanged` when the list can change), the instructions.
+fn server_info(state: &ToolState, list_changes: bool) -> ServerConfig {
+    let set = &state.set;
+    let name: String = openapi_mcp_toolset::naming::snake(&set.title);
+    let capabilities = if list_changes {
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build()
+    } else {
+        ServerCapabilities::builder().enable_tools().build()
+    };
+    ServerConfig::new(capabilities)
+        .with_server_info(
+            Implementation::new(
+                if name.is_empty() {
+                    "openapi-mcp".to_string()
+                } else {
+                    name
+                },
+                set.version.clone(),
+            )
+            .with_title(set.title.clone()),
+        )
+        .with_instructions(state.instructions.clone())
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+}
+
 impl ServerHandler for ProxyServer {
     fn get_info(&self) -> ServerConfig {
         let state = self.state();
-        let set = &state.set;
-        let name: String = openapi_mcp_toolset::naming::snake(&set.title);
-        let capabilities = if self.inner.opts.list_caching.changes {
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .build()
-        } else {
-            ServerCapabilities::builder().enable_tools().build()
-        };
-        ServerConfig::new(capabilities)
-            .with_server_info(
-                Implementation::new(
-                    if name.is_empty() {
-                        "openapi-mcp".to_string()
-                    } else {
-                        name
-                    },
-                    set.version.clone(),
-                )
-                .with_title(set.title.clone()),
-            )
-            .with_instructions(state.instructions.clone())
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        state
+            .info
+            .get_or_init(|| server_info(&state, self.inner.opts.list_caching.changes))
+            .clone()
     }
 
     /// Both eras: 2025-11-25 and older through `initialize` (sessions or `--stateless`), and

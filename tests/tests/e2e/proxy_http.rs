@@ -100,7 +100,13 @@ async fn endpoint_checks_origin_host_and_bearer_token() {
     };
     assert_eq!(post(None, None, None).await.unwrap().status(), 401);
     assert_eq!(post(None, Some("wrong"), None).await.unwrap().status(), 401);
-    assert_eq!(post(None, Some("tok-9"), None).await.unwrap().status(), 200);
+    let ok = post(None, Some("tok-9"), None).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    // Idle connections close after 10 s (the header-read timeout): clients are told 9.
+    assert_eq!(
+        ok.headers().get("keep-alive").and_then(|v| v.to_str().ok()),
+        Some("timeout=9")
+    );
     assert_eq!(
         post(Some("http://evil.example"), Some("tok-9"), None)
             .await
