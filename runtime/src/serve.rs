@@ -13,7 +13,7 @@ use crate::confirm::Confirm;
 use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
-use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder};
+use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder, ResponseMode};
 use crate::observe::{AuditLog, AuditTarget, Metrics, Observe, Readiness};
 use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
 use crate::sessions::SessionLimits;
@@ -120,6 +120,11 @@ pub struct ServeArgs {
     /// Largest response body returned to the client; longer bodies are cut with a note.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1024 * 1024))]
     pub max_response_bytes: usize,
+    /// JSON results: compact (nulls, empty values and hypermedia links such as `*_url` and
+    /// `_links` dropped, minified) or full (as the API sent them). A `_select` (JMESPath)
+    /// argument and the --max-response-bytes cut at item boundaries apply to both.
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = ResponseMode::Compact))]
+    pub response: ResponseMode,
     /// Tools per tools/list page (default: all in one page, unless the list is over 8 MiB:
     /// clients on the TypeScript SDK drop stdio messages over 10 MiB, so larger lists are served
     /// in pages of at most 8 MiB).
@@ -194,6 +199,7 @@ impl Default for ServeArgs {
             retries: 0,
             retry_writes: false,
             max_response_bytes: 1024 * 1024,
+            response: ResponseMode::Compact,
             page_size: None,
             mode: Mode::Tools,
             pin: Vec::new(),
@@ -470,6 +476,7 @@ impl ServeArgs {
         let mut forward_opts = ForwardOptions::new(base_url);
         forward_opts.timeout = timeout_duration(self.timeout)?;
         forward_opts.max_response_bytes = self.max_response_bytes;
+        forward_opts.response = self.response;
         forward_opts.retries = self.retries;
         forward_opts.retry_writes = self.retry_writes;
         forward_opts.static_headers = static_headers;

@@ -159,6 +159,8 @@ pub struct ToolState {
     /// Every operation: name -> operation index (for `describe_operation` / `call_operation`).
     ops: HashMap<String, usize>,
     validators: Vec<LazyValidator>,
+    /// Each operation's selection argument (`_select`), for those with JSON results.
+    select_args: Vec<Option<String>>,
     /// Validators of the operations' output schemas (structured results are checked).
     output_validators: Vec<LazyValidator>,
     discovery: Option<Discovery>,
@@ -208,6 +210,7 @@ impl ToolState {
                 validators: Default::default(),
             }
         });
+        let select_args: Vec<Option<String>> = set.tools.iter().map(|d| selection_arg(d)).collect();
         let mut tools: Vec<Tool> = Vec::new();
         let mut index = HashMap::new();
         for i in direct {
@@ -221,7 +224,7 @@ impl ToolState {
                 continue;
             }
             index.insert(t.name.to_string(), i);
-            tools.push(t.clone());
+            tools.push(with_selection(t, select_args[i].as_deref()));
         }
         if let Some(d) = &discovery {
             tools.extend(d.tools.iter().cloned());
@@ -247,6 +250,7 @@ impl ToolState {
             index,
             ops,
             validators,
+            select_args,
             output_validators,
             discovery,
             instructions,
@@ -572,7 +576,7 @@ impl ServerHandler for ProxyServer {
         state
             .index
             .get(name)
-            .map(|&i| state.set.tools[i].tool().clone())
+            .map(|&i| with_selection(state.set.tools[i].tool(), state.select_args[i].as_deref()))
     }
 
     async fn call_tool(
@@ -770,6 +774,35 @@ impl ProxyServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let def = &state.set.tools[i];
         note.op = Some(i);
+        let mut args = args;
+        // The selection argument is the server's: checked here, never validated against the
+        // operation's schema nor sent.
+        let select = match state.select_args[i].as_ref() {
+            Some(name) => match args.remove(name) {
+                None | Some(Value::Null) => None,
+                Some(Value::String(expr)) => match crate::forward::fit::check_selection(&expr) {
+                    Ok(()) => Some((name.clone(), expr)),
+                    Err(e) => {
+                        let text = format!(
+                            "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: not a valid JMESPath expression: {e}",
+                            def.name()
+                        );
+                        note.outcome = Some(Outcome::Invalid);
+                        return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+                    }
+                },
+                Some(other) => {
+                    let text = format!(
+                        "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: must be a string (a JMESPath expression), got {}",
+                        def.name(),
+                        json_type(&other)
+                    );
+                    note.outcome = Some(Outcome::Invalid);
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+                }
+            },
+            None => None,
+        };
         if let Err(problems) =
             validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
                 validate::check_wire_formats(&def.tool().input_schema, &def.route, &args)
@@ -831,7 +864,10 @@ impl ProxyServer {
         };
         let forwarded = self.forwarded_headers(context);
         let work = async {
-            let (result, report) = CallScope::new(forwarded.clone()).run(call).await;
+            let (result, report) = CallScope::new(forwarded.clone())
+                .with_select(select.clone())
+                .run(call)
+                .await;
             match report.accepted_at.clone() {
                 Some(at) if self.inner.opts.poll => {
                     self.poll(state, &at, &forwarded, started, result, report)
@@ -863,7 +899,12 @@ impl ProxyServer {
         let status = report.status;
         note.status = status;
         note.exchange = report.exchange;
-        let result = conform_to_output_schema(result, def, &state.output_validators[i]);
+        let result = conform_to_output_schema(
+            result,
+            report.full_structured,
+            def,
+            &state.output_validators[i],
+        );
         tracing::info!(
             tool = %def.name(),
             method = route.method.as_str(),
@@ -1075,8 +1116,12 @@ fn follow_up(
 /// Such a result keeps its content as text, without `structuredContent`, marked as an error, with
 /// a first block that says the request itself succeeded (so the model does not repeat it) and
 /// what did not match.
+///
+/// A compacted `structuredContent` (`--response compact`) that the schema rejects (it requires a
+/// member that was `null` or empty) is replaced by the uncompacted one, `full`, when that passes.
 fn conform_to_output_schema(
     mut result: CallToolResult,
+    full: Option<Value>,
     def: &ToolDef,
     validator: &LazyValidator,
 ) -> CallToolResult {
@@ -1090,6 +1135,12 @@ fn conform_to_output_schema(
     let Err(problems) = validate::check_output(validator, schema, structured) else {
         return result;
     };
+    if let Some(full) = full
+        && validate::check_output(validator, schema, &full).is_ok()
+    {
+        result.structured_content = Some(full);
+        return result;
+    }
     tracing::warn!(tool = %def.name(), "response does not match the output schema: {}", problems.join("; "));
     let note = format!(
         "The API call succeeded, but the response does not match this tool's output schema, so it is returned as text only below (this is reported as an error because MCP clients reject structured results that do not match). The request was carried out: do not repeat it because of this.\nMismatches:\n- {}",
@@ -1099,6 +1150,44 @@ fn conform_to_output_schema(
     result.is_error = Some(true);
     result.content.insert(0, ContentBlock::text(note));
     result
+}
+
+/// The selection argument of an operation whose results are JSON (it has an output schema or
+/// accepts a JSON media type): `_select`, unless the operation has an argument of that name.
+/// (An operation without an output schema counts when it is a GET whose first accepted media
+/// type is JSON: `Accept` lists the success response's types first.)
+fn selection_arg(def: &ToolDef) -> Option<String> {
+    let route = &def.route;
+    let json = route.output != openapi_mcp_toolset::model::OutputShape::None
+        || (route.method == openapi_mcp_toolset::model::HttpMethod::Get
+            && route.accept.as_deref().is_some_and(|a| {
+                let first = a.split(',').next().unwrap_or("").trim();
+                crate::forward::response::is_json_essence(&first.to_ascii_lowercase())
+            }));
+    // The route's arguments are the inputSchema's properties (read without bundling deferred
+    // schemas).
+    json.then(|| crate::forward::fit::selection_arg(route.args.iter().map(|b| b.arg.as_str())))
+}
+
+/// The tool `tools/list` serves for an operation: its tool with the selection argument
+/// (`_select`) when its results are JSON.
+pub fn served_tool(def: &ToolDef) -> Tool {
+    with_selection(def.tool(), selection_arg(def).as_deref())
+}
+
+/// The tool as served: with its selection argument, if it has one.
+fn with_selection(t: &Tool, arg: Option<&str>) -> Tool {
+    let mut t = t.clone();
+    if let Some(arg) = arg {
+        let schema = Arc::make_mut(&mut t.input_schema);
+        let props = schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if let Value::Object(p) = props {
+            p.insert(arg.to_string(), crate::forward::fit::selection_schema());
+        }
+    }
+    t
 }
 
 fn json_type(v: &Value) -> &'static str {
@@ -1188,7 +1277,14 @@ fn describe_result(
         return unknown_operation(state, d, name);
     };
     let def = &state.set.tools[i];
-    let v = dynamic::describe(def);
+    let mut v = dynamic::describe(def);
+    if let Some(arg) = &state.select_args[i]
+        && let Some(Value::Object(props)) = v
+            .get_mut("inputSchema")
+            .and_then(|s| s.get_mut("properties"))
+    {
+        props.insert(arg.clone(), crate::forward::fit::selection_schema());
+    }
     let text = format!(
         "Call it with `{}` {{\"name\": \"{}\", \"arguments\": {{...}}}} where arguments match inputSchema.\n{}",
         dynamic::CALL,

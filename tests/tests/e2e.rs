@@ -19,4 +19,5 @@ mod e2e {
     pub mod proxy_lifecycle;
     pub mod proxy_stdio;
     pub mod proxy_wire;
+    pub mod responses;
 }

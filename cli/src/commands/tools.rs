@@ -21,8 +21,13 @@ pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
     if args.stats {
         print_stats(&mut out, &conversion.tools)?;
     } else if args.json {
-        let tools: Vec<&rmcp_tool::Tool> =
-            conversion.tools.tools.iter().map(|t| t.tool()).collect();
+        // As served: with the `_select` argument of tools with JSON results.
+        let tools: Vec<rmcp_tool::Tool> = conversion
+            .tools
+            .tools
+            .iter()
+            .map(|t| openapi_mcp_runtime::server::served_tool(t))
+            .collect();
         serde_json::to_writer_pretty(&mut out, &tools).context("writing JSON")?;
         writeln!(out)?;
     } else {
@@ -95,7 +100,7 @@ fn print_stats(
 
     let mut sizes = Vec::with_capacity(set.tools.len());
     for t in &set.tools {
-        let json = serde_json::to_string(t.tool())?;
+        let json = serde_json::to_string(&openapi_mcp_runtime::server::served_tool(t))?;
         sizes.push((t.name().to_string(), json.len(), count_tokens(&json)));
     }
     let w = sizes.iter().map(|s| s.0.len()).max().unwrap_or(4).max(4);
@@ -110,7 +115,11 @@ fn print_stats(
         writeln!(out, "  {name:<w$}  {bytes:>9}  {tokens:>8}")?;
     }
 
-    let all: Vec<rmcp_tool::Tool> = set.tools.iter().map(|t| t.tool().clone()).collect();
+    let all: Vec<rmcp_tool::Tool> = set
+        .tools
+        .iter()
+        .map(|t| openapi_mcp_runtime::server::served_tool(t))
+        .collect();
     let (tools_bytes, tools_tokens) = payload(&all)?;
     let dynamic = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
     let (dyn_bytes, dyn_tokens) = payload(dynamic.tools())?;

@@ -11,6 +11,7 @@
 
 pub mod auth;
 mod encode;
+pub mod fit;
 pub mod request;
 pub mod response;
 mod scrub;
@@ -26,7 +27,8 @@ use serde_json::{Map, Value};
 use url::Url;
 
 pub use auth::Credentials;
-pub use response::{Truncation, to_result};
+pub use fit::ResponseMode;
+pub use response::{Shape, Truncation, to_result, to_result_shaped};
 
 use auth::{Cred, TokenCache};
 use openapi_mcp_toolset::model::{
@@ -43,9 +45,12 @@ tokio::task_local! {
 #[derive(Debug, Default)]
 pub struct CallScope {
     pub forwarded_headers: Vec<(String, String)>,
+    /// The call's `_select` argument (its name and JMESPath expression), checked already.
+    pub select: Option<(String, String)>,
     status: std::cell::Cell<Option<u16>>,
     accepted_at: std::cell::RefCell<Option<Url>>,
     exchange: std::cell::Cell<Exchange>,
+    full_structured: std::cell::RefCell<Option<Value>>,
 }
 
 /// What went over the wire for a call (for metrics and the audit log): time spent on the API
@@ -91,6 +96,9 @@ pub struct CallReport {
     pub accepted_at: Option<Url>,
     /// Time and bytes on the wire.
     pub exchange: Exchange,
+    /// The uncompacted structured content, when `--response compact` changed it: for the server
+    /// to use when the output schema rejects the compacted one.
+    pub full_structured: Option<Value>,
 }
 
 impl CallScope {
@@ -99,6 +107,12 @@ impl CallScope {
             forwarded_headers,
             ..Self::default()
         }
+    }
+
+    /// With the call's selection argument: its name and (checked) JMESPath expression.
+    pub fn with_select(mut self, select: Option<(String, String)>) -> Self {
+        self.select = select;
+        self
     }
 
     /// Runs `fut` in this scope; returns its output and what the upstream said besides.
@@ -110,6 +124,7 @@ impl CallScope {
                     status: s.status.get(),
                     accepted_at: s.accepted_at.take(),
                     exchange: s.exchange.get(),
+                    full_structured: s.full_structured.take(),
                 });
                 (out, report)
             })
@@ -146,6 +161,8 @@ pub struct ForwardOptions {
     /// 429 and 503 answers are retried at least [`PUSHBACK_RETRIES`] times (see
     /// [`Forwarder::call`]).
     pub retries: u32,
+    /// JSON results compacted (default) or as the API sent them (`--response`).
+    pub response: ResponseMode,
     /// Retry non-idempotent calls (POST, PATCH) too, on 429/503 and with `retries`. Default off:
     /// a write the API may have carried out is not repeated unless the operator says so.
     pub retry_writes: bool,
@@ -165,6 +182,7 @@ impl ForwardOptions {
             base_url,
             timeout: Duration::from_secs(30),
             max_response_bytes: 1024 * 1024,
+            response: ResponseMode::Compact,
             retries: 0,
             retry_writes: false,
             static_headers: Vec::new(),
@@ -283,6 +301,11 @@ impl fmt::Debug for Forwarder {
             .finish()
     }
 }
+
+/// A JSON answer is read up to this many times `--max-response-bytes`, so that it can be cut
+/// at an item boundary within the budget and what was cut counted (past it, the items read are
+/// shown and the rest is said to go on).
+pub const JSON_READ_FACTOR: usize = 4;
 
 /// Cap on a token endpoint's answer.
 const TOKEN_RESPONSE_MAX: usize = 64 * 1024;
@@ -735,8 +758,29 @@ impl Forwarder {
                         }
                         (r, s)
                     };
+                    // A JSON answer is read up to JSON_READ_FACTOR times past the budget, to
+                    // be cut at an item boundary within it (and to count what was cut).
+                    let json = status.is_success()
+                        && headers
+                            .get(header::CONTENT_TYPE)
+                            .and_then(|v| v.to_str().ok())
+                            .is_some_and(|ct| {
+                                response::is_json_essence(
+                                    ct.split(';')
+                                        .next()
+                                        .unwrap_or("")
+                                        .trim()
+                                        .to_ascii_lowercase()
+                                        .as_str(),
+                                )
+                            });
+                    let read_max = if json {
+                        opts.max_response_bytes.saturating_mul(JSON_READ_FACTOR)
+                    } else {
+                        opts.max_response_bytes
+                    };
                     let read_at = Instant::now();
-                    let read = read_capped(&mut resp, opts.max_response_bytes).await;
+                    let read = read_capped(&mut resp, read_max).await;
                     note_exchange(|x| {
                         x.upstream = Some(x.upstream.unwrap_or_default() + read_at.elapsed());
                         if let Ok((body, _)) = &read {
@@ -752,10 +796,27 @@ impl Forwarder {
                                 Some(n) if n > body.len() as u64 => Truncation::Of(n),
                                 _ => Truncation::Unknown,
                             });
-                            (
-                                to_result(status, &headers, &body, t, route, &resource_path),
-                                Some(status.as_u16()),
-                            )
+                            let select = CALL_SCOPE.try_with(|s| s.select.clone()).ok().flatten();
+                            let secrets = self.secrets();
+                            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+                            let shape = Shape {
+                                mode: opts.response,
+                                max: opts.max_response_bytes,
+                                select: select.as_ref().map(|(a, e)| (a.as_str(), e.as_str())),
+                                args,
+                                secrets: &secrets,
+                            };
+                            let (r, full) = to_result_shaped(
+                                status,
+                                &headers,
+                                &body,
+                                t,
+                                route,
+                                &resource_path,
+                                &shape,
+                            );
+                            let _ = CALL_SCOPE.try_with(|s| s.full_structured.replace(full));
+                            (r, Some(status.as_u16()))
                         }
                         Err(e) => {
                             let msg = response::transport_error(e, &origin, &host, opts.timeout);
@@ -901,17 +962,26 @@ impl Forwarder {
 
     /// Replaces every configured secret (and OAuth token) in the result with `[redacted]`.
     fn scrub(&self, mut result: CallToolResult) -> CallToolResult {
-        let inner = &self.inner;
-        let tokens = inner.tokens.all_tokens();
-        if inner.secrets.is_empty() && tokens.is_empty() {
+        let secrets = self.secrets();
+        if secrets.is_empty() {
             return result;
         }
-        let tokens = scrub::prepare(tokens);
-        let mut secrets: Vec<&str> = inner.secrets.iter().map(String::as_str).collect();
-        secrets.extend(tokens.iter().map(String::as_str));
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         scrub::scrub(&mut result, &secrets);
         result
+    }
+
+    /// The configured secrets and the OAuth tokens obtained so far, longest first.
+    fn secrets(&self) -> Vec<String> {
+        let inner = &self.inner;
+        let tokens = inner.tokens.all_tokens();
+        if tokens.is_empty() {
+            return inner.secrets.clone();
+        }
+        let mut secrets = inner.secrets.clone();
+        secrets.extend(scrub::prepare(tokens));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets
     }
 }
 

@@ -5,8 +5,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use http::{HeaderMap, StatusCode, header};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use super::fit::{self, ResponseMode};
 use openapi_mcp_toolset::model::{OutputShape, Route};
 
 /// How much of a non-2xx body is shown (characters).
@@ -35,7 +36,7 @@ fn essence(headers: &HeaderMap) -> Option<String> {
     (!e.is_empty()).then_some(e)
 }
 
-pub(crate) fn is_json_essence(e: &str) -> bool {
+pub fn is_json_essence(e: &str) -> bool {
     e == "application/json" || e.ends_with("+json") || e == "text/json" || e == "application/x-json"
 }
 
@@ -192,7 +193,236 @@ pub fn to_result(
     route: &Route,
     resource_path: &str,
 ) -> CallToolResult {
+    let args = Map::new();
+    let shape = Shape {
+        mode: ResponseMode::Full,
+        max: usize::MAX,
+        select: None,
+        args: &args,
+        secrets: &[],
+    };
+    to_result_shaped(
+        status,
+        headers,
+        body,
+        truncated,
+        route,
+        resource_path,
+        &shape,
+    )
+    .0
+}
+
+/// How a JSON result is shaped (#22, see [`super::fit`]).
+pub struct Shape<'a> {
+    pub mode: ResponseMode,
+    /// `--max-response-bytes`: the budget of the result's JSON text. A JSON `body` may be longer
+    /// (it is read past the budget, so it can be cut at an item boundary).
+    pub max: usize,
+    /// The selection argument's name and expression.
+    pub select: Option<(&'a str, &'a str)>,
+    /// The call's arguments (for the next page's).
+    pub args: &'a Map<String, Value>,
+    /// Replaced in the parsed body before anything is selected from it (a selection could
+    /// otherwise transform a secret past the scrubbing of the result).
+    pub secrets: &'a [&'a str],
+}
+
+/// [`to_result`] with a [`Shape`]: a 2xx JSON body is compacted (`--response compact`),
+/// selected (`_select`) and cut to `shape.max` bytes at an item boundary, with a note that says
+/// what was cut and the next page's arguments. Also returns the full (uncompacted) structured
+/// content when it differs, for a compacted one that the output schema rejects.
+pub fn to_result_shaped(
+    status: StatusCode,
+    headers: &HeaderMap,
+    body: &[u8],
+    truncated: Option<Truncation>,
+    route: &Route,
+    resource_path: &str,
+    shape: &Shape<'_>,
+) -> (CallToolResult, Option<Value>) {
     let line = status_line(status);
+    if status.is_success() && !(body.is_empty() && truncated.is_none()) {
+        let ess = essence(headers);
+        let kind = kind_of(ess.as_deref(), body);
+        let wants_json = route.output != OutputShape::None;
+        if kind == Kind::Json || (kind == Kind::Text && wants_json) {
+            let parsed = match truncated {
+                Some(_) => fit::recover_prefix(body).map(|v| (v, true)),
+                None => serde_json::from_slice::<Value>(body)
+                    .ok()
+                    .map(|v| (v, false)),
+            };
+            if let Some((v, partial)) = parsed
+                && (route.output != OutputShape::Object || v.is_object())
+            {
+                return shaped_json(v, partial, body, headers, route, shape);
+            }
+        }
+    }
+    // Not JSON: the old rules, on at most `max` bytes.
+    let (body, truncated) = if body.len() > shape.max {
+        (
+            &body[..shape.max],
+            Some(truncated.unwrap_or(Truncation::Of(body.len() as u64))),
+        )
+    } else {
+        (body, truncated)
+    };
+    let mut r = plain_result(
+        status,
+        &line,
+        headers,
+        body,
+        truncated,
+        route,
+        resource_path,
+    );
+    if let Some((arg, _)) = shape.select
+        && status.is_success()
+        && r.is_error != Some(true)
+    {
+        r.content.push(ContentBlock::text(format!(
+            "[openapi-mcp: `{arg}` was not applied: the API's answer is not JSON ({}).]",
+            essence(headers).as_deref().unwrap_or("no Content-Type")
+        )));
+    }
+    (r, None)
+}
+
+/// A parsed 2xx JSON body, shaped (see [`to_result_shaped`]).
+fn shaped_json(
+    mut v: Value,
+    partial: bool,
+    raw: &[u8],
+    headers: &HeaderMap,
+    route: &Route,
+    shape: &Shape<'_>,
+) -> (CallToolResult, Option<Value>) {
+    if !shape.secrets.is_empty() {
+        super::scrub::scrub_json(&mut v, shape.secrets);
+    }
+    let compacted = (shape.mode == ResponseMode::Compact)
+        .then(|| {
+            let mut c = v.clone();
+            (fit::compact(&mut c) > 0).then_some(c)
+        })
+        .flatten();
+    let base = compacted.as_ref().unwrap_or(&v);
+    let mut notes = Vec::new();
+    let mut failed = None;
+    let selected = match shape.select {
+        Some((arg, expr)) => match fit::select(&v, expr) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                failed = Some(format!(
+                    "The API call succeeded, but `{arg}` could not be applied to its result: {e}. The request was carried out (do not repeat it because of this); the result without the selection follows."
+                ));
+                None
+            }
+        },
+        None => None,
+    };
+    let text_v = selected.as_ref().unwrap_or(base);
+    let mut text_fit = fit::fit(text_v, shape.max);
+    if partial && text_fit.is_none() {
+        // Recovered from a cut body and within the budget: nothing more cut here, but the
+        // body went on.
+        text_fit = Some((text_v.clone(), whole_cut(text_v)));
+    }
+    let text_value = text_fit.as_ref().map_or(text_v, |(f, _)| f);
+    let unchanged = selected.is_none()
+        && text_fit.is_none()
+        && (shape.mode == ResponseMode::Full
+            || (compacted.is_none() && serde_json::to_vec(&v).is_ok_and(|b| b.len() == raw.len())));
+    let text = if unchanged {
+        String::from_utf8_lossy(raw).into_owned()
+    } else {
+        serde_json::to_string(text_value).unwrap_or_default()
+    };
+    if let Some((_, cut)) = &text_fit {
+        let select_arg = shape.select.map_or(fit::SELECT_ARG, |(a, _)| a);
+        let mut args = shape.args.clone();
+        if let Some((a, e)) = shape.select {
+            args.insert(a.to_string(), Value::String(e.to_string()));
+        }
+        let next = fit::next_page(route, &args, headers, &v, cut);
+        notes.push(fit::cut_note(
+            cut,
+            shape.max,
+            partial,
+            next.as_ref(),
+            select_arg,
+        ));
+    }
+    let wrap = |x: Value| match route.output {
+        OutputShape::Wrapped => Some(json!({ "result": x })),
+        OutputShape::Object => Some(x),
+        OutputShape::None => None,
+    };
+    let fitted = |x: &Value| fit::fit(x, shape.max).map_or_else(|| x.clone(), |(f, _)| f);
+    let structured = if route.output == OutputShape::None {
+        None
+    } else if selected.is_none() {
+        wrap(text_value.clone())
+    } else {
+        wrap(fitted(base))
+    };
+    let fallback = match (&compacted, route.output) {
+        (Some(_), OutputShape::Object | OutputShape::Wrapped) => wrap(fitted(&v)),
+        _ => None,
+    };
+    let mut blocks = Vec::new();
+    if let Some(f) = failed {
+        blocks.push(ContentBlock::text(f));
+    }
+    blocks.push(ContentBlock::text(text));
+    blocks.extend(notes.into_iter().map(ContentBlock::text));
+    let mut r = CallToolResult::success(blocks);
+    r.structured_content = structured;
+    (r, fallback)
+}
+
+/// A [`fit::Cut`] that cuts nothing (a body recovered from a cut one, within the budget).
+fn whole_cut(v: &Value) -> fit::Cut {
+    let (member, len) = match v {
+        Value::Array(a) => (None, a.len()),
+        Value::Object(m) => m
+            .iter()
+            .filter_map(|(k, x)| x.as_array().map(|a| (Some(k.clone()), a.len())))
+            .max_by_key(|(_, n)| *n)
+            .unwrap_or((None, m.len())),
+        _ => (None, 0),
+    };
+    let items = v.is_array() || member.is_some();
+    let last_shown = match (&member, v) {
+        (None, Value::Array(a)) => a.last().cloned(),
+        (Some(k), _) => v
+            .get(k)
+            .and_then(Value::as_array)
+            .and_then(|a| a.last().cloned()),
+        _ => None,
+    };
+    fit::Cut {
+        member,
+        items,
+        shown: len,
+        total: len,
+        last_shown,
+    }
+}
+
+/// The result of anything but a shaped JSON body.
+fn plain_result(
+    status: StatusCode,
+    line: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+    truncated: Option<Truncation>,
+    route: &Route,
+    resource_path: &str,
+) -> CallToolResult {
+    let line = line.to_string();
     let ess = essence(headers);
     let ess = ess.as_deref();
 

@@ -123,6 +123,28 @@ fn scrub_value(v: &mut Value, secrets: &[&str]) {
     }
 }
 
+/// Replaces every secret in a parsed body, member names included (before a `_select`
+/// expression can move or transform them).
+pub(crate) fn scrub_json(v: &mut Value, secrets: &[&str]) {
+    match v {
+        Value::String(s) => replace_secrets(s, secrets),
+        Value::Array(a) => a.iter_mut().for_each(|x| scrub_json(x, secrets)),
+        Value::Object(m) => {
+            if m.keys().any(|k| secrets.iter().any(|s| k.contains(s))) {
+                let old = std::mem::take(m);
+                for (mut k, mut x) in old {
+                    replace_secrets(&mut k, secrets);
+                    scrub_json(&mut x, secrets);
+                    m.insert(k, x);
+                }
+            } else {
+                m.values_mut().for_each(|x| scrub_json(x, secrets));
+            }
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
