@@ -1,7 +1,8 @@
 //! `--mode dynamic` measurements on the large real-world specs in `../shared/specs`: the size of
 //! the `tools/list` payload in tools mode vs dynamic mode (bytes, and tokens with tiktoken's
 //! o200k_base), the time to build the search index and to answer a query, and the top-3 hit rate
-//! of the natural-language task sets in `dynamic_tasks.rs`.
+//! of the natural-language task sets in `dynamic_tasks.rs`; then the held-out evaluation of
+//! `tests/search-eval/heldout.json` (`heldout/mod.rs`, aggregates only).
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench dynamic`
 
@@ -14,6 +15,9 @@ use openapi_mcp_runtime::rmcp::model::Tool;
 use openapi_mcp_runtime::server::ToolState;
 
 include!("dynamic_tasks.rs");
+
+// The held-out evaluation (#22): a separate module so the task loop below stays independent of it.
+mod heldout;
 
 fn specs_dir() -> PathBuf {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/specs")).to_path_buf()
@@ -114,4 +118,5 @@ fn main() {
             }
         }
     }
+    heldout::run(&dir);
 }

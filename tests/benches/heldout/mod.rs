@@ -1,0 +1,190 @@
+//! The held-out search evaluation of issue #22 (`tests/search-eval/heldout.json`, see the README
+//! there): natural-language requests written before looking at the specs, each with the
+//! operation(s) that do it. For every spec present in `../shared/specs`, the dynamic-mode
+//! `SearchIndex` is built exactly as the rest of this bench builds it, each request is run with
+//! limit 10, and the hits are mapped back to (method, path template) through the tool set.
+//!
+//! Only aggregates are printed (n, top-1/3/10). The set is a test, not a development set: per-query
+//! detail is printed only with `HELDOUT_VERBOSE=1`, and must not be used to tune the search.
+//!
+//! The file is `heldout/mod.rs` (not `heldout.rs`) so that Cargo does not auto-discover it as a
+//! bench target of its own.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
+use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::server::ToolState;
+
+/// Results are taken from the top `LIMIT` hits.
+const LIMIT: usize = 10;
+
+/// One graded request: the text and the (METHOD, path template) pairs that are right answers.
+struct Case {
+    request: String,
+    expect: HashSet<(String, String)>,
+}
+
+fn eval_file() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("search-eval/heldout.json")
+}
+
+/// Reads `heldout.json`: `{ "<spec file>": [ {"request": "...", "expect": [["GET", "/path"], ...]} ] }`.
+/// A malformed file is an error naming the entry, never a panic.
+fn read_cases(path: &Path) -> Result<Vec<(String, Vec<Case>)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let specs = doc
+        .as_object()
+        .ok_or_else(|| format!("{}: top level is not an object", path.display()))?;
+    let mut out = Vec::new();
+    for (spec, entries) in specs {
+        let entries = entries
+            .as_array()
+            .ok_or_else(|| format!("{spec}: not an array"))?;
+        let mut cases = Vec::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let request = entry
+                .get("request")
+                .and_then(|r| r.as_str())
+                .ok_or_else(|| format!("{spec}[{i}]: no \"request\" string"))?;
+            let expect = entry
+                .get("expect")
+                .and_then(|e| e.as_array())
+                .filter(|e| !e.is_empty())
+                .ok_or_else(|| format!("{spec}[{i}]: no non-empty \"expect\" array"))?;
+            let mut ops = HashSet::new();
+            for op in expect {
+                let pair = op.as_array().filter(|a| a.len() == 2);
+                let Some((Some(m), Some(p))) = pair.map(|a| (a[0].as_str(), a[1].as_str())) else {
+                    return Err(format!("{spec}[{i}]: {op} is not [method, path]"));
+                };
+                ops.insert((m.to_ascii_uppercase(), p.to_string()));
+            }
+            cases.push(Case {
+                request: request.to_string(),
+                expect: ops,
+            });
+        }
+        out.push((spec.clone(), cases));
+    }
+    Ok(out)
+}
+
+fn pct(k: usize, n: usize) -> f64 {
+    k as f64 * 100.0 / n.max(1) as f64
+}
+
+/// Runs the held-out evaluation on every spec of the file found in `specs_dir` and prints the
+/// aggregates.
+pub fn run(specs_dir: &Path) {
+    let verbose = std::env::var("HELDOUT_VERBOSE").is_ok_and(|v| v == "1");
+    let file = eval_file();
+    println!();
+    println!(
+        "held-out search evaluation ({}; written once, never tune on it), limit {LIMIT}",
+        file.display()
+    );
+    let sets = match read_cases(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("FAILED to read the held-out set: {e}");
+            return;
+        }
+    };
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            println!("FAILED to start a tokio runtime: {e}");
+            return;
+        }
+    };
+    println!(
+        "{:<30} {:>4} {:>7} {:>7} {:>7} {:>12}",
+        "spec", "n", "top-1", "top-3", "top-10", "unreachable"
+    );
+    let mut total = [0usize; 4]; // n, top-1, top-3, top-10
+    for (file, cases) in &sets {
+        let path = specs_dir.join(file);
+        if !path.exists() {
+            println!("{file:<30} SKIPPED (not found in {})", specs_dir.display());
+            continue;
+        }
+        let spec = match rt.block_on(load(&SpecSource::Path(path))) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{file:<30} FAILED to load: {e}");
+                continue;
+            }
+        };
+        let set = convert(&spec, &ToolOptions::default()).tools;
+        let routes: Vec<(String, String)> = set
+            .tools
+            .iter()
+            .map(|t| (t.route.method.as_str().to_string(), t.route.path.clone()))
+            .collect();
+        let known: HashSet<&(String, String)> = routes.iter().collect();
+        let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
+        let Some(index) = state.search_index() else {
+            println!("{file:<30} FAILED: dynamic mode built no search index");
+            continue;
+        };
+        let (mut top1, mut top3, mut top10, mut unreachable) = (0, 0, 0, 0);
+        for (i, case) in cases.iter().enumerate() {
+            // A request none of whose operations became a tool can never be found; it stays in
+            // the denominator (the agent cannot do it) and is counted apart.
+            if !case.expect.iter().any(|op| known.contains(op)) {
+                unreachable += 1;
+            }
+            let hits = index.search(&case.request, LIMIT);
+            let rank = hits
+                .iter()
+                .position(|h| routes.get(h.op).is_some_and(|r| case.expect.contains(r)));
+            if rank == Some(0) {
+                top1 += 1;
+            }
+            if rank.is_some_and(|r| r < 3) {
+                top3 += 1;
+            }
+            if rank.is_some() {
+                top10 += 1;
+            }
+            if verbose {
+                let got: Vec<String> = hits
+                    .iter()
+                    .take(3)
+                    .filter_map(|h| routes.get(h.op))
+                    .map(|(m, p)| format!("{m} {p}"))
+                    .collect();
+                println!(
+                    "  {i:>2} rank {:>2}  {:?} -> {got:?}",
+                    rank.map_or("-".to_string(), |r| (r + 1).to_string()),
+                    case.request
+                );
+            }
+        }
+        let n = cases.len();
+        println!(
+            "{file:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}% {unreachable:>12}",
+            pct(top1, n),
+            pct(top3, n),
+            pct(top10, n)
+        );
+        for (t, k) in total.iter_mut().zip([n, top1, top3, top10]) {
+            *t += k;
+        }
+    }
+    let [n, top1, top3, top10] = total;
+    println!(
+        "{:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}%",
+        "all present specs",
+        pct(top1, n),
+        pct(top3, n),
+        pct(top10, n)
+    );
+}
