@@ -57,7 +57,7 @@ pub fn selection_arg<'a>(args: impl Iterator<Item = &'a str> + Clone) -> String 
 pub fn selection_schema() -> Value {
     serde_json::json!({
         "type": "string",
-        "description": "Optional JMESPath expression applied to the JSON result before it is returned, to keep only what you need, e.g. `[].{id: id, name: name}` or `items[?state=='open'].title`. Never sent to the API."
+        "description": "JMESPath expression selecting what to return from the JSON result, e.g. `[].{id: id, name: name}`. Not sent to the API."
     })
 }
 
@@ -146,6 +146,18 @@ pub fn compact(v: &mut Value) -> usize {
         }
         _ => 0,
     }
+}
+
+/// The compact form of a result (see [`compact`]), or `None` when it is the same, or when
+/// compacting would leave nothing of a top-level object (an index of links such as GitHub's
+/// `GET /` is its own data).
+pub fn compacted(v: &Value) -> Option<Value> {
+    let mut c = v.clone();
+    if compact(&mut c) == 0 {
+        return None;
+    }
+    let emptied = matches!(&c, Value::Object(m) if m.is_empty());
+    (!emptied).then_some(c)
 }
 
 /// The longest valid JSON document a cut body starts with: the text up to its last complete
@@ -572,6 +584,14 @@ mod tests {
                 "zero": 0, "no": false, "list": [null, 1, {}], "note": "a {placeholder} in text"})
         );
         assert_eq!(dropped, 9);
+        // A body that is nothing but links stays as it is.
+        let links = json!({"current_user_url": "https://api.github.com/user", "emojis_url": "https://api.github.com/emojis"});
+        assert_eq!(compacted(&links), None);
+        assert_eq!(compacted(&json!({"a": 1})), None);
+        assert_eq!(
+            compacted(&json!({"a": 1, "b": null})),
+            Some(json!({"a": 1}))
+        );
     }
 
     #[test]

@@ -303,10 +303,7 @@ fn shaped_json(
         super::scrub::scrub_json(&mut v, shape.secrets);
     }
     let compacted = (shape.mode == ResponseMode::Compact)
-        .then(|| {
-            let mut c = v.clone();
-            (fit::compact(&mut c) > 0).then_some(c)
-        })
+        .then(|| fit::compacted(&v))
         .flatten();
     let base = compacted.as_ref().unwrap_or(&v);
     let mut notes = Vec::new();
