@@ -1,0 +1,433 @@
+"""Horizontal scale behind a real nginx: 3 `openapi-mcp proxy --transport http --stateless`
+instances, round-robin without stickiness, driven by 2026-07-28 clients and 2025-11-25 stateless
+clients at once; one instance is killed (SIGKILL) in the middle of the run.
+
+Checks (exit 1 and a FAIL line when one does not hold):
+  - at least --calls tools/call requests, every one answered through nginx, 0 errors, except the
+    calls that were in flight on the killed instance when it died (nginx does not retry a POST
+    it already sent: see README "Deployment"); those are counted and must be few;
+  - every call started after the kill succeeds (nginx skips the dead instance: its connection
+    is refused before anything is sent, so the request goes to the next instance);
+  - the calls spread across the 3 instances before the kill, and across the 2 left after it:
+    the recording upstream sees which instance forwarded each request (a static `X-Instance`
+    header given to each proxy with --header), and each survivor's /metrics counter of ok calls
+    equals what the upstream saw from it;
+  - each result carries the pet the call asked for (no answer is crossed between clients).
+
+Stdlib only (threads + http.client); everything listens on 127.0.0.1.
+Usage: python3 scale.py --bin BIN --spec specs/petstore.yaml [--nginx nginx] [--calls 1200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+V2025 = "2025-11-25"
+V2026 = "2026-07-28"
+TOOL = "petstore_show_pet_by_id"
+INSTANCES = 3
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Upstream:
+    """The API: answers GET /pets/{id} with that pet, and counts requests per X-Instance."""
+
+    def __init__(self) -> None:
+        self.by_instance: dict[str, int] = {}
+        self.bad: list[str] = []
+        self.lock = threading.Lock()
+        up = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                inst = self.headers.get("X-Instance", "?")
+                m = re.fullmatch(r"/api/pets/(\d+)", self.path)
+                with up.lock:
+                    up.by_instance[inst] = up.by_instance.get(inst, 0) + 1
+                    if not m:
+                        up.bad.append(f"{self.command} {self.path}")
+                body = json.dumps({"id": int(m.group(1)) if m else -1, "name": "rex"}).encode()
+                self.send_response(200 if m else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        # A proxy killed mid-request resets its connection to here: expected, not worth a trace.
+        self.server.handle_error = lambda *a: None
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def counts(self) -> dict[str, int]:
+        with self.lock:
+            return dict(self.by_instance)
+
+
+class Proxy:
+    def __init__(self, bin_: str, spec: str, api: str, name: str, work: str) -> None:
+        self.name = name
+        self.log_path = os.path.join(work, f"proxy-{name}.log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [bin_, "proxy", spec, "--base-url", api, "--transport", "http",
+             "--listen", "127.0.0.1:0", "--stateless", "--metrics-listen", "127.0.0.1:0",
+             "--header", f"X-Instance: {name}"],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            env={**os.environ, "RUST_LOG": "warn"},
+        )
+        self.addr = self.metrics = None
+        deadline = time.time() + 30
+        while time.time() < deadline and not (self.addr and self.metrics):
+            text = open(self.log_path).read()
+            m = re.search(r"over Streamable HTTP at http://([^/ ]+)/mcp", text)
+            self.addr = m.group(1) if m else None
+            m = re.search(r"metrics at (http://[^ \n]+/metrics)", text)
+            self.metrics = m.group(1) if m else None
+            if self.proc.poll() is not None:
+                raise SystemExit(f"scale: proxy {name} exited before serving:\n{text}")
+            time.sleep(0.05)
+        if not (self.addr and self.metrics):
+            raise SystemExit(f"scale: proxy {name} did not serve in 30 s:\n{open(self.log_path).read()}")
+
+    def ok_calls(self) -> int:
+        host, port = self.metrics.removeprefix("http://").removesuffix("/metrics").rsplit(":", 1)
+        c = http.client.HTTPConnection(host, int(port), timeout=10)
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+        c.close()
+        return sum(int(float(v)) for v in re.findall(
+            r'^openapi_mcp_tool_calls_total\{[^}]*outcome="ok"[^}]*\} (\S+)$', text, re.M))
+
+
+NGINX_CONF = """\
+daemon off;
+master_process on;
+worker_processes 1;
+pid {work}/nginx.pid;
+error_log {work}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {work}/tmp/body;
+    proxy_temp_path {work}/tmp/proxy;
+    fastcgi_temp_path {work}/tmp/fastcgi;
+    uwsgi_temp_path {work}/tmp/uwsgi;
+    scgi_temp_path {work}/tmp/scgi;
+    # Round robin, no stickiness (no ip_hash, no hash $http_mcp_session_id).
+    upstream openapi_mcp {{
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /mcp {{
+            proxy_pass http://openapi_mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            # The proxy checks Host (DNS-rebinding protection): pass the client's on.
+            proxy_set_header Host $host;
+            # Streamed (SSE) answers go out as they come.
+            proxy_buffering off;
+            # A refused or timed-out connection goes to the next instance; a POST already sent
+            # is not repeated (no `non_idempotent`): the dead instance may have called the API.
+            proxy_next_upstream error timeout;
+            proxy_connect_timeout 2s;
+            proxy_read_timeout 60s;
+        }}
+    }}
+}}
+"""
+
+
+def meta() -> dict:
+    return {
+        "io.modelcontextprotocol/protocolVersion": V2026,
+        "io.modelcontextprotocol/clientInfo": {"name": "scale-test", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+
+
+class Client:
+    """One MCP client on its own keep-alive connection to nginx: 2026-07-28 (server/discover,
+    `_meta` and the SEP-2243 headers on every request) or 2025-11-25 against --stateless
+    (initialize, notifications/initialized, then calls; no session id to carry)."""
+
+    def __init__(self, port: int, era: str) -> None:
+        self.port, self.era, self.next_id = port, era, 0
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def post(self, method: str, params: dict | None, notify: bool = False) -> tuple[int, dict | None]:
+        headers = {"Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        msg: dict = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if self.era == V2026:
+            params = msg.setdefault("params", {})
+            params["_meta"] = meta()
+            headers["MCP-Protocol-Version"] = V2026
+            headers["Mcp-Method"] = method
+            if "name" in params:
+                headers["Mcp-Name"] = params["name"]
+        elif method != "initialize":
+            headers["MCP-Protocol-Version"] = V2025
+        if not notify:
+            self.next_id += 1
+            msg["id"] = self.next_id
+        for attempt in (0, 1):
+            try:
+                self.conn.request("POST", "/mcp", json.dumps(msg), headers)
+                resp = self.conn.getresponse()
+                body = resp.read().decode()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                # nginx closed the idle keep-alive connection before this request: nothing was
+                # sent on it, so send on a new one.
+                self.conn.close()
+                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+                if attempt:
+                    raise
+        if notify:
+            return resp.status, None
+        if resp.getheader("Content-Type", "").startswith("text/event-stream"):
+            datas = [l[5:].strip() for l in body.splitlines() if l.startswith("data:")]
+            datas = [d for d in datas if d]
+            body = datas[-1] if datas else ""
+        try:
+            return resp.status, json.loads(body)
+        except ValueError:
+            return resp.status, {"unparsed": body[:200]}
+
+    def open(self) -> str | None:
+        """The era's opening; None when it went well, else what went wrong."""
+        if self.era == V2026:
+            status, r = self.post("server/discover", {})
+            versions = (r or {}).get("result", {}).get("supportedVersions", [])
+            if status != 200 or V2026 not in versions:
+                return f"server/discover: HTTP {status} {r}"
+            return None
+        status, r = self.post("initialize", {
+            "protocolVersion": V2025, "capabilities": {},
+            "clientInfo": {"name": "scale-test", "version": "0"}})
+        if status != 200 or (r or {}).get("result", {}).get("protocolVersion") != V2025:
+            return f"initialize: HTTP {status} {r}"
+        status, _ = self.post("notifications/initialized", None, notify=True)
+        if status not in (200, 202):
+            return f"notifications/initialized: HTTP {status}"
+        return None
+
+    def call(self, pet: int) -> str | None:
+        """tools/call of the GET tool; None when the result is that pet, else the error."""
+        status, r = self.post("tools/call", {"name": TOOL, "arguments": {"petId": pet}})
+        result = (r or {}).get("result")
+        if status != 200 or not result or result.get("isError"):
+            return f"tools/call: HTTP {status} {json.dumps(r)[:300]}"
+        text = "".join(c.get("text", "") for c in result.get("content", []))
+        try:
+            got = json.loads(text).get("id")
+        except (ValueError, AttributeError):
+            got = None
+        if got != pet:
+            return f"tools/call petId={pet}: result is {text[:200]}"
+        return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--spec", required=True)
+    ap.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
+    ap.add_argument("--calls", type=int, default=1200, help="tools/call requests in all")
+    ap.add_argument("--clients", type=int, default=12, help="concurrent clients (half each era)")
+    args = ap.parse_args()
+
+    work = tempfile.mkdtemp(prefix="openapi-mcp-scale.")
+    os.chmod(work, 0o755)  # nginx workers run as nobody when started as root
+    os.makedirs(os.path.join(work, "tmp"))
+    procs: list[subprocess.Popen] = []
+    failures: list[str] = []
+
+    def check(cond: bool, what: str) -> None:
+        print(f"  {'ok' if cond else 'FAIL'}: {what}", flush=True)
+        if not cond:
+            failures.append(what)
+
+    try:
+        upstream = Upstream()
+        api = f"http://127.0.0.1:{upstream.port}/api"
+        proxies = [Proxy(args.bin, args.spec, api, f"i{n}", work) for n in range(INSTANCES)]
+        procs += [p.proc for p in proxies]
+        port = free_port()
+        conf = os.path.join(work, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write(NGINX_CONF.format(
+                work=work, port=port,
+                servers="\n".join(f"        server {p.addr};" for p in proxies)))
+        nginx_log = open(os.path.join(work, "nginx.out"), "w")
+        nginx = subprocess.Popen([args.nginx, "-p", work, "-c", conf, "-e", f"{work}/error.log"],
+                                 stdout=nginx_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        procs.append(nginx)
+        deadline = time.time() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if nginx.poll() is not None or time.time() > deadline:
+                    print(open(os.path.join(work, "nginx.out")).read(), file=sys.stderr)
+                    print(open(os.path.join(work, "error.log")).read(), file=sys.stderr)
+                    raise SystemExit("scale: nginx did not start")
+                time.sleep(0.05)
+        version = subprocess.run([args.nginx, "-v"], capture_output=True, text=True).stderr.strip()
+        print(f"== scale: {version} on 127.0.0.1:{port}, round robin over "
+              f"{', '.join(p.name + '=' + p.addr for p in proxies)} (--stateless)", flush=True)
+
+        # The run: each client takes call numbers from a shared counter until --calls are done.
+        # At half way, instance i1 is killed; calls are stamped with their start and end time.
+        lock = threading.Lock()
+        taken = 0
+        kill_at = args.calls // 2
+        killed = threading.Event()
+        kill_time = [0.0, 0.0]  # just before the SIGKILL, after the process is reaped
+        records: list[tuple[str, float, float, str | None]] = []  # era, start, end, error
+        opening_errors: list[str] = []
+        victim = proxies[1]
+        before_kill: dict[str, int] = {}
+
+        def worker(era: str) -> None:
+            nonlocal taken
+            client = Client(port, era)
+            err = client.open()
+            if err:
+                with lock:
+                    opening_errors.append(f"{era}: {err}")
+                return
+            while True:
+                with lock:
+                    if taken >= args.calls:
+                        return
+                    taken += 1
+                    n = taken
+                if n == kill_at and not killed.is_set():
+                    before_kill.update(upstream.counts())
+                    kill_time[0] = time.monotonic()
+                    victim.proc.send_signal(signal.SIGKILL)
+                    victim.proc.wait()
+                    kill_time[1] = time.monotonic()
+                    killed.set()
+                start = time.monotonic()
+                try:
+                    err = client.call(n)
+                except (OSError, http.client.HTTPException) as e:
+                    err = f"tools/call: {type(e).__name__}: {e}"
+                    client.conn.close()
+                    client.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+                with lock:
+                    records.append((era, start, time.monotonic(), err))
+
+        eras = [V2026 if i % 2 == 0 else V2025 for i in range(args.clients)]
+        t0 = time.monotonic()
+        threads = [threading.Thread(target=worker, args=(e,)) for e in eras]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        after = upstream.counts()
+
+        check(not opening_errors, f"every client opened its era through nginx "
+              f"({eras.count(V2026)} x server/discover, {eras.count(V2025)} x initialize)"
+              + (f": {opening_errors[:3]}" if opening_errors else ""))
+        check(killed.is_set(), f"instance {victim.name} was killed (SIGKILL) after call {kill_at}")
+        errors = [r for r in records if r[3]]
+        pre = [r for r in records if r[2] < kill_time[0]]
+        post = [r for r in records if r[1] > kill_time[1]]
+        straddling = [r for r in records if r[2] >= kill_time[0] and r[1] <= kill_time[1]]
+        per_era = {e: sum(1 for r in records if r[0] == e and not r[3]) for e in (V2026, V2025)}
+        print(f"== scale: {len(records)} tools/call in {elapsed:.1f} s "
+              f"({len(records) / elapsed:.0f}/s; {args.clients} clients), ok by era {per_era}; "
+              f"{len(pre)} before the kill, {len(straddling)} in flight across it, "
+              f"{len(post)} after it; {len(errors)} errors", flush=True)
+        for e in errors[:10]:
+            print(f"    error ({e[0]}): {e[3]}")
+        check(len(records) >= args.calls, f"{len(records)} calls made (>= {args.calls})")
+        check(all(per_era.values()), "both eras made calls")
+        check(not [r for r in pre if r[3]], "0 errors before the kill")
+        check(len(post) >= args.calls // 3 and not [r for r in post if r[3]],
+              f"0 errors among the {len(post)} calls started after the kill")
+        # A call in flight on the victim when it died has no answer to give; nginx does not
+        # resend a POST (see the config). The others in flight across the kill succeed.
+        lost = [r for r in straddling if r[3]]
+        check(all(r[3].startswith("tools/call: HTTP 502 ") for r in lost),
+              "the calls lost with the killed instance got nginx's 502 Bad Gateway")
+        check(len(lost) <= args.clients,
+              f"{len(lost)} of the {len(straddling)} calls in flight across the kill failed "
+              f"(at most one per client, the ones on the killed instance)")
+        check(not upstream.bad, f"the upstream saw only GET /api/pets/N: {upstream.bad[:3]}")
+        names = [p.name for p in proxies]
+        print(f"== scale: upstream requests per instance: before the kill "
+              f"{ {n: before_kill.get(n, 0) for n in names} }, at the end { {n: after.get(n, 0) for n in names} }")
+        share = min(before_kill.get(n, 0) for n in names) / max(1, sum(before_kill.values()))
+        check(share >= 0.2, f"before the kill every instance served >= 20% of the calls "
+              f"(smallest share {share:.0%})")
+        gained = {n: after.get(n, 0) - before_kill.get(n, 0) for n in names}
+        survivors = [p for p in proxies if p is not victim]
+        check(all(gained[p.name] >= len(post) // 4 for p in survivors),
+              f"after the kill both survivors kept serving (gained {gained})")
+        served = sum(after.values())
+        ok = len(records) - len(errors)
+        check(ok <= served <= ok + len(lost),
+              f"the upstream saw {served} requests for {ok} ok calls (+ at most the {len(lost)} lost)")
+        for p in survivors:
+            m = p.ok_calls()
+            check(m == after.get(p.name, 0),
+                  f"{p.name}'s /metrics counts {m} ok calls, the upstream saw {after.get(p.name, 0)}")
+        for p in survivors:
+            check(p.proc.poll() is None, f"{p.name} still running")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM if p is not procs[-1] else signal.SIGQUIT)
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        if failures:
+            for name in sorted(os.listdir(work)):
+                if name.endswith((".log", ".out")):
+                    print(f"-- {name}:\n{open(os.path.join(work, name)).read()[-3000:]}", file=sys.stderr)
+        shutil.rmtree(work, ignore_errors=True)
+    if failures:
+        print(f"scale: {len(failures)} checks FAILED", file=sys.stderr)
+        return 1
+    print("scale: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
