@@ -243,6 +243,27 @@ async fn selection_applies_jmespath_and_is_never_sent() {
     );
     assert!(up.requests().is_empty());
 
+    // An expression that fails on this result (a type error at run time): the request was
+    // carried out, so the result comes without the selection, after a sentence that says so.
+    let r = call(
+        &c,
+        "responses_list_issues",
+        json!({"per_page": 1, "_select": "abs(@)"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false));
+    assert!(
+        text(&r).starts_with(
+            "The API call succeeded, but `_select` could not be applied to its result: "
+        ) && text(&r).contains("do not repeat it"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(&note(&r)).unwrap(),
+        json!([compact_issue(1)])
+    );
+
     // A non-JSON answer: returned as it is, with a note that the selection was not applied.
     let r = call(&c, "responses_get_readme", json!({"_select": "title"})).await;
     assert_eq!(r.is_error, Some(false));
@@ -290,7 +311,7 @@ async fn cut_lists_stay_valid_json_and_continue_exactly_page_style() {
                 && n.contains("To continue after the last item shown, call again with arguments {"),
             "{n}"
         );
-        assert!(!n.contains(KEY));
+        assert!(!all_text(&r).contains(KEY));
         args = next_args(&n);
         assert_eq!(args["state"], "open", "the other arguments are kept: {n}");
     }
