@@ -8,9 +8,11 @@ use openapi_mcp_convert::profile::{Client as Profile, ClientProfile};
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::dynamic::{CALL, DESCRIBE, ToolMode};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder, ResponseMode};
+use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
+use openapi_mcp_runtime::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_tests::harness::{Client, call, connect_in_process, spec, text};
+use openapi_mcp_tests::harness::{Client, binary, call, connect_in_process, spec, text};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use serde_json::{Value, json};
 
@@ -445,4 +447,45 @@ async fn dynamic_mode_and_client_profiles_keep_the_selection_argument() {
         let r = call(&c, &t.name, json!({"per_page": 1, "_select": "[].number"})).await;
         assert_eq!(text(&r), "[1]", "{profile:?}");
     }
+}
+
+/// The flags through the built binary (the generated servers take the same `ServeArgs`).
+#[tokio::test]
+async fn the_binary_takes_response_and_max_response_bytes() {
+    let up = Upstream::start().await;
+    up.respond(paged_issues);
+    let base = up.url("/api");
+    let serve = |extra: &'static [&'static str]| {
+        let base = base.clone();
+        TokioChildProcess::new(
+            tokio::process::Command::new(binary()).configure(move |cmd| {
+                cmd.args([
+                    "proxy",
+                    spec("responses.yaml").to_str().unwrap(),
+                    "--base-url",
+                    &base,
+                ]);
+                cmd.args(extra);
+                cmd.env("OPENAPI_MCP_API_KEY", KEY);
+            }),
+        )
+        .expect("spawn")
+    };
+    let full = ().serve(serve(&["--response", "full"])).await.expect("initialize");
+    let r = call(&full, "responses_list_issues", json!({"per_page": 1})).await;
+    assert_eq!(
+        text(&r),
+        json!([issue(1)]).to_string().replace(KEY, "[redacted]")
+    );
+    full.cancel().await.unwrap();
+    let cut = ().serve(serve(&["--max-response-bytes", "1000"])).await.expect("initialize");
+    let r = call(&cut, "responses_list_issues", json!({"per_page": 10})).await;
+    let shown: Vec<Value> = serde_json::from_str(&text(&r)).unwrap();
+    assert_eq!(shown[0], compact_issue(1));
+    assert!(shown.len() < 10 && text(&r).len() <= 1000);
+    assert_eq!(
+        next_args(&note(&r)),
+        json!({"per_page": shown.len(), "page": 2})
+    );
+    cut.cancel().await.unwrap();
 }
