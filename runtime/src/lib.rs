@@ -20,6 +20,7 @@ pub mod exit;
 pub mod forward;
 pub mod instructions;
 pub mod observe;
+pub mod otel;
 pub mod progress;
 pub mod serve;
 pub mod server;

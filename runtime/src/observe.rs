@@ -612,11 +612,13 @@ impl Readiness {
 pub struct Observe {
     pub metrics: Option<Arc<Metrics>>,
     pub audit: Option<AuditLog>,
+    /// OpenTelemetry traces are exported ([`crate::otel`]).
+    pub traces: bool,
 }
 
 impl Observe {
     pub fn is_on(&self) -> bool {
-        self.metrics.is_some() || self.audit.is_some()
+        self.metrics.is_some() || self.audit.is_some() || self.traces
     }
 }
 

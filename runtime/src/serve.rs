@@ -381,7 +381,11 @@ impl ServeArgs {
                 Some(log)
             }
         };
-        Ok(Observe { metrics, audit })
+        Ok(Observe {
+            metrics,
+            audit,
+            traces: crate::otel::enabled(),
+        })
     }
 
     /// The API servers `--ready-check` probes: the base URL and the operation-level servers.
@@ -503,6 +507,22 @@ pub struct Serving {
     pub watched: bool,
 }
 
+/// Flushes the spans still queued when serving ends, off the async workers.
+struct OtelGuard(Option<crate::otel::Guard>);
+
+impl Drop for OtelGuard {
+    fn drop(&mut self) {
+        if let Some(g) = self.0.take() {
+            match tokio::runtime::Handle::try_current() {
+                Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                    tokio::task::block_in_place(move || drop(g));
+                }
+                _ => drop(g),
+            }
+        }
+    }
+}
+
 /// A hook run with the built server before it serves (see [`Serving::on_start`]).
 pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 
@@ -513,6 +533,13 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
     args.check_gate()?;
     let mode = args.tool_mode()?;
     let (forwarder, missing) = args.forwarder(&set)?;
+    // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
+    // off the async workers). The guard flushes the last spans when serving ends.
+    let otel = tokio::task::spawn_blocking(crate::otel::init_from_env)
+        .await
+        .map_err(|e| UserError::msg(format!("OpenTelemetry: {e}")))?
+        .map_err(|e| UserError::msg(e.to_string()))?;
+    let _otel = OtelGuard(otel);
     let observe = args.observe()?;
     let base_url = shown_url(&forwarder.options().base_url);
     let tool_count = set.tools.len();

@@ -638,7 +638,23 @@ impl ProxyServer {
             None => Caller::stdio(),
         };
         let mut note = CallNote::default();
-        let response = self.handle_call(request, context, &mut note).await;
+        let trace = crate::otel::enabled().then(|| {
+            let headers = context
+                .extensions
+                .get::<http::request::Parts>()
+                .map(|p| &p.headers);
+            let parent = crate::otel::caller_context(Some(&context.meta.0), headers);
+            crate::otel::call_span(&parent, &tool)
+        });
+        let response = match &trace {
+            Some(cx) => {
+                use crate::otel::FutureExt as _;
+                self.handle_call(request, context, &mut note)
+                    .with_context(cx.clone())
+                    .await
+            }
+            None => self.handle_call(request, context, &mut note).await,
+        };
         let outcome = note.outcome.unwrap_or(match &response {
             Err(_) => Outcome::ToolError,
             Ok(CallToolResponse::Complete(r)) => Outcome::of_call(
@@ -662,6 +678,19 @@ impl ProxyServer {
             None if self.get_tool(&tool).is_some() => &tool,
             None => crate::observe::UNKNOWN_TOOL,
         };
+        if let Some(cx) = &trace {
+            crate::otel::end_call(
+                cx,
+                outcome.as_str(),
+                def.map(|d| {
+                    (
+                        d.route.method.as_str(),
+                        d.route.path.as_str(),
+                        d.operation_id.as_deref(),
+                    )
+                }),
+            );
+        }
         if let Some(m) = &obs.metrics {
             m.count_call(label, outcome);
             if let Some(took) = note.exchange.upstream {
@@ -803,11 +832,13 @@ impl ProxyServer {
             },
             None => None,
         };
-        if let Err(problems) =
+        let validated = {
+            let _span = crate::otel::step("validate arguments");
             validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
                 validate::check_wire_formats(&def.tool().input_schema, &def.route, &args)
             })
-        {
+        };
+        if let Err(problems) = validated {
             let text = format!(
                 "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- {}",
                 def.name(),

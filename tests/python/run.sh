@@ -17,6 +17,8 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$here/requirements.txt"
 "$venv/bin/python" "$here/e2e.py" --bin "$bin" --spec "$root/specs/petstore.yaml"
+# OpenTelemetry: the binary's OTLP export received by a real receiver, trace ids checked end to end.
+"$venv/bin/python" "$here/otel_e2e.py" --bin "$bin" --spec "$root/specs/petstore.yaml"
 
 # Every tool of the bundled 3.x fixtures, and of the small real-world specs in ../shared/specs
 # when they are there, called once; each request the upstream receives is checked against the
