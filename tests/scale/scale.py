@@ -15,7 +15,11 @@ Checks (exit 1 and a FAIL line when one does not hold):
   - each result carries the pet the call asked for (no answer is crossed between clients).
 
 Stdlib only (threads + http.client); everything listens on 127.0.0.1.
+With --sdk-python, 2 clients of each era of the official Python MCP SDK (sdk_clients.py) call
+alongside, from before the kill to the end, under the same checks.
+
 Usage: python3 scale.py --bin BIN --spec specs/petstore.yaml [--nginx nginx] [--calls 1200]
+           [--sdk-python VENV/bin/python]
 """
 
 from __future__ import annotations
@@ -263,6 +267,8 @@ def main() -> int:
     ap.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     ap.add_argument("--calls", type=int, default=1200, help="tools/call requests in all")
     ap.add_argument("--clients", type=int, default=12, help="concurrent clients (half each era)")
+    ap.add_argument("--sdk-python", help="a python with the official MCP SDK (`mcp`): its clients "
+                    "of both eras (sdk_clients.py) run alongside, through the kill")
     args = ap.parse_args()
 
     work = tempfile.mkdtemp(prefix="openapi-mcp-scale.")
@@ -350,6 +356,22 @@ def main() -> int:
                     records.append((era, start, time.monotonic(), err))
 
         eras = [V2026 if i % 2 == 0 else V2025 for i in range(args.clients)]
+        sdk = None
+        sdk_clients = 0
+        stop = os.path.join(work, "stop")
+        if args.sdk_python:
+            sdk_clients = 4
+            sdk = subprocess.Popen(
+                [args.sdk_python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdk_clients.py"),
+                 f"http://127.0.0.1:{port}/mcp", stop, "--clients-per-era", str(sdk_clients // 2)],
+                stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+            procs.insert(0, sdk)
+            # The SDK clients are calling (the only ones yet) before the raw ones start.
+            deadline = time.time() + 30
+            while sum(upstream.counts().values()) < 4 * sdk_clients and time.time() < deadline:
+                if sdk.poll() is not None:
+                    raise SystemExit(f"scale: the SDK clients exited early: {sdk.communicate()[0][-2000:]}")
+                time.sleep(0.05)
         t0 = time.monotonic()
         threads = [threading.Thread(target=worker, args=(e,)) for e in eras]
         for t in threads:
@@ -357,6 +379,14 @@ def main() -> int:
         for t in threads:
             t.join()
         elapsed = time.monotonic() - t0
+        sdk_records = []
+        if sdk:
+            open(stop, "w").close()
+            out, _ = sdk.communicate(timeout=60)
+            sdk_records = [tuple(json.loads(l)) for l in out.splitlines() if l.strip()]
+            check(sdk.returncode == 0, f"the SDK clients exited cleanly ({sdk.returncode})")
+            eras += ["sdk-" + V2026] * (sdk_clients // 2) + ["sdk-" + V2025] * (sdk_clients // 2)
+            records += sdk_records
         after = upstream.counts()
 
         check(not opening_errors, f"every client opened its era through nginx "
@@ -367,11 +397,17 @@ def main() -> int:
         pre = [r for r in records if r[2] < kill_time[0]]
         post = [r for r in records if r[1] > kill_time[1]]
         straddling = [r for r in records if r[2] >= kill_time[0] and r[1] <= kill_time[1]]
-        per_era = {e: sum(1 for r in records if r[0] == e and not r[3]) for e in (V2026, V2025)}
-        print(f"== scale: {len(records)} tools/call in {elapsed:.1f} s "
-              f"({len(records) / elapsed:.0f}/s; {args.clients} clients), ok by era {per_era}; "
+        per_era = {e: sum(1 for r in records if r[0] == e and not r[3]) for e in dict.fromkeys(eras)}
+        timed = sum(1 for r in records if r[1] >= t0)
+        print(f"== scale: {len(records)} tools/call, {timed} of them in {elapsed:.1f} s with all "
+              f"{len(eras)} clients ({timed / elapsed:.0f}/s), ok by era {per_era}; "
               f"{len(pre)} before the kill, {len(straddling)} in flight across it, "
               f"{len(post)} after it; {len(errors)} errors", flush=True)
+        if sdk:
+            n_sdk = {e: sum(1 for r in sdk_records if r[0] == e) for e in ("sdk-" + V2026, "sdk-" + V2025)}
+            check(all(n >= 20 for n in n_sdk.values())
+                  and any(r[1] < kill_time[0] for r in sdk_records) and any(r[1] > kill_time[1] for r in sdk_records),
+                  f"the official Python SDK's clients called before and after the kill ({n_sdk})")
         for e in errors[:10]:
             print(f"    error ({e[0]}): {e[3]}")
         check(len(records) >= args.calls, f"{len(records)} calls made (>= {args.calls})")
@@ -382,9 +418,9 @@ def main() -> int:
         # A call in flight on the victim when it died has no answer to give; nginx does not
         # resend a POST (see the config). The others in flight across the kill succeed.
         lost = [r for r in straddling if r[3]]
-        check(all(r[3].startswith("tools/call: HTTP 502 ") for r in lost),
+        check(all(r[3].startswith("tools/call: HTTP 502 ") for r in lost if not r[0].startswith("sdk-")),
               "the calls lost with the killed instance got nginx's 502 Bad Gateway")
-        check(len(lost) <= args.clients,
+        check(len(lost) <= len(eras),
               f"{len(lost)} of the {len(straddling)} calls in flight across the kill failed "
               f"(at most one per client, the ones on the killed instance)")
         check(not upstream.bad, f"the upstream saw only GET /api/pets/N: {upstream.bad[:3]}")
