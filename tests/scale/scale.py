@@ -13,6 +13,11 @@ Checks (exit 1 and a FAIL line when one does not hold):
     header given to each proxy with --header), and each survivor's /metrics counter of ok calls
     equals what the upstream saw from it;
   - each result carries the pet the call asked for (no answer is crossed between clients).
+Before that, what needs stickiness: 3 more instances with sessions (no --stateless) behind nginx
+three ways, 10 sessions of 2025-era clients each (initialize, then 6 calls with the session's
+Mcp-Session-Id): round robin breaks every session, pinning by client (ip_hash) keeps all of them,
+and a hash of Mcp-Session-Id breaks some (the initialize that creates a session carries no id, so
+it lands on an instance the later requests may not reach).
 
 Stdlib only (threads + http.client); everything listens on 127.0.0.1.
 With --sdk-python, 2 clients of each era of the official Python MCP SDK (sdk_clients.py) call
@@ -93,14 +98,14 @@ class Upstream:
 
 
 class Proxy:
-    def __init__(self, bin_: str, spec: str, api: str, name: str, work: str) -> None:
+    def __init__(self, bin_: str, spec: str, api: str, name: str, work: str, stateless: bool = True) -> None:
         self.name = name
         self.log_path = os.path.join(work, f"proxy-{name}.log")
         self.log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
             [bin_, "proxy", spec, "--base-url", api, "--transport", "http",
-             "--listen", "127.0.0.1:0", "--stateless", "--metrics-listen", "127.0.0.1:0",
-             "--header", f"X-Instance: {name}"],
+             "--listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0",
+             "--header", f"X-Instance: {name}"] + (["--stateless"] if stateless else []),
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             env={**os.environ, "RUST_LOG": "warn"},
         )
@@ -146,8 +151,32 @@ http {{
     upstream openapi_mcp {{
 {servers}
     }}
+    # The same 3 instances with sessions (no --stateless), for what needs stickiness.
+    upstream sessions_rr {{
+{stateful}
+    }}
+    upstream sessions_ip_hash {{
+        ip_hash;
+{stateful}
+    }}
+    upstream sessions_id_hash {{
+        hash $http_mcp_session_id consistent;
+{stateful}
+    }}
     server {{
         listen 127.0.0.1:{port};
+        location /rr/ {{
+            proxy_pass http://sessions_rr/;
+            proxy_set_header Host $host;
+        }}
+        location /ip-hash/ {{
+            proxy_pass http://sessions_ip_hash/;
+            proxy_set_header Host $host;
+        }}
+        location /id-hash/ {{
+            proxy_pass http://sessions_id_hash/;
+            proxy_set_header Host $host;
+        }}
         location /mcp {{
             proxy_pass http://openapi_mcp;
             proxy_http_version 1.1;
@@ -260,6 +289,50 @@ class Client:
         return None
 
 
+def session_calls(port: int, prefix: str, calls: int) -> tuple[bool, int]:
+    """A 2025-11-25 client with a session through nginx at PREFIX: initialize, then `calls`
+    tools/call carrying its Mcp-Session-Id. (opened, calls that succeeded)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+    def post(msg: dict, sid: str | None) -> tuple[int, str, str | None]:
+        h = dict(headers)
+        if sid:
+            h["Mcp-Session-Id"] = sid
+            h["MCP-Protocol-Version"] = V2025
+        conn.request("POST", f"{prefix}mcp", json.dumps(msg), h)
+        r = conn.getresponse()
+        return r.status, r.read().decode(), r.getheader("Mcp-Session-Id")
+
+    status, _, sid = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": V2025, "capabilities": {},
+        "clientInfo": {"name": "scale-sessions", "version": "0"}}}, None)
+    if status != 200 or not sid:
+        return False, 0
+    post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+    ok = 0
+    for i in range(calls):
+        status, body, _ = post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                                "params": {"name": TOOL, "arguments": {"petId": i + 1}}}, sid)
+        ok += status == 200 and '"isError":false' in body.replace(" ", "")
+    conn.close()
+    return True, ok
+
+
+def check_stickiness(port: int, check) -> None:
+    """What needs sticky sessions: 2025-era sessions live in one process (README, Deployment)."""
+    n, calls = 10, 6
+    res = {p: [session_calls(port, f"/{p}/", calls) for _ in range(n)] for p in ("rr", "ip-hash", "id-hash")}
+    summary = {p: f"{sum(ok == calls for _, ok in r)}/{n} sessions whole" for p, r in res.items()}
+    print(f"== scale: 2025-era sessions (instances without --stateless), {calls} calls each: {summary}")
+    check(all(opened for r in res.values() for opened, _ in r), "every session opened (initialize)")
+    check(all(ok < calls for _, ok in res["rr"]),
+          "round robin breaks every session: its calls reach instances that do not know it")
+    check(all(ok == calls for _, ok in res["ip-hash"]), "pinned by client (ip_hash), every session works")
+    check(any(ok < calls for _, ok in res["id-hash"]),
+          "pinned by a hash of Mcp-Session-Id, some sessions break: their initialize carried no id")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -287,12 +360,15 @@ def main() -> int:
         api = f"http://127.0.0.1:{upstream.port}/api"
         proxies = [Proxy(args.bin, args.spec, api, f"i{n}", work) for n in range(INSTANCES)]
         procs += [p.proc for p in proxies]
+        stateful = [Proxy(args.bin, args.spec, api, f"s{n}", work, stateless=False) for n in range(INSTANCES)]
+        procs += [p.proc for p in stateful]
         port = free_port()
         conf = os.path.join(work, "nginx.conf")
         with open(conf, "w") as f:
             f.write(NGINX_CONF.format(
                 work=work, port=port,
-                servers="\n".join(f"        server {p.addr};" for p in proxies)))
+                servers="\n".join(f"        server {p.addr};" for p in proxies),
+                stateful="\n".join(f"        server {p.addr};" for p in stateful)))
         nginx_log = open(os.path.join(work, "nginx.out"), "w")
         nginx = subprocess.Popen([args.nginx, "-p", work, "-c", conf, "-e", f"{work}/error.log"],
                                  stdout=nginx_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -311,6 +387,8 @@ def main() -> int:
         version = subprocess.run([args.nginx, "-v"], capture_output=True, text=True).stderr.strip()
         print(f"== scale: {version} on 127.0.0.1:{port}, round robin over "
               f"{', '.join(p.name + '=' + p.addr for p in proxies)} (--stateless)", flush=True)
+
+        check_stickiness(port, check)
 
         # The run: each client takes call numbers from a shared counter until --calls are done.
         # At half way, instance i1 is killed; calls are stamped with their start and end time.
@@ -368,7 +446,8 @@ def main() -> int:
             procs.insert(0, sdk)
             # The SDK clients are calling (the only ones yet) before the raw ones start.
             deadline = time.time() + 30
-            while sum(upstream.counts().values()) < 4 * sdk_clients and time.time() < deadline:
+            while (sum(upstream.counts().get(p.name, 0) for p in proxies) < 4 * sdk_clients
+                   and time.time() < deadline):
                 if sdk.poll() is not None:
                     raise SystemExit(f"scale: the SDK clients exited early: {sdk.communicate()[0][-2000:]}")
                 time.sleep(0.05)
@@ -434,7 +513,7 @@ def main() -> int:
         survivors = [p for p in proxies if p is not victim]
         check(all(gained[p.name] >= len(post) // 4 for p in survivors),
               f"after the kill both survivors kept serving (gained {gained})")
-        served = sum(after.values())
+        served = sum(after.get(n, 0) for n in names)
         ok = len(records) - len(errors)
         check(ok <= served <= ok + len(lost),
               f"the upstream saw {served} requests for {ok} ok calls (+ at most the {len(lost)} lost)")
