@@ -304,19 +304,24 @@ def session_calls(port: int, prefix: str, calls: int) -> tuple[bool, int]:
         r = conn.getresponse()
         return r.status, r.read().decode(), r.getheader("Mcp-Session-Id")
 
-    status, _, sid = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": V2025, "capabilities": {},
-        "clientInfo": {"name": "scale-sessions", "version": "0"}}}, None)
-    if status != 200 or not sid:
+    try:
+        status, _, sid = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": V2025, "capabilities": {},
+            "clientInfo": {"name": "scale-sessions", "version": "0"}}}, None)
+        if status != 200 or not sid:
+            return False, 0
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
+        ok = 0
+        for i in range(calls):
+            status, body, _ = post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                                    "params": {"name": TOOL, "arguments": {"petId": i + 1}}}, sid)
+            ok += status == 200 and '"isError":false' in body.replace(" ", "")
+        return True, ok
+    except (OSError, http.client.HTTPException) as e:
+        print(f"    session through {prefix}: {type(e).__name__}: {e}")
         return False, 0
-    post({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid)
-    ok = 0
-    for i in range(calls):
-        status, body, _ = post({"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                                "params": {"name": TOOL, "arguments": {"petId": i + 1}}}, sid)
-        ok += status == 200 and '"isError":false' in body.replace(" ", "")
-    conn.close()
-    return True, ok
+    finally:
+        conn.close()
 
 
 def check_stickiness(port: int, check) -> None:
@@ -362,28 +367,39 @@ def main() -> int:
         procs += [p.proc for p in proxies]
         stateful = [Proxy(args.bin, args.spec, api, f"s{n}", work, stateless=False) for n in range(INSTANCES)]
         procs += [p.proc for p in stateful]
-        port = free_port()
         conf = os.path.join(work, "nginx.conf")
-        with open(conf, "w") as f:
-            f.write(NGINX_CONF.format(
-                work=work, port=port,
-                servers="\n".join(f"        server {p.addr};" for p in proxies),
-                stateful="\n".join(f"        server {p.addr};" for p in stateful)))
-        nginx_log = open(os.path.join(work, "nginx.out"), "w")
-        nginx = subprocess.Popen([args.nginx, "-p", work, "-c", conf, "-e", f"{work}/error.log"],
-                                 stdout=nginx_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        procs.append(nginx)
-        deadline = time.time() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if nginx.poll() is not None or time.time() > deadline:
-                    print(open(os.path.join(work, "nginx.out")).read(), file=sys.stderr)
-                    print(open(os.path.join(work, "error.log")).read(), file=sys.stderr)
-                    raise SystemExit("scale: nginx did not start")
+        for attempt in range(3):  # the free port may be taken before nginx binds it
+            port = free_port()
+            with open(conf, "w") as f:
+                f.write(NGINX_CONF.format(
+                    work=work, port=port,
+                    servers="\n".join(f"        server {p.addr};" for p in proxies),
+                    stateful="\n".join(f"        server {p.addr};" for p in stateful)))
+            nginx_log = open(os.path.join(work, "nginx.out"), "w")
+            nginx = subprocess.Popen([args.nginx, "-p", work, "-c", conf, "-e", f"{work}/error.log"],
+                                     stdout=nginx_log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            # nginx writes its pid file once its listening socket is bound (and exits when the
+            # bind fails); a connection alone could reach whoever took the port.
+            deadline, up = time.time() + 10, False
+            pid_file = os.path.join(work, "nginx.pid")
+            while not up and nginx.poll() is None and time.time() < deadline:
+                try:
+                    if os.path.exists(pid_file):
+                        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                        up = nginx.poll() is None
+                except OSError:
+                    pass
                 time.sleep(0.05)
+            if up:
+                break
+            if nginx.poll() is None:
+                nginx.kill()
+                nginx.wait()
+            errors = open(os.path.join(work, "error.log")).read()
+            if attempt == 2 or "Address already in use" not in errors:
+                print(open(os.path.join(work, "nginx.out")).read(), errors, file=sys.stderr)
+                raise SystemExit("scale: nginx did not start")
+        procs.append(nginx)
         version = subprocess.run([args.nginx, "-v"], capture_output=True, text=True).stderr.strip()
         print(f"== scale: {version} on 127.0.0.1:{port}, round robin over "
               f"{', '.join(p.name + '=' + p.addr for p in proxies)} (--stateless)", flush=True)
@@ -506,7 +522,7 @@ def main() -> int:
         names = [p.name for p in proxies]
         print(f"== scale: upstream requests per instance: before the kill "
               f"{ {n: before_kill.get(n, 0) for n in names} }, at the end { {n: after.get(n, 0) for n in names} }")
-        share = min(before_kill.get(n, 0) for n in names) / max(1, sum(before_kill.values()))
+        share = min(before_kill.get(n, 0) for n in names) / max(1, sum(before_kill.get(n, 0) for n in names))
         check(share >= 0.2, f"before the kill every instance served >= 20% of the calls "
               f"(smallest share {share:.0%})")
         gained = {n: after.get(n, 0) - before_kill.get(n, 0) for n in names}
