@@ -231,19 +231,11 @@ class Client:
         if not notify:
             self.next_id += 1
             msg["id"] = self.next_id
-        for attempt in (0, 1):
-            try:
-                self.conn.request("POST", "/mcp", json.dumps(msg), headers)
-                resp = self.conn.getresponse()
-                body = resp.read().decode()
-                break
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                # nginx closed the idle keep-alive connection before this request: nothing was
-                # sent on it, so send on a new one.
-                self.conn.close()
-                self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-                if attempt:
-                    raise
+        # No resend on a connection error: nginx keeps an idle connection 75 s, longer than the
+        # run, so any such error is one (the caller records it).
+        self.conn.request("POST", "/mcp", json.dumps(msg), headers)
+        resp = self.conn.getresponse()
+        body = resp.read().decode()
         if notify:
             return resp.status, None
         if resp.getheader("Content-Type", "").startswith("text/event-stream"):
