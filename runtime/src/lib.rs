@@ -13,6 +13,8 @@
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
 //! - [`observe`]: Prometheus metrics, the audit log, readiness (`/metrics`, `--audit-log`, `/readyz`).
 
+#[cfg(feature = "cli")]
+pub mod config;
 pub mod confirm;
 pub mod connections;
 pub mod dynamic;

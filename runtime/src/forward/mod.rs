@@ -14,7 +14,7 @@ mod encode;
 pub mod fit;
 pub mod request;
 pub mod response;
-mod scrub;
+pub(crate) mod scrub;
 pub mod typed;
 
 use std::fmt;
