@@ -41,6 +41,9 @@ pub enum Command {
     /// Compare two versions of a spec: tools added, removed and renamed, and breaking and
     /// non-breaking inputSchema changes (exit 1 when anything is breaking).
     Diff(DiffArgs),
+    /// Show the effective `proxy` configuration: a --config file, the command line over it,
+    /// environment variables and defaults, as YAML with each value's source (secrets masked).
+    Config(ConfigArgs),
 }
 
 #[derive(Args, Debug)]
@@ -73,6 +76,20 @@ pub struct ProxyArgs {
     /// Reload the spec when the file changes and tell clients the tool list changed.
     #[arg(long)]
     pub watch: bool,
+    /// Read options from a YAML or TOML file (`.toml`): keys are the long option names (and
+    /// `spec`), lists for repeatable options; options on the command line override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Print the effective configuration (YAML, secrets masked).
+    #[arg(long, required = true)]
+    pub print: bool,
+    /// The `proxy` options: SPEC, --config FILE and any flag.
+    #[command(flatten)]
+    pub proxy: ProxyArgs,
 }
 
 #[derive(Args, Debug)]

@@ -7,7 +7,8 @@ mod option_parity;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
+use openapi_mcp_runtime::config;
 use openapi_mcp_runtime::exit::ExitStatus;
 
 /// jemalloc instead of the platform's malloc: loading and converting a large spec is allocation
@@ -16,8 +17,27 @@ use openapi_mcp_runtime::exit::ExitStatus;
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// The subcommands that take `--config FILE`.
+pub(crate) const CONFIG_COMMANDS: &[&str] = &["proxy", "config"];
+
 fn main() -> ExitCode {
-    let cli = args::Cli::parse();
+    // `--config FILE`: the file's settings become command-line options ahead of the user's.
+    let expanded = match config::expand(
+        &args::Cli::command(),
+        CONFIG_COMMANDS,
+        std::env::args_os().collect(),
+    ) {
+        Ok(e) => e,
+        Err(e) => {
+            report(&anyhow::Error::new(e));
+            return ExitStatus::Failure.into();
+        }
+    };
+    for w in &expanded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let matches = args::Cli::command().get_matches_from(&expanded.argv);
+    let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     init_logging(cli.verbose);
     // `proxy` over stdio serves one client: a single-threaded runtime keeps each call on one
     // thread (no hand-offs between workers) and lets the memory freed after loading the spec be
@@ -43,30 +63,34 @@ fn main() -> ExitCode {
             args::Command::Generate(a) => commands::generate::run(a).await,
             args::Command::Lint(a) => commands::lint::run(a).await,
             args::Command::Diff(a) => commands::diff::run(a).await,
+            args::Command::Config(_) => commands::config::print(&matches, &expanded),
         }
     });
     match result {
         Ok(code) => code,
-        Err(err) => {
-            // Exit 1 when the user's input caused it: a `UserError` anywhere in the chain (it adds
-            // no text of its own, so the message is the chain as it always was).
-            let status = if err
-                .chain()
-                .any(|c| ExitStatus::of(c) == ExitStatus::Failure)
-            {
-                ExitStatus::Failure
-            } else {
-                ExitStatus::Error
-            };
-            let msg = err
-                .chain()
-                .map(|c| c.to_string())
-                .collect::<Vec<_>>()
-                .join(": ");
-            eprintln!("error: {msg}");
-            status.into()
-        }
+        Err(err) => report(&err).into(),
     }
+}
+
+/// Prints the error and its causes on one line; exit 1 when the user's input caused it: a
+/// `UserError` anywhere in the chain (it adds no text of its own, so the message is the chain as
+/// it always was). A config file error is always the user's.
+fn report(err: &anyhow::Error) -> ExitStatus {
+    let status = if err
+        .chain()
+        .any(|c| ExitStatus::of(c) == ExitStatus::Failure || c.is::<config::ConfigError>())
+    {
+        ExitStatus::Failure
+    } else {
+        ExitStatus::Error
+    };
+    let msg = err
+        .chain()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(": ");
+    eprintln!("error: {msg}");
+    status
 }
 
 fn init_logging(verbose: u8) {

@@ -719,6 +719,10 @@ pub struct GeneratedCli {
     pub verbose: u8,
     #[command(flatten)]
     pub serve: ServeArgs,
+    /// Read options from a YAML or TOML file (`.toml`): keys are the long option names, lists
+    /// for repeatable options; options on the command line override it.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
 }
 
 #[cfg(feature = "cli")]
@@ -746,7 +750,19 @@ impl GeneratedCli {
 #[cfg(feature = "cli")]
 pub fn generated_main(g: Generated) -> std::process::ExitCode {
     use clap::FromArgMatches;
-    let matches = GeneratedCli::command_for(&g).get_matches();
+    let cmd = GeneratedCli::command_for(&g);
+    // `--config FILE`, as `openapi-mcp proxy` has it.
+    let expanded = match crate::config::expand(&cmd, &[], std::env::args_os().collect()) {
+        Ok(e) => e,
+        Err(e) => {
+            report(&e);
+            return crate::exit::ExitStatus::Failure.into();
+        }
+    };
+    for w in &expanded.warnings {
+        eprintln!("warning: {w}");
+    }
+    let matches = cmd.get_matches_from(expanded.argv);
     let cli = match GeneratedCli::from_arg_matches(&matches) {
         Ok(c) => c,
         Err(e) => e.exit(),
