@@ -838,4 +838,30 @@ mod tests {
         // The file's secret is not used, so nothing to warn about.
         assert!(e.warnings.is_empty() && !e.from_file.contains("auth_token"));
     }
+
+    /// A generated server's command line (no subcommand, no positional) takes a file too.
+    #[test]
+    fn a_generated_servers_command_line_takes_a_config_file() {
+        use crate::serve::{GeneratedCli, Transport};
+        let (_d, y) = write(
+            "g.toml",
+            "transport = \"http\"\nretries = 2\nheader = \"X-A: 1\"\nverbose = 1\n",
+        );
+        let argv: Vec<OsString> = vec![
+            "srv".into(),
+            "--config".into(),
+            y.into(),
+            "--retries".into(),
+            "5".into(),
+        ];
+        let e = expand(&GeneratedCli::command(), &[], argv).unwrap();
+        let m = GeneratedCli::command()
+            .try_get_matches_from(&e.argv)
+            .unwrap();
+        let cli = GeneratedCli::from_arg_matches(&m).unwrap();
+        assert_eq!(cli.serve.transport, Transport::Http);
+        assert_eq!(cli.serve.retries, 5);
+        assert_eq!(cli.serve.header, ["X-A: 1"]);
+        assert_eq!(cli.verbose, 1);
+    }
 }
