@@ -511,6 +511,7 @@ impl<'a> OpContext<'a> {
             body,
             accept,
             security: with_declared_schemes(security, &extra_schemes),
+            oauth_scopes: self.oauth_scopes(),
             output: if self.opts.output_schema == OutputSchemaMode::None {
                 OutputShape::None
             } else {
@@ -1141,6 +1142,50 @@ impl<'a> OpContext<'a> {
             .filter_map(Node::as_object)
             .map(|r| r.keys().map(str::to_string).collect::<Vec<_>>())
             .collect()
+    }
+
+    /// Per security alternative naming an oauth2 or openIdConnect scheme: the union of the
+    /// scopes it lists for them (see `Route::oauth_scopes`).
+    fn oauth_scopes(&self) -> Vec<Vec<String>> {
+        let reqs = self.src.op.get("security").or(self.global_security);
+        let Some(reqs) = reqs.and_then(Node::as_array) else {
+            return Vec::new();
+        };
+        let is_oauth = |name: &str| {
+            self.schemes.iter().any(|(n, s)| {
+                n == name
+                    && matches!(
+                        s,
+                        SecurityScheme::OAuth2ClientCredentials { .. }
+                            | SecurityScheme::OAuth2Token
+                    )
+            })
+        };
+        let mut out: Vec<Vec<String>> = Vec::new();
+        for alt in reqs.iter().filter_map(Node::as_object) {
+            let mut scopes: Vec<String> = Vec::new();
+            let mut oauth = false;
+            for (name, listed) in alt.entries() {
+                if !is_oauth(name) {
+                    continue;
+                }
+                oauth = true;
+                for s in listed
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Node::as_str)
+                {
+                    if !scopes.iter().any(|x| x == s) {
+                        scopes.push(s.to_string());
+                    }
+                }
+            }
+            if oauth && !out.contains(&scopes) {
+                out.push(scopes);
+            }
+        }
+        out
     }
 
     fn server_override(&self) -> Option<String> {

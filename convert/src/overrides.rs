@@ -415,6 +415,7 @@ mod tests {
                 body: None,
                 accept: None,
                 security: vec![],
+                oauth_scopes: Vec::new(),
                 output: OutputShape::None,
                 pinned: Map::new(),
                 credential_params: Vec::new(),

@@ -324,6 +324,12 @@ pub struct Route {
     /// Alternatives (any one suffices) of sets of security schemes (all needed). Empty: none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub security: Vec<SecurityRequirement>,
+    /// The OAuth scopes a caller's token needs (`--oauth-issuer`): one entry per security
+    /// alternative that names an oauth2 or openIdConnect scheme, the union of the scopes it lists
+    /// for them. A token may call the operation when it holds every scope of any one entry.
+    /// Empty: the operation needs no scope.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oauth_scopes: Vec<Vec<String>>,
     pub output: OutputShape,
     /// Arguments pinned by an overrides file: not in the inputSchema, always sent with these
     /// values (the forwarder adds them to every call).
@@ -354,6 +360,7 @@ impl Route {
             body: None,
             accept: None,
             security: Vec::new(),
+            oauth_scopes: Vec::new(),
             output: OutputShape::None,
             pinned: serde_json::Map::new(),
             credential_params: Vec::new(),

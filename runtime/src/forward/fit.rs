@@ -671,6 +671,7 @@ mod tests {
             body: None,
             accept: None,
             security: vec![],
+            oauth_scopes: Vec::new(),
             output: OutputShape::None,
             pinned: Default::default(),
             credential_params: Vec::new(),

@@ -644,6 +644,7 @@ mod tests {
             body: None,
             accept: None,
             security: vec![],
+            oauth_scopes: Vec::new(),
             output,
             pinned: Default::default(),
             credential_params: Vec::new(),

@@ -306,6 +306,7 @@ mod tests {
             }),
             accept: None,
             security: Vec::new(),
+            oauth_scopes: Vec::new(),
             output: OutputShape::None,
             pinned: Map::new(),
             credential_params: Vec::new(),
