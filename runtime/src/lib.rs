@@ -21,6 +21,7 @@ pub mod dynamic;
 pub mod exit;
 pub mod forward;
 pub mod instructions;
+pub mod oauth;
 pub mod observe;
 pub mod otel;
 pub mod progress;

@@ -274,6 +274,9 @@ pub struct Caller {
     pub session: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub peer: Option<String>,
+    /// The `sub` of the caller's validated OAuth token (`--oauth-issuer`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
 }
 
 impl Caller {
@@ -296,6 +299,9 @@ impl Caller {
             peer: extensions
                 .get::<axum::extract::ConnectInfo<SocketAddr>>()
                 .map(|c| c.0.to_string()),
+            subject: extensions
+                .get::<crate::oauth::Claims>()
+                .and_then(|c| c.subject.clone()),
         }
     }
 }

@@ -14,6 +14,7 @@ use crate::connections::ConnectionLimits;
 use crate::dynamic::ToolMode;
 use crate::exit::UserError;
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder, ResponseMode};
+use crate::oauth::OAuthOptions;
 use crate::observe::{AuditLog, AuditTarget, Metrics, Observe, Readiness};
 use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
 use crate::sessions::SessionLimits;
@@ -53,6 +54,22 @@ pub struct ServeArgs {
         arg(long, env = "OPENAPI_MCP_AUTH_TOKEN", hide_env_values = true)
     )]
     pub auth_token: Option<String>,
+    /// HTTP: be an OAuth 2.1 resource server for this authorization server (its issuer URL):
+    /// every request needs a JWT access token it issued for this server (README: Authorization).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub oauth_issuer: Option<String>,
+    /// HTTP, with --oauth-issuer: this server's resource identifier, the `aud` its tokens carry
+    /// (default: http://<listen address>/mcp; set the public URL behind a proxy).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URI"))]
+    pub oauth_audience: Option<String>,
+    /// HTTP, with --oauth-issuer: the issuer's JWKS (default: `jwks_uri` of its RFC 8414 or
+    /// OpenID metadata).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub oauth_jwks_url: Option<String>,
+    /// HTTP, with --oauth-issuer: tools/list shows only the tools the caller's token has the
+    /// scopes for (a call to any other still gets the 403 scope challenge).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub hide_unauthorized_tools: bool,
     /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
     #[cfg_attr(feature = "cli", arg(long))]
     pub allowed_host: Vec<String>,
@@ -182,6 +199,10 @@ impl Default for ServeArgs {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             stateless: false,
             auth_token: None,
+            oauth_issuer: None,
+            oauth_audience: None,
+            oauth_jwks_url: None,
+            hide_unauthorized_tools: false,
             allowed_host: Vec::new(),
             allowed_origin: Vec::new(),
             forward_header: Vec::new(),
@@ -327,6 +348,7 @@ impl ServeArgs {
     /// would send it to the API (replacing the API's own credential, and echoed back to the model
     /// by any API that reflects headers).
     pub fn check_gate(&self) -> Result<(), UserError> {
+        self.check_oauth()?;
         if self.auth_token.is_some()
             && self
                 .forward_header
@@ -335,6 +357,50 @@ impl ServeArgs {
         {
             return Err(UserError::msg(
                 "--forward-header Authorization cannot be combined with --auth-token: the clients' Authorization header carries the --auth-token secret, which would be sent to the API; forward a different header for per-user API credentials (e.g. --forward-header X-Api-Token)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `--oauth-*`: an issuer with an http(s) URL, not with `--auth-token`, never passing the
+    /// client's token on to the API (MCP forbids token passthrough).
+    fn check_oauth(&self) -> Result<(), UserError> {
+        let Some(issuer) = &self.oauth_issuer else {
+            if self.oauth_audience.is_some()
+                || self.oauth_jwks_url.is_some()
+                || self.hide_unauthorized_tools
+            {
+                return Err(UserError::msg(
+                    "--oauth-audience, --oauth-jwks-url and --hide-unauthorized-tools need --oauth-issuer",
+                ));
+            }
+            return Ok(());
+        };
+        for (flag, v) in [
+            ("--oauth-issuer", Some(issuer)),
+            ("--oauth-audience", self.oauth_audience.as_ref()),
+            ("--oauth-jwks-url", self.oauth_jwks_url.as_ref()),
+        ] {
+            if let Some(v) = v
+                && !url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+            {
+                return Err(UserError::msg(format!(
+                    "{flag} {v:?} is not an http(s) URL"
+                )));
+            }
+        }
+        if self.auth_token.is_some() {
+            return Err(UserError::msg(
+                "--oauth-issuer and --auth-token are two ways to guard the HTTP transport: choose one",
+            ));
+        }
+        if self
+            .forward_header
+            .iter()
+            .any(|h| h.trim().eq_ignore_ascii_case("authorization"))
+        {
+            return Err(UserError::msg(
+                "--forward-header Authorization cannot be combined with --oauth-issuer: the clients' Authorization header carries their token for this server, which must never reach the API",
             ));
         }
         Ok(())
@@ -559,7 +625,10 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             dispatcher: serving.dispatcher,
             forward_headers: args.forward_header.clone(),
             mode,
-            list_caching: ListCaching::new(serving.watched, args.auth_token.is_some()),
+            list_caching: ListCaching::new(
+                serving.watched,
+                args.auth_token.is_some() || args.oauth_issuer.is_some(),
+            ),
             confirm: args.confirm,
             confirm_key: args.confirm_key()?,
             poll: args.poll,
@@ -630,6 +699,13 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             let mut http = HttpOptions::new(args.listen);
             http.stateless = args.stateless;
             http.auth_token = args.auth_token.clone();
+            http.oauth = args.oauth_issuer.clone().map(|issuer| OAuthOptions {
+                issuer,
+                audience: args.oauth_audience.clone().unwrap_or_default(),
+                jwks_url: args.oauth_jwks_url.clone(),
+                hide_unauthorized_tools: args.hide_unauthorized_tools,
+                scopes_supported: Vec::new(),
+            });
             http.allowed_hosts = args.allowed_host.clone();
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;
@@ -644,7 +720,10 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
                 readiness.probe(upstreams, probe_timeout);
                 http.readiness = readiness;
             }
-            if args.auth_token.is_none() && !args.listen.ip().is_loopback() {
+            if args.auth_token.is_none()
+                && args.oauth_issuer.is_none()
+                && !args.listen.ip().is_loopback()
+            {
                 tracing::warn!(
                     "listening on {} without --auth-token: anyone who can reach this address can call the API with the configured credentials (the Host check only stops browsers' DNS rebinding; a client can send any Host)",
                     args.listen

@@ -332,6 +332,28 @@ impl ProxyServer {
         }
     }
 
+    /// The OAuth scopes calling `name` needs (`Route::oauth_scopes`); for `call_operation`,
+    /// those of the operation it names. `None`: no such tool.
+    pub fn required_scopes(
+        &self,
+        name: &str,
+        arguments: Option<&serde_json::Map<String, Value>>,
+    ) -> Option<Vec<Vec<String>>> {
+        let state = self.state();
+        if state.discovery.is_some()
+            && let Some(meta) = Meta::from_name(name)
+        {
+            if meta != Meta::Call {
+                return Some(Vec::new());
+            }
+            let op = arguments?.get("name")?.as_str()?;
+            let &i = state.ops.get(op)?;
+            return Some(state.set.tools[i].route.oauth_scopes.clone());
+        }
+        let &i = state.index.get(name)?;
+        Some(state.set.tools[i].route.oauth_scopes.clone())
+    }
+
     pub fn state(&self) -> Arc<ToolState> {
         self.inner
             .state
@@ -482,10 +504,22 @@ impl ServerHandler for ProxyServer {
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let state = self.state();
         let all = state.tools();
+        // --hide-unauthorized-tools: only the tools this token may call, in one page.
+        if let Some(claims) = claims_of(&context).filter(|c| c.hide_unauthorized_tools) {
+            let shown: Vec<Tool> = all
+                .iter()
+                .filter(|t| {
+                    self.required_scopes(&t.name, None)
+                        .is_none_or(|r| claims.allows(&r))
+                })
+                .cloned()
+                .collect();
+            return Ok(ListToolsResult::with_all_items(shown));
+        }
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(c) => c
@@ -584,6 +618,17 @@ impl ServerHandler for ProxyServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // The HTTP gate answers 403 before this; in case a call comes another way with claims.
+        if let Some(claims) = claims_of(&context)
+            && let Some(required) = self.required_scopes(&request.name, request.arguments.as_ref())
+            && !claims.allows(&required)
+        {
+            let scope = crate::oauth::challenge_scopes(claims, &required).join(" ");
+            return Err(ErrorData::invalid_request(
+                format!("insufficient scope: this tool needs the scope(s) {scope}"),
+                None,
+            ));
+        }
         // Boxed: rmcp spawns one task per request whose future embeds this one, and tokio moves
         // a task's whole future in memory when it starts and when it finishes. Unboxed, the
         // forwarding state (reqwest, validation, cancellation) made those copies a measurable
@@ -1355,4 +1400,13 @@ pub fn as_object(v: Value) -> serde_json::Map<String, Value> {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     }
+}
+
+/// The validated token's claims of an HTTP request (`--oauth-issuer`).
+fn claims_of(context: &RequestContext<RoleServer>) -> Option<&crate::oauth::Claims> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<crate::oauth::Claims>()
 }

@@ -14,6 +14,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::connections::ConnectionLimits;
+use crate::oauth::{Claims, OAuthOptions, ResourceServer, TokenError, challenge, challenge_scopes};
 use crate::observe::{AuditEntry, Caller, Metrics, Observe, Outcome, Readiness};
 use crate::server::ProxyServer;
 use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
@@ -97,6 +98,10 @@ pub struct HttpOptions {
     pub metrics_on_mcp_port: bool,
     /// What `/readyz` says (ready unless `--ready-check` waits for the API).
     pub readiness: Readiness,
+    /// The OAuth resource server (`--oauth-issuer`): every request needs a valid token. An
+    /// empty audience is `http://<bound address>/mcp`; `scopes_supported`, when empty, is
+    /// filled from the operations' scopes.
+    pub oauth: Option<OAuthOptions>,
 }
 
 impl HttpOptions {
@@ -114,6 +119,7 @@ impl HttpOptions {
             observe: Observe::default(),
             metrics_on_mcp_port: false,
             readiness: Readiness::ready(),
+            oauth: None,
         }
     }
 }
@@ -135,6 +141,8 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
         })?;
     let addr = listener.local_addr().map_err(ServeError::Http)?;
     let shutdown = CancellationToken::new();
+    let mut opts = opts;
+    opts.listen = addr;
     let app = http_router(server, &opts, &shutdown);
     let stop = shutdown.clone();
     let connections = opts.connections;
@@ -186,6 +194,23 @@ pub fn http_router(
         .with_cancellation_token(shutdown.child_token());
     warm_up_later(&server);
     let observed = opts.observe.is_on().then(|| server.clone());
+    let gated = server.clone();
+    let oauth = opts.oauth.clone().map(|mut o| {
+        if o.audience.is_empty() {
+            o.audience = format!("http://{}/mcp", opts.listen);
+        }
+        if o.scopes_supported.is_empty() {
+            let state = server.state();
+            for def in &state.set.tools {
+                for s in def.route.oauth_scopes.iter().flatten() {
+                    if !o.scopes_supported.contains(s) {
+                        o.scopes_supported.push(s.clone());
+                    }
+                }
+            }
+        }
+        Arc::new(ResourceServer::new(o))
+    });
     let manager = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<ProxyServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
@@ -227,6 +252,20 @@ pub fn http_router(
             },
         ));
     }
+    if let Some(rs) = oauth.clone() {
+        let metrics = opts.observe.metrics.clone();
+        app =
+            app.layer(axum::middleware::from_fn(
+                move |req: Request, next: Next| {
+                    let rs = Arc::clone(&rs);
+                    let metrics = metrics.clone();
+                    let server = gated.clone();
+                    async move {
+                        require_oauth(&rs, &server, metrics.as_deref(), max_body, req, next).await
+                    }
+                },
+            ));
+    }
     if let Some(limit) = opts.rate_limit.filter(|n| *n > 0) {
         let limiter = Arc::new(RateLimiter::new(limit));
         let observe = opts.observe.clone();
@@ -242,8 +281,32 @@ pub fn http_router(
     // Probes carry no token and come from anywhere the orchestrator is: served before the bearer
     // gate and the rate limit, and saying nothing but ready or not.
     let readiness = opts.readiness.clone();
-    axum::Router::new()
-        .route("/healthz", axum::routing::get(|| async { "ok\n" }))
+    let mut open = axum::Router::new();
+    if let Some(rs) = oauth {
+        // RFC 9728 §3: at the root and with the resource's path appended; clients try both.
+        let doc = Arc::new(rs.metadata().to_string());
+        let metadata = move || {
+            let doc = Arc::clone(&doc);
+            async move {
+                let mut resp = doc.as_str().to_owned().into_response();
+                resp.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static("application/json"),
+                );
+                resp
+            }
+        };
+        open = open
+            .route(
+                "/.well-known/oauth-protected-resource",
+                axum::routing::get(metadata.clone()),
+            )
+            .route(
+                "/.well-known/oauth-protected-resource/{*path}",
+                axum::routing::get(metadata),
+            );
+    }
+    open.route("/healthz", axum::routing::get(|| async { "ok\n" }))
         .route(
             "/readyz",
             axum::routing::get(move || {
@@ -464,6 +527,121 @@ async fn require_bearer(
             resp
         }
     }
+}
+
+/// The bearer token of a request, if it has one.
+fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
+}
+
+/// A 401 or 403 with its `WWW-Authenticate` challenge (MCP authorization, RFC 6750 §3).
+fn oauth_refusal(status: StatusCode, value: &str, body: &'static str) -> Response {
+    let mut resp = (status, body).into_response();
+    if let Ok(v) = HeaderValue::from_str(value) {
+        resp.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+    }
+    resp
+}
+
+/// The OAuth gate (`--oauth-issuer`): a valid token or 401; for `tools/call`, the operation's
+/// scopes or 403 `insufficient_scope`. The token's claims go on in the request's extensions.
+async fn require_oauth(
+    rs: &ResourceServer,
+    server: &ProxyServer,
+    metrics: Option<&Metrics>,
+    max_body: usize,
+    req: Request,
+    next: Next,
+) -> Response {
+    let metadata = rs.metadata_url();
+    let validated = match bearer(req.headers()) {
+        None => Err(None),
+        Some(token) => rs.validate(token).await.map_err(Some),
+    };
+    let mut claims = match validated {
+        Ok(c) => c,
+        Err(e) => {
+            if let Some(m) = metrics {
+                m.auth_failed();
+            }
+            let value = match &e {
+                None => challenge(&[("resource_metadata", &metadata)]),
+                Some(e) => {
+                    let desc = e.to_string();
+                    challenge(&[
+                        ("error", "invalid_token"),
+                        ("error_description", &desc),
+                        ("resource_metadata", &metadata),
+                    ])
+                }
+            };
+            let body = match e {
+                None => "missing bearer token\n",
+                Some(TokenError::KeysUnavailable) => "the token cannot be checked now\n",
+                Some(_) => "invalid bearer token\n",
+            };
+            return oauth_refusal(StatusCode::UNAUTHORIZED, &value, body);
+        }
+    };
+    claims.hide_unauthorized_tools = rs.opts.hide_unauthorized_tools;
+    let (mut parts, body) = req.into_parts();
+    let body = if parts.method == axum::http::Method::POST && is_json_content_type(&parts.headers) {
+        let bytes = match axum::body::to_bytes(body, max_body).await {
+            Ok(b) => b,
+            Err(_) => return payload_too_large(max_body),
+        };
+        if let Some(required) = called_tool_scopes(server, &bytes)
+            && !claims.allows(&required)
+        {
+            let scope = challenge_scopes(&claims, &required).join(" ");
+            let value = challenge(&[
+                ("error", "insufficient_scope"),
+                ("scope", &scope),
+                ("resource_metadata", &metadata),
+                (
+                    "error_description",
+                    "the token lacks a scope this tool needs",
+                ),
+            ]);
+            return oauth_refusal(
+                StatusCode::FORBIDDEN,
+                &value,
+                "insufficient scope for this tool\n",
+            );
+        }
+        axum::body::Body::from(bytes)
+    } else {
+        body
+    };
+    parts.extensions.insert::<Claims>(claims);
+    next.run(Request::from_parts(parts, body)).await
+}
+
+/// The scopes the tool a `tools/call` body calls needs (`None`: not a call, or no such tool).
+fn called_tool_scopes(server: &ProxyServer, body: &[u8]) -> Option<Vec<Vec<String>>> {
+    #[derive(serde::Deserialize)]
+    struct Call<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+        params: Option<serde_json::Value>,
+    }
+    let call: Call<'_> = serde_json::from_slice(body).ok()?;
+    if call.method != "tools/call" {
+        return None;
+    }
+    let params = call.params?;
+    let name = params.get("name")?.as_str()?;
+    server.required_scopes(
+        name,
+        params
+            .get("arguments")
+            .and_then(serde_json::Value::as_object),
+    )
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

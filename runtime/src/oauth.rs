@@ -1,0 +1,392 @@
+//! The HTTP transport as an OAuth 2.1 resource server (`--oauth-issuer`), as MCP's authorization
+//! spec has it (2025-11-25 and 2026-07-28 alike): protected resource metadata (RFC 9728) at
+//! `/.well-known/oauth-protected-resource` (and its path-suffixed form), `401` with
+//! `WWW-Authenticate: Bearer resource_metadata="…"` for a missing or invalid token, and `403`
+//! with `error="insufficient_scope", scope="…"` for a `tools/call` whose operation needs scopes
+//! the token lacks.
+//!
+//! Tokens are JWTs signed by the issuer (RFC 9068 style): the signature is checked against the
+//! issuer's JWKS (found through its RFC 8414 / OpenID metadata unless `--oauth-jwks-url` names
+//! it; cached, fetched again, at most every [`REFETCH_MIN`], when a token names an unknown
+//! `kid`), then `iss`, `aud` (this server, RFC 8707), `exp` and `nbf` with [`LEEWAY_SECS`] of
+//! clock skew. Only asymmetric algorithms are accepted (no `none`, no HMAC keyed with a public
+//! key). A token never appears in a log line, an error or a result.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+
+/// Clock skew allowed on `exp` and `nbf`.
+pub const LEEWAY_SECS: u64 = 30;
+/// The JWKS is fetched again for an unknown `kid` at most this often.
+pub const REFETCH_MIN: Duration = Duration::from_secs(10);
+
+/// What `--oauth-*` configure.
+#[derive(Clone, Debug)]
+pub struct OAuthOptions {
+    /// The authorization server's issuer identifier (`iss` of its tokens).
+    pub issuer: String,
+    /// This server's resource identifier: the `aud` its tokens must carry, and the `resource` of
+    /// its metadata (the public MCP URL).
+    pub audience: String,
+    /// Where the issuer's keys are; `None`: from the issuer's metadata.
+    pub jwks_url: Option<String>,
+    /// `tools/list` leaves out the tools the token lacks the scopes for.
+    pub hide_unauthorized_tools: bool,
+    /// `scopes_supported` of the metadata: every scope an operation asks for.
+    pub scopes_supported: Vec<String>,
+}
+
+/// What a validated token says about its caller; the transport puts it into the request's
+/// extensions, where `tools/list`, `tools/call` and the audit log read it.
+#[derive(Clone, Debug, Default)]
+pub struct Claims {
+    /// `sub`, the user (or client) the token was issued to.
+    pub subject: Option<String>,
+    /// The granted scopes (`scope`, space-separated, or `scp`, a list).
+    pub scopes: Vec<String>,
+    /// `--hide-unauthorized-tools`: `tools/list` shows only what this token may call.
+    pub hide_unauthorized_tools: bool,
+}
+
+impl Claims {
+    /// Whether the token may call an operation needing `required` (see `Route::oauth_scopes`):
+    /// no alternative at all, or every scope of any one alternative.
+    pub fn allows(&self, required: &[Vec<String>]) -> bool {
+        required.is_empty()
+            || required
+                .iter()
+                .any(|alt| alt.iter().all(|s| self.scopes.iter().any(|g| g == s)))
+    }
+}
+
+/// The scopes to ask for in an `insufficient_scope` challenge: the alternative that needs the
+/// fewest scopes the token lacks. Only the operation's own scopes (RFC 6750 §3.1): a client
+/// adds the ones it already holds (MCP 2026-07-28 moved that to the client).
+pub fn challenge_scopes<'a>(claims: &Claims, required: &'a [Vec<String>]) -> &'a [String] {
+    required
+        .iter()
+        .min_by_key(|alt| {
+            alt.iter()
+                .filter(|s| !claims.scopes.iter().any(|g| g == *s))
+                .count()
+        })
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Why a token was refused (said to the client in `error_description`; never the token).
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TokenError {
+    #[error("the token is not a well-formed JWT")]
+    Malformed,
+    #[error("the token's algorithm is not accepted (asymmetric signatures only)")]
+    Algorithm,
+    #[error("the token is signed with a key the issuer does not publish")]
+    UnknownKey,
+    #[error("the token's signature does not verify")]
+    Signature,
+    #[error("the token has expired")]
+    Expired,
+    #[error("the token is not valid yet")]
+    NotYetValid,
+    #[error("the token was issued by another issuer")]
+    Issuer,
+    #[error("the token was issued for another resource (audience)")]
+    Audience,
+    #[error("the token lacks a required claim (exp, iss, aud)")]
+    MissingClaim,
+    #[error("the issuer's keys cannot be fetched now")]
+    KeysUnavailable,
+}
+
+const ACCEPTED: &[Algorithm] = &[
+    Algorithm::RS256,
+    Algorithm::RS384,
+    Algorithm::RS512,
+    Algorithm::PS256,
+    Algorithm::PS384,
+    Algorithm::PS512,
+    Algorithm::ES256,
+    Algorithm::ES384,
+    Algorithm::EdDSA,
+];
+
+/// When the JWKS was last fetched (the fetch rate limit).
+#[derive(Default)]
+struct KeyCache {
+    fetched: Option<Instant>,
+}
+
+/// The issuer's keys by `kid` (`#index` for a key without one), with the algorithm each names.
+type Keys = Arc<HashMap<String, (DecodingKey, Option<Algorithm>)>>;
+
+/// The resource server: validates tokens against the issuer's keys.
+pub struct ResourceServer {
+    pub opts: OAuthOptions,
+    http: reqwest::Client,
+    jwks_url: tokio::sync::OnceCell<String>,
+    cache: tokio::sync::Mutex<KeyCache>,
+    /// Decoding keys by `kid` (or by index for keys without one), rebuilt on each fetch.
+    decoding: std::sync::RwLock<Keys>,
+}
+
+impl std::fmt::Debug for ResourceServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceServer")
+            .field("opts", &self.opts)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Deserialize)]
+struct RawClaims {
+    sub: Option<String>,
+    scope: Option<String>,
+    scp: Option<ScpClaim>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ScpClaim {
+    List(Vec<String>),
+    Text(String),
+}
+
+impl ResourceServer {
+    pub fn new(opts: OAuthOptions) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
+        let jwks_url = tokio::sync::OnceCell::new();
+        if let Some(u) = &opts.jwks_url {
+            let _ = jwks_url.set(u.clone());
+        }
+        ResourceServer {
+            opts,
+            http,
+            jwks_url,
+            cache: Default::default(),
+            decoding: Default::default(),
+        }
+    }
+
+    /// The protected resource metadata's URL: the well-known path inserted before the
+    /// resource's path (RFC 9728 §3.1).
+    pub fn metadata_url(&self) -> String {
+        metadata_url(&self.opts.audience)
+    }
+
+    /// The protected resource metadata (RFC 9728 §2).
+    pub fn metadata(&self) -> serde_json::Value {
+        serde_json::json!({
+            "resource": self.opts.audience,
+            "authorization_servers": [self.opts.issuer],
+            "bearer_methods_supported": ["header"],
+            "scopes_supported": self.opts.scopes_supported,
+            "resource_signing_alg_values_supported": ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"],
+        })
+    }
+
+    /// Validates a bearer token: signature, issuer, audience, expiry and not-before.
+    pub async fn validate(&self, token: &str) -> Result<Claims, TokenError> {
+        let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Malformed)?;
+        if !ACCEPTED.contains(&header.alg) {
+            return Err(TokenError::Algorithm);
+        }
+        let kid = header.kid.clone().unwrap_or_default();
+        let key = match self.key(&kid, header.alg) {
+            Some(k) => k,
+            None => {
+                self.refresh().await?;
+                self.key(&kid, header.alg).ok_or(TokenError::UnknownKey)?
+            }
+        };
+        let mut v = Validation::new(header.alg);
+        v.leeway = LEEWAY_SECS;
+        v.validate_nbf = true;
+        v.set_issuer(&[&self.opts.issuer]);
+        v.set_audience(&[&self.opts.audience]);
+        v.set_required_spec_claims(&["exp", "iss", "aud"]);
+        let data = jsonwebtoken::decode::<RawClaims>(token, &key, &v).map_err(|e| {
+            use jsonwebtoken::errors::ErrorKind as K;
+            match e.kind() {
+                K::ExpiredSignature => TokenError::Expired,
+                K::ImmatureSignature => TokenError::NotYetValid,
+                K::InvalidIssuer => TokenError::Issuer,
+                K::InvalidAudience => TokenError::Audience,
+                K::MissingRequiredClaim(_) => TokenError::MissingClaim,
+                K::InvalidSignature => TokenError::Signature,
+                K::InvalidAlgorithm => TokenError::Algorithm,
+                _ => TokenError::Malformed,
+            }
+        })?;
+        let c = data.claims;
+        let mut scopes: Vec<String> = c
+            .scope
+            .as_deref()
+            .unwrap_or("")
+            .split_ascii_whitespace()
+            .map(str::to_string)
+            .collect();
+        match c.scp {
+            Some(ScpClaim::List(l)) => scopes.extend(l),
+            Some(ScpClaim::Text(t)) => {
+                scopes.extend(t.split_ascii_whitespace().map(str::to_string));
+            }
+            None => {}
+        }
+        Ok(Claims {
+            subject: c.sub,
+            scopes,
+            hide_unauthorized_tools: self.opts.hide_unauthorized_tools,
+        })
+    }
+
+    /// A cached key for `kid` usable with `alg`.
+    fn key(&self, kid: &str, alg: Algorithm) -> Option<DecodingKey> {
+        let map = self.decoding.read().ok()?.clone();
+        let usable = |(k, a): &(DecodingKey, Option<Algorithm>)| {
+            a.is_none_or(|a| a == alg).then(|| k.clone())
+        };
+        if !kid.is_empty() {
+            return map.get(kid).and_then(usable);
+        }
+        // No kid: the only key there is.
+        if map.len() == 1 {
+            return map.values().next().and_then(usable);
+        }
+        None
+    }
+
+    /// Fetches the JWKS again, unless it was fetched less than [`REFETCH_MIN`] ago.
+    async fn refresh(&self) -> Result<(), TokenError> {
+        let mut cache = self.cache.lock().await;
+        if cache.fetched.is_some_and(|t| t.elapsed() < REFETCH_MIN) {
+            return Ok(());
+        }
+        cache.fetched = Some(Instant::now());
+        let url = self
+            .jwks_url
+            .get_or_try_init(|| self.discover_jwks_url())
+            .await?;
+        let set: JwkSet = self.get_json(url).await?;
+        let mut map = HashMap::new();
+        for (i, jwk) in set.keys.iter().enumerate() {
+            let Ok(key) = DecodingKey::from_jwk(jwk) else {
+                continue;
+            };
+            let alg = jwk
+                .common
+                .key_algorithm
+                .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+            let id = jwk.common.key_id.clone().unwrap_or_else(|| format!("#{i}"));
+            map.insert(id, (key, alg));
+        }
+        if let Ok(mut d) = self.decoding.write() {
+            *d = Arc::new(map);
+        }
+        Ok(())
+    }
+
+    /// `jwks_uri` of the issuer's RFC 8414 metadata, else of its OpenID configuration.
+    async fn discover_jwks_url(&self) -> Result<String, TokenError> {
+        #[derive(Deserialize)]
+        struct Meta {
+            issuer: Option<String>,
+            jwks_uri: Option<String>,
+        }
+        for url in issuer_metadata_urls(&self.opts.issuer) {
+            let Ok(m) = self.get_json::<Meta>(&url).await else {
+                continue;
+            };
+            if m.issuer.as_deref().is_some_and(|i| i != self.opts.issuer) {
+                tracing::warn!("{url}: the metadata names another issuer; ignored");
+                continue;
+            }
+            if let Some(j) = m.jwks_uri {
+                return Ok(j);
+            }
+        }
+        tracing::warn!(
+            "no jwks_uri in the metadata of {} (RFC 8414 or OpenID); set --oauth-jwks-url",
+            self.opts.issuer
+        );
+        Err(TokenError::KeysUnavailable)
+    }
+
+    async fn get_json<T: serde::de::DeserializeOwned>(&self, url: &str) -> Result<T, TokenError> {
+        let resp = self
+            .http
+            .get(url)
+            .header("accept", "application/json")
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(|e| {
+                tracing::warn!("fetching {url}: {e}");
+                TokenError::KeysUnavailable
+            })?;
+        let body = resp.bytes().await.map_err(|e| {
+            tracing::warn!("fetching {url}: {e}");
+            TokenError::KeysUnavailable
+        })?;
+        serde_json::from_slice::<T>(&body).map_err(|e| {
+            tracing::warn!("{url}: not the JSON expected: {e}");
+            TokenError::KeysUnavailable
+        })
+    }
+}
+
+/// `https://h/.well-known/oauth-protected-resource/p` for the resource `https://h/p`.
+pub fn metadata_url(resource: &str) -> String {
+    well_known(resource, "oauth-protected-resource")
+}
+
+fn well_known(base: &str, name: &str) -> String {
+    match url::Url::parse(base) {
+        Ok(u) => {
+            let path = u.path().trim_end_matches('/');
+            format!(
+                "{}/.well-known/{name}{path}",
+                u.origin().ascii_serialization()
+            )
+        }
+        Err(_) => format!("{}/.well-known/{name}", base.trim_end_matches('/')),
+    }
+}
+
+/// Where an issuer's metadata may be: RFC 8414 (well-known inserted before the path), then
+/// OpenID Connect Discovery (appended), and OpenID's inserted form.
+pub fn issuer_metadata_urls(issuer: &str) -> Vec<String> {
+    let mut urls = vec![
+        well_known(issuer, "oauth-authorization-server"),
+        format!(
+            "{}/.well-known/openid-configuration",
+            issuer.trim_end_matches('/')
+        ),
+        well_known(issuer, "openid-configuration"),
+    ];
+    urls.dedup();
+    urls
+}
+
+/// A `WWW-Authenticate` value (quoted strings; our values hold no quote or backslash but are
+/// escaped anyway).
+pub fn challenge(params: &[(&str, &str)]) -> String {
+    let mut out = String::from("Bearer");
+    for (i, (k, v)) in params.iter().enumerate() {
+        let v = v.replace('\\', "\\\\").replace('"', "\\\"");
+        out.push_str(if i == 0 { " " } else { ", " });
+        out.push_str(&format!("{k}=\"{v}\""));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;
