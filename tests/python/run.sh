@@ -19,6 +19,9 @@ fi
 "$venv/bin/python" "$here/e2e.py" --bin "$bin" --spec "$root/specs/petstore.yaml"
 # OpenTelemetry: the binary's OTLP export received by a real receiver, trace ids checked end to end.
 "$venv/bin/python" "$here/otel_e2e.py" --bin "$bin" --spec "$root/specs/petstore.yaml"
+# OAuth resource server (--oauth-issuer): a real authorization server (Authlib, oauth_as.py), the
+# SDK's own OAuth client, 401/403 challenges in both eras, scopes per tool.
+"$venv/bin/python" "$here/oauth_e2e.py" --bin "$bin"
 
 # Every tool of the bundled 3.x fixtures, and of the small real-world specs in ../shared/specs
 # when they are there, called once; each request the upstream receives is checked against the

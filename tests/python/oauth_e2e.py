@@ -1,0 +1,233 @@
+"""The proxy as an OAuth 2.1 resource server (#21), end to end: the `openapi-mcp` binary with
+`--oauth-issuer` pointing at a real authorization server (Authlib, oauth_as.py), driven by the
+official Python MCP SDK's own OAuth client (ClientCredentialsOAuthProvider: 401 challenge ->
+protected resource metadata -> authorization server metadata -> token with `resource` -> call),
+and by raw HTTP for what a client library hides:
+
+- the RFC 9728 metadata (root and path-suffixed): resource, authorization server, scopes;
+- no token: 401 with `WWW-Authenticate: Bearer resource_metadata="..."`;
+- a token issued for another resource (audience) or by nobody: 401 `invalid_token`;
+- a token with `pets:read` lists both tools and calls `listPets`; the upstream never sees it;
+- the same token calling `addPet` (needs `pets:write`): 403 `insufficient_scope`, scope="pets:write";
+- `--hide-unauthorized-tools`: that token's tools/list has no `addPet`;
+- a 2026-07-28-era request gets the same 401/403;
+- the audit log names the token's `sub`; no token in the log, the audit log or a response.
+
+Usage: oauth_e2e.py --bin target/debug/openapi-mcp
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import urllib.error
+import urllib.request
+import warnings
+
+os.environ.setdefault("AUTHLIB_INSECURE_TRANSPORT", "1")  # the test AS is on http://127.0.0.1
+warnings.filterwarnings("ignore", message=".*joserfc.*")  # Authlib's own RFC 9068 code still uses authlib.jose
+
+import httpx2  # noqa: E402
+from mcp import Client  # noqa: E402
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from oauth_as import AuthServer  # noqa: E402
+from upstream import RecordingUpstream  # noqa: E402
+
+SPEC = """
+openapi: 3.0.3
+info: {title: Scoped Pets, version: '1'}
+components:
+  securitySchemes:
+    petauth:
+      type: oauth2
+      flows:
+        authorizationCode:
+          authorizationUrl: https://as.example/authorize
+          tokenUrl: https://as.example/token
+          scopes: {'pets:read': read pets, 'pets:write': add pets}
+security: [{petauth: ['pets:read']}]
+paths:
+  /pets:
+    get:
+      operationId: listPets
+      responses: {'200': {description: ok, content: {application/json: {schema: {type: array, items: {type: object}}}}}}
+    post:
+      operationId: addPet
+      security: [{petauth: ['pets:write']}]
+      requestBody:
+        content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}
+      responses: {'201': {description: created}}
+"""
+CLIENTS = {"reader": ("reader-secret-value", "pets:read"), "writer": ("writer-secret-value", "pets:read pets:write")}
+
+
+def check(cond: bool, what: str) -> None:
+    if not cond:
+        raise AssertionError(what)
+    print(f"  ok: {what}")
+
+
+class Proxy:
+    def __init__(self, args, spec: str, issuer: str, base: str, extra: list[str]) -> None:
+        self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
+        cmd = [args.bin, "proxy", spec, "--base-url", base, "--transport", "http", "--listen", "127.0.0.1:0",
+               "--oauth-issuer", issuer, "--audit-log", self.audit, *extra]
+        self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                                     env={**os.environ, "RUST_LOG": "debug"})
+        self.log: list[str] = []
+        self.url = None
+        for line in self.proc.stderr:
+            self.log.append(line)
+            m = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+            if m:
+                self.url = m.group(1)
+                break
+        check(self.url is not None, f"the proxy announced its URL: {self.url}")
+        threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
+        self.origin = self.url.rsplit("/mcp", 1)[0]
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        return "".join(self.log) + open(self.audit).read()
+
+
+def http(method: str, url: str, body: dict | None = None, headers: dict | None = None):
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **(headers or {})}
+    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(), headers=h, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.headers, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+def call(name: str, args: dict, era: str = "2025-11-25") -> dict:
+    params: dict = {"name": name, "arguments": args}
+    if era == "2026-07-28":
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": era,
+            "io.modelcontextprotocol/clientInfo": {"name": "oauth-e2e", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+
+
+def era_headers(era: str, name: str) -> dict:
+    h = {"MCP-Protocol-Version": era}
+    if era == "2026-07-28":
+        h.update({"Mcp-Method": "tools/call", "Mcp-Name": name})
+    return h
+
+
+def raw_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpstream) -> list[str]:
+    """Metadata, challenges and scope refusals, by raw HTTP (stateless proxy). Returns the tokens."""
+    print("[metadata and challenges]")
+    meta_url = f"{proxy.origin}/.well-known/oauth-protected-resource/mcp"
+    for url in (meta_url, f"{proxy.origin}/.well-known/oauth-protected-resource"):
+        status, _, text = http("GET", url)
+        meta = json.loads(text)
+        check(status == 200 and meta["resource"] == proxy.url and meta["authorization_servers"] == [auth.issuer],
+              f"{url}: resource and authorization server: {meta}")
+        check(sorted(meta["scopes_supported"]) == ["pets:read", "pets:write"], "scopes_supported from the spec")
+    reader = auth.token("reader", CLIENTS["reader"][0], "pets:read", proxy.url)
+    writer = auth.token("writer", CLIENTS["writer"][0], "pets:read pets:write", proxy.url)
+    elsewhere = auth.token("writer", CLIENTS["writer"][0], "pets:read pets:write", "http://127.0.0.1:1/other")
+    for era in ("2025-11-25", "2026-07-28"):
+        h = era_headers(era, "scoped_list_pets")
+        status, headers, _ = http("POST", proxy.url, call("scoped_list_pets", {}, era), h)
+        challenge = headers.get("WWW-Authenticate", "")
+        check(status == 401 and challenge == f'Bearer resource_metadata="{meta_url}"', f"{era} no token: 401 {challenge}")
+        for label, token in (("another audience", elsewhere), ("not a JWT", "garbage-token-value")):
+            status, headers, body = http("POST", proxy.url, call("scoped_list_pets", {}, era), {**h, "Authorization": f"Bearer {token}"})
+            challenge = headers.get("WWW-Authenticate", "")
+            check(status == 401 and 'error="invalid_token"' in challenge and f'resource_metadata="{meta_url}"' in challenge,
+                  f"{era} {label}: 401 {challenge}")
+            check(token not in body and token not in challenge, f"{era} {label}: the token is not echoed")
+        status, _, body = http("POST", proxy.url, call("scoped_list_pets", {}, era), {**h, "Authorization": f"Bearer {reader}"})
+        check(status == 200 and '"isError":false' in body.replace(" ", ""), f"{era} pets:read token calls listPets: {body[:120]}")
+        h = era_headers(era, "scoped_add_pet")
+        status, headers, body = http("POST", proxy.url, call("scoped_add_pet", {"name": "rex"}, era), {**h, "Authorization": f"Bearer {reader}"})
+        challenge = headers.get("WWW-Authenticate", "")
+        check(status == 403 and 'error="insufficient_scope"' in challenge and 'scope="pets:write"' in challenge
+              and f'resource_metadata="{meta_url}"' in challenge, f"{era} pets:read token calling addPet: 403 {challenge}")
+        status, _, body = http("POST", proxy.url, call("scoped_add_pet", {"name": "rex"}, era), {**h, "Authorization": f"Bearer {writer}"})
+        check(status == 200 and '"isError":false' in body.replace(" ", ""), f"{era} pets:write token calls addPet")
+    sent = upstream.take()
+    check([r["method"] for r in sent] == ["GET", "POST", "GET", "POST"], f"the upstream got the 4 allowed calls only: {[r['method'] for r in sent]}")
+    check(all("authorization" not in r["headers"] for r in sent), "no MCP token reaches the upstream")
+    return [reader, writer, elsewhere]
+
+
+async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: bool) -> None:
+    """The SDK's OAuth client finds everything from the 401 and calls a tool."""
+
+    class Memory:
+        def __init__(self) -> None:
+            self.tokens = self.info = None
+
+        async def get_tokens(self):
+            return self.tokens
+
+        async def set_tokens(self, tokens) -> None:
+            self.tokens = tokens
+
+        async def get_client_info(self):
+            return self.info
+
+        async def set_client_info(self, info) -> None:
+            self.info = info
+
+    provider = ClientCredentialsOAuthProvider(
+        server_url=proxy.url, storage=Memory(), client_id=client_id, client_secret=CLIENTS[client_id][0], issuer=auth.issuer
+    )
+    async with httpx2.AsyncClient(auth=provider) as hc:
+        async with Client(streamable_http_client(proxy.url, http_client=hc)) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            want = ["scoped_list_pets"] if hidden else ["scoped_add_pet", "scoped_list_pets"]
+            check(names == want, f"SDK client {client_id} ({'--hide-unauthorized-tools' if hidden else 'all shown'}): tools {names}")
+            result = await client.call_tool("scoped_list_pets", {})
+            check(not result.is_error, f"SDK client {client_id}: listPets called after the OAuth flow")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--bin", required=True)
+    args = p.parse_args()
+    auth = AuthServer(CLIENTS)
+    upstream = RecordingUpstream(lambda rec: (201, {"id": 1}) if rec["method"] == "POST" else (200, [{"id": 1}]))
+    base = f"http://127.0.0.1:{upstream.port}"
+    spec = tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False)
+    spec.write(SPEC)
+    spec.close()
+    tokens: list[str] = []
+    outputs = []
+    proxy = Proxy(args, spec.name, auth.issuer, base, ["--stateless"])
+    try:
+        tokens = raw_checks(proxy, auth, upstream)
+    finally:
+        outputs.append(proxy.stop())
+    audit = [json.loads(line) for line in open(proxy.audit) if line.strip()]
+    check({a["caller"].get("subject") for a in audit} == {"reader", "writer"}, f"the audit log names each token's sub: {[a['caller'] for a in audit][:2]}")
+    for hidden in (False, True):
+        proxy = Proxy(args, spec.name, auth.issuer, base, ["--hide-unauthorized-tools"] if hidden else [])
+        try:
+            asyncio.run(sdk_checks(proxy, auth, "reader", hidden))
+        finally:
+            outputs.append(proxy.stop())
+    text = "".join(outputs)
+    check(not any(t in text for t in tokens) and "secret-value" not in text, "no token or client secret in the logs or audit logs")
+    print("oauth e2e: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
