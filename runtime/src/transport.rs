@@ -585,6 +585,10 @@ async fn require_oauth(
                 Some(TokenError::KeysUnavailable) => "the token cannot be checked now\n",
                 Some(_) => "invalid bearer token\n",
             };
+            // Read the refused request's body (within the limit) so the connection stays usable:
+            // a client retries with a token right away, often on the same connection, and an
+            // unread body makes the server close it under that retry.
+            let _ = axum::body::to_bytes(req.into_body(), max_body).await;
             return oauth_refusal(StatusCode::UNAUTHORIZED, &value, body);
         }
     };
