@@ -1775,6 +1775,13 @@ impl SchemaSource for PendingSchemas {
         self.parts.output.is_some()
     }
 
+    /// The input schema's parts as converted, nothing bundled (a search hit's argument line).
+    fn input_outline(&self, _head: &rmcp::model::Tool) -> Arc<Map<String, Value>> {
+        let mut input = Value::Object(self.parts.input.thaw());
+        strip_read_only_from_body(&mut input, &self.parts.params);
+        Arc::new(into_map(input))
+    }
+
     /// The tool with its self-contained input and output schemas.
     fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool {
         let parts = &self.parts;

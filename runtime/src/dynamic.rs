@@ -120,8 +120,9 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
             "Find operations of the {api} API ({operations} operations, not listed as tools). \
              Step 1 of 3: search with what you want to do in plain words (e.g. \"create an issue \
              in a repository\") or with keywords from an operation name or path. Returns the \
-             best-matching operations ranked by relevance: name, HTTP method, path and summary. \
-             Then call `{DESCRIBE}` with a name to get its arguments, and `{CALL}` to run it. \
+             best-matching operations ranked by relevance: name, HTTP method, path, summary and \
+             required arguments. Then call `{CALL}` to run one (`{DESCRIBE}` first for its \
+             optional arguments and details). \
              If nothing fits, search again with other words (synonyms, the resource's name)."
         ),
         object(json!({
@@ -163,6 +164,10 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
                         "method": {"type": "string"},
                         "path": {"type": "string"},
                         "summary": {"type": "string"},
+                        "required_arguments": {
+                            "type": "string",
+                            "description": "The required arguments with their types (`none` if none), and how many optional ones there are."
+                        },
                         "score": {"type": "number"}
                     },
                     "required": ["name", "method", "path", "summary"]
@@ -177,8 +182,8 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
         format!(
             "Step 2 of 3: get the full definition of one {api} API operation found with \
              `{SEARCH}`: its description, `inputSchema` (the arguments to pass to `{CALL}`), \
-             `outputSchema` and annotations (read-only, destructive, ...). Always describe an \
-             operation before calling it the first time."
+             `outputSchema` and annotations (read-only, destructive, ...). Describe an operation \
+             before calling it when its required arguments from the search are not enough."
         ),
         object(json!({
             "type": "object",
@@ -257,9 +262,9 @@ const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (2.0, 0.5),  // Tags
     (1.5, 0.5),  // Path segments
     (2.5, 0.5),  // Summary
-    (0.5, 0.75), // Parameter names
+    (0.5, 0.75), // Parameter and body property names
     (0.6, 0.75), // Description (lower weight)
-    (0.5, 0.0),  // Verbs implied by the HTTP method
+    (0.5, 0.0),  // Verbs implied by the HTTP method and the path's shape
 ];
 const K1: f32 = 1.2;
 
@@ -272,7 +277,7 @@ pub struct Hit {
 }
 
 /// A BM25F index over operations (tool name/operationId, tags, path, summary, description,
-/// parameter names).
+/// parameter names, the verbs of the HTTP method).
 #[derive(Clone, Debug, Default)]
 pub struct SearchIndex {
     /// Operation index (in the tool set) of each document.
@@ -341,9 +346,15 @@ impl SearchIndex {
                 Field::Description,
                 tokenize(def.description().unwrap_or_default()),
             );
+            // `/things` vs `/things/{id}`: a collection is listed and added to, an item is read
+            // and changed (Stripe changes an item with POST).
+            let item = def.route.path.trim_end_matches('/').ends_with('}');
             add(
                 Field::Verbs,
-                verbs(def.route.method).iter().map(|v| stem(v)).collect(),
+                verbs(def.route.method, item)
+                    .iter()
+                    .map(|v| stem(v))
+                    .collect(),
             );
             for (f, l) in lens.iter().enumerate() {
                 sums[f] += f64::from(*l);
@@ -362,6 +373,10 @@ impl SearchIndex {
         for (avg, sum) in idx.avg.iter_mut().zip(sums) {
             *avg = ((sum / n) as f32).max(1.0);
         }
+        for p in idx.postings.values_mut() {
+            p.shrink_to_fit();
+        }
+        idx.postings.shrink_to_fit();
         idx
     }
 
@@ -378,35 +393,100 @@ impl SearchIndex {
         self.docs.contains(&op)
     }
 
+    /// Heap bytes the index holds (an estimate from its collections' capacities).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let strings = |v: &Vec<Vec<String>>| {
+            v.iter()
+                .map(|t| {
+                    t.capacity() * size_of::<String>()
+                        + t.iter().map(String::capacity).sum::<usize>()
+                })
+                .sum::<usize>()
+                + v.capacity() * size_of::<Vec<String>>()
+        };
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|(k, v)| {
+                k.capacity()
+                    + v.capacity() * size_of::<(u32, [u16; FIELDS])>()
+                    // Table slot: key, value and a control byte.
+                    + size_of::<(String, Vec<(u32, [u16; FIELDS])>)>()
+                    + 1
+            })
+            .sum();
+        self.docs.capacity() * size_of::<usize>()
+            + self.deprecated.capacity()
+            + self.lens.capacity() * size_of::<[u16; FIELDS]>()
+            + strings(&self.name_terms)
+            + strings(&self.summary_terms)
+            + postings
+    }
+
     /// The best `limit` operations for `query`, best first; only scores > 0.
     ///
-    /// BM25F over the fields, with query-side synonyms for common verbs ("open" -> create, "my"
-    /// -> authenticated/current user) at a lower weight, times a boost for documents whose name
-    /// or summary the query covers (so "delete a repository" prefers `repos/delete` over
-    /// `repos/delete-webhook`).
+    /// BM25F over the fields, with the query's words and what they mean in an API's words (a
+    /// lexicon of how people say API actions and objects: "get rid of" -> delete, "kick off" ->
+    /// trigger/dispatch, "favorite" -> star) at a lower weight, and, for a word the index does
+    /// not have, the indexed words one typo away or the parts of a compound ("configmap" ->
+    /// config map). Times a boost for documents whose name or summary the query covers (so
+    /// "delete a repository" prefers `repos/delete` over `repos/delete-webhook`).
     pub fn search(&self, query: &str, limit: usize) -> Vec<Hit> {
         let n = self.docs.len() as f32;
-        let terms = query_terms(query);
+        let mut groups = query_groups(query);
+        self.relax(&mut groups);
         let mut scores = vec![0f32; self.docs.len()];
-        for (term, qw) in &terms {
-            let Some(postings) = self.postings.get(term) else {
-                continue;
-            };
-            let df = postings.len() as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, freqs) in postings {
-                let lens = &self.lens[*doc as usize];
-                let mut tf = 0f32;
-                for (f, &(w, b)) in FIELD_PARAMS.iter().enumerate() {
-                    if freqs[f] == 0 {
-                        continue;
+        // Per group: each document's best term, and the sum of all its terms.
+        let mut best = vec![0f32; self.docs.len()];
+        let mut sum = vec![0f32; self.docs.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let idf = |df: usize| (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
+        for group in &groups {
+            // What a word means is no better evidence than the word itself, when the index has
+            // it: a rare synonym must not outweigh the user's own common word.
+            let cap = group
+                .first()
+                .filter(|(_, w)| *w >= 1.0)
+                .and_then(|(t, _)| self.postings.get(t))
+                .map_or(f32::INFINITY, |p| idf(p.len()));
+            for (i, (term, qw)) in group.iter().enumerate() {
+                let Some(postings) = self.postings.get(term) else {
+                    continue;
+                };
+                let idf = if i == 0 {
+                    idf(postings.len())
+                } else {
+                    idf(postings.len()).min(cap * SYNONYM_IDF_CAP)
+                };
+                for (doc, freqs) in postings {
+                    let d = *doc as usize;
+                    let lens = &self.lens[d];
+                    let mut tf = 0f32;
+                    for (f, &(w, b)) in FIELD_PARAMS.iter().enumerate() {
+                        if freqs[f] == 0 {
+                            continue;
+                        }
+                        let norm = 1.0 - b + b * f32::from(lens[f]) / self.avg[f];
+                        tf += w * f32::from(freqs[f]) / norm;
                     }
-                    let norm = 1.0 - b + b * f32::from(lens[f]) / self.avg[f];
-                    tf += w * f32::from(freqs[f]) / norm;
+                    let s = qw * idf * tf / (K1 + tf);
+                    if sum[d] == 0.0 {
+                        touched.push(*doc);
+                    }
+                    best[d] = best[d].max(s);
+                    sum[d] += s;
                 }
-                scores[*doc as usize] += qw * idf * tf / (K1 + tf);
+            }
+            // One thing said counts about once, however many of its API words a document has.
+            for d in touched.drain(..) {
+                let d = d as usize;
+                scores[d] += best[d] + GROUP_REST * (sum[d] - best[d]);
+                best[d] = 0.0;
+                sum[d] = 0.0;
             }
         }
+        let terms: Vec<&(String, f32)> = groups.iter().flatten().collect();
         let qset: HashSet<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
         // Terms in most documents (an API-wide prefix, "get") say nothing about coverage.
         let common = |t: &str| {
@@ -441,12 +521,63 @@ impl SearchIndex {
         hits.truncate(limit);
         hits
     }
+
+    /// For each of the query's own words that no document has: the indexed words one edit
+    /// away (two for long words), else the two indexed words it is made of ("rolebinding",
+    /// "webhooks" written as "web hooks" is the other way round and needs nothing).
+    fn relax(&self, groups: &mut [Vec<(String, f32)>]) {
+        for group in groups.iter_mut() {
+            let Some((t, _)) = group
+                .first()
+                .filter(|(t, w)| *w >= 1.0 && t.len() >= 5 && !self.postings.contains_key(t))
+                .cloned()
+            else {
+                continue;
+            };
+            let max = if t.len() >= 8 { 2 } else { 1 };
+            let mut near: Vec<(usize, &String)> = self
+                .postings
+                .keys()
+                .filter(|k| k.len() >= 3 && k.len().abs_diff(t.len()) <= max)
+                .map(|k| (edit_distance(&t, k), k))
+                .filter(|(d, _)| *d <= max)
+                .collect();
+            near.sort();
+            let mut added: Vec<String> = near.iter().take(3).map(|(_, k)| (*k).clone()).collect();
+            if added.is_empty() {
+                // A compound: split where both halves are indexed words of 3+ letters.
+                for i in 3..t.len().saturating_sub(2) {
+                    if !t.is_char_boundary(i) {
+                        continue;
+                    }
+                    let (a, b) = t.split_at(i);
+                    let b = stem(b);
+                    if self.postings.contains_key(a) && self.postings.contains_key(&b) {
+                        added = vec![a.to_string(), b];
+                        break;
+                    }
+                }
+            }
+            for k in added {
+                if !group.iter().any(|(x, _)| *x == k) {
+                    group.push((k, RELAXED_WEIGHT));
+                }
+            }
+        }
+    }
 }
 
 /// How much a document whose name or summary the query fully covers gains.
 const COVER_BOOST: f32 = 0.5;
-/// Weight of synonyms added to a query.
-const SYNONYM_WEIGHT: f32 = 0.6;
+/// How much a group's terms other than its best count (a group is one thing the user said: a
+/// word and what it means in the API's words).
+const GROUP_REST: f32 = 0.25;
+/// At most how much more informative (idf) than the user's own word what it means may be.
+const SYNONYM_IDF_CAP: f32 = 1.5;
+/// Weight of a word the index lacks, replaced by a close indexed word.
+const RELAXED_WEIGHT: f32 = 0.5;
+/// Weight of the query's own words that a lexicon phrase stands for ("kick" in "kick off").
+const PHRASE_WORD_WEIGHT: f32 = 0.4;
 
 fn dedup(terms: &[String]) -> Vec<String> {
     let mut seen = HashSet::new();
@@ -457,56 +588,664 @@ fn dedup(terms: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Common words for the same action or subject as the words API names use, and their weight.
-fn synonyms(term: &str) -> (&'static [&'static str], f32) {
-    let verbs: &'static [&'static str] = match term {
-        "open" | "mak" | "new" | "publish" | "start" | "generat" => &["creat"],
-        "remov" | "drop" | "eras" | "destroy" => &["delet"],
-        "edit" | "modify" | "chang" | "renam" => &["updat"],
-        "fetch" | "retriev" | "show" | "read" | "view" | "see" | "lookup" => &["get"],
-        "ask" => &["request"],
-        _ => &[],
-    };
-    match term {
-        // A weak hint of the API's "authenticated user" / "current user" / `/me` operations.
-        "my" | "me" | "min" => (&["me", "authenticat", "current", "user"], 0.3),
-        _ => (verbs, SYNONYM_WEIGHT),
-    }
+/// How people say API actions and objects, and the words API names use for them: (what a user
+/// says, one or more words, | between alternatives; the API's words; weight). General English
+/// and REST usage, not one API's vocabulary. Both sides are stemmed when the lexicon is built,
+/// so "delete" also stands for "deleting", "deleted", "deletes".
+const LEXICON: &[(&str, &str, f32)] = &[
+    // Creating.
+    (
+        "new|open|start|generate|setup|set up|spin up|register|provision|launch|establish|build|add|write|produce|initiate|compose|draft",
+        "create",
+        0.6,
+    ),
+    ("make", "create", 0.3),
+    (
+        "kick off|trigger|fire|fire off|start off|set off|launch",
+        "trigger dispatch run start create",
+        0.7,
+    ),
+    (
+        "sign up|onboard|enroll",
+        "create register account customer user",
+        0.6,
+    ),
+    ("publish|ship|release", "release publish create", 0.6),
+    ("post|submit|send", "create send", 0.5),
+    // Deleting.
+    (
+        "remove|drop|erase|destroy|discard|wipe|trash|nuke|get rid of|throw away|delete|uninstall|unregister|tear down|take down",
+        "delete remove",
+        0.6,
+    ),
+    (
+        "kill|terminate|abort|halt|stop|call off",
+        "cancel stop delete terminate",
+        0.6,
+    ),
+    ("kick out|throw out|expel|ban", "remove member block", 0.6),
+    ("revoke|withdraw|invalidate", "revoke delete remove", 0.6),
+    // Changing.
+    (
+        "edit|modify|change|alter|tweak|adjust|amend|fix|correct|rename|switch|move|update|upgrade|downgrade|convert|reconfigure",
+        "update edit modify",
+        0.6,
+    ),
+    (
+        "set|configure|customize|setting|option|preference|config",
+        "update set config settings",
+        0.5,
+    ),
+    ("replace|overwrite|swap", "replace update put", 0.6),
+    ("rename", "name", 0.5),
+    (
+        "close|resolve|mark as done|mark done",
+        "close state update",
+        0.6,
+    ),
+    ("reopen", "open state update", 0.6),
+    ("archive|unarchive|shelve", "archive archived update", 0.6),
+    (
+        "private|public|visibility|hide|unhide|visible|internal",
+        "private visibility update",
+        0.6,
+    ),
+    // Reading.
+    (
+        "fetch|retrieve|show|read|view|see|look up|lookup|look at|display|inspect|detail|details|info|check|open up|peek|print|load",
+        "get retrieve",
+        0.6,
+    ),
+    (
+        "all|every|each|browse|enumerate|overview|which|index",
+        "list",
+        0.4,
+    ),
+    (
+        "how many|count|number of|total|tally",
+        "list count stat total summary",
+        0.6,
+    ),
+    (
+        "find|search|look for|query|filter|discover|locate|lookup",
+        "search find list query",
+        0.6,
+    ),
+    ("who|whom", "user member list", 0.3),
+    ("is|are|does|whether|if|can", "check get status", 0.2),
+    ("what", "get", 0.2),
+    // Running again.
+    (
+        "again|retry|rerun|re run|redo|restart|rebuild|redeploy|one more time|once more|retrigger|re trigger|resend|re send|redeliver|re deliver",
+        "rerun retry restart redeliver attempt",
+        0.7,
+    ),
+    // Turning on and off.
+    (
+        "turn on|switch on|activate|enable|unpause|resume|unblock|unsuspend|reactivate",
+        "enable activate",
+        0.6,
+    ),
+    (
+        "turn off|switch off|deactivate|disable|pause|suspend|mute|silence|stop",
+        "disable deactivate suspend pause",
+        0.6,
+    ),
+    (
+        "allow|allowed|permit|permitted|permission|authorized|authorised|access|rights|privilege|privileges",
+        "permission access role authorization",
+        0.5,
+    ),
+    (
+        "who is allowed|who can|who has access|who has permission",
+        "permission collaborator access protection member role",
+        0.7,
+    ),
+    (
+        "push to|push into|commit to|write to",
+        "branch protection write permission",
+        0.5,
+    ),
+    (
+        "main|master|default branch|trunk",
+        "branch default protection",
+        0.5,
+    ),
+    (
+        "protect|protected|lock down|restrict|guard|require",
+        "protection restriction required rule",
+        0.6,
+    ),
+    (
+        "prevent|forbid|freeze|lock|block",
+        "lock block restrict protection",
+        0.5,
+    ),
+    // Approving and rejecting.
+    (
+        "approve|accept|lgtm|sign off|ok",
+        "approve accept review",
+        0.6,
+    ),
+    (
+        "reject|decline|deny|refuse|dismiss",
+        "reject decline dismiss",
+        0.6,
+    ),
+    ("review|look over|feedback", "review reviewer", 0.5),
+    // Moving data.
+    (
+        "download|export|backup|back up|dump|pull down",
+        "download export archive",
+        0.6,
+    ),
+    (
+        "upload|import|attach|push up|put up",
+        "upload import create attach",
+        0.6,
+    ),
+    (
+        "copy|clone|duplicate|mirror",
+        "fork copy clone duplicate",
+        0.6,
+    ),
+    (
+        "hand over|give away|move to|transfer|reassign ownership|change owner",
+        "transfer owner",
+        0.7,
+    ),
+    (
+        "sync|synchronize|up to date|catch up|bring up to date|refresh|pull in",
+        "sync merge upstream update",
+        0.6,
+    ),
+    ("combine|join|integrate|land", "merge", 0.5),
+    // Social.
+    (
+        "favorite|favourite|bookmark|save for later|star",
+        "star starred",
+        0.6,
+    ),
+    ("like", "star reaction", 0.3),
+    (
+        "unfavorite|unfavourite|unbookmark|unlike|unstar",
+        "unstar star delete",
+        0.6,
+    ),
+    (
+        "thumbs up|thumbs down|react|reaction|emoji|upvote|downvote|+1|heart",
+        "reaction emoji",
+        0.7,
+    ),
+    (
+        "follow|subscribe|watch|keep an eye on|get updates",
+        "follow subscribe subscription watch",
+        0.6,
+    ),
+    (
+        "unfollow|unsubscribe|unwatch|stop following|stop watching",
+        "unfollow unsubscribe delete subscription",
+        0.7,
+    ),
+    (
+        "invite|ask to join|bring in|onboard",
+        "invitation invite member",
+        0.6,
+    ),
+    (
+        "assign|give to|hand to|delegate|allocate",
+        "assign assignee",
+        0.6,
+    ),
+    ("mention|ping|notify|alert", "notification mention", 0.4),
+    (
+        "comment|reply|respond|note|remark|say|discuss|discussion|answer",
+        "comment reply",
+        0.5,
+    ),
+    ("ask|request", "request", 0.5),
+    (
+        "comment on|reply to|respond to|leave a comment|write a comment|add a note|add a comment",
+        "create comment",
+        0.6,
+    ),
+    (
+        "give|grant|let|share with",
+        "add create grant assign bind",
+        0.5,
+    ),
+    (
+        "store|keep|save|persist|record|put",
+        "create set update put",
+        0.5,
+    ),
+    (
+        "happen|happened|happening|going on|occurred",
+        "event activity log",
+        0.6,
+    ),
+    ("share|shareable|sharing", "link share", 0.4),
+    (
+        "buy|purchase|order|shop",
+        "payment checkout order purchase",
+        0.5,
+    ),
+    (
+        "point|point at|point to|points to",
+        "dns record update",
+        0.4,
+    ),
+    // People and groups.
+    (
+        "person|people|someone|somebody|teammate|coworker|colleague|contributor|developer|individual|human",
+        "user member collaborator people person",
+        0.4,
+    ),
+    (
+        "company|group|business|enterprise|organisation",
+        "org team group",
+        0.5,
+    ),
+    (
+        "profile|whoami|who am i|identity|myself",
+        "user profile authenticated",
+        0.5,
+    ),
+    (
+        "login|log in|sign in|authenticate|password|credential|credentials|api key|token|secret key",
+        "token key secret credential auth password",
+        0.5,
+    ),
+    (
+        "visitor|visitors|visit|visited|traffic|views|pageviews|hits|popularity|popular",
+        "traffic view visit analytics",
+        0.6,
+    ),
+    // Things.
+    ("project|codebase|source code", "repo project", 0.5),
+    ("bug|ticket|task|todo|problem", "issue task ticket", 0.5),
+    (
+        "pr|pull request|merge request|mr|patch|change request",
+        "pull request",
+        0.6,
+    ),
+    (
+        "ci|build|pipeline|ci job|checks|tests|test run|action",
+        "workflow run job check action build pipeline",
+        0.5,
+    ),
+    (
+        "passing|failing|green|red|broken|succeeded|failed|pass|fail|health|healthy",
+        "status check conclusion health",
+        0.5,
+    ),
+    (
+        "version|newest version|tag|tagged",
+        "release tag version",
+        0.5,
+    ),
+    (
+        "newest|latest|last|most recent|recent|current",
+        "latest recent current",
+        0.6,
+    ),
+    (
+        "history|timeline|log|changelog|changes|activity|audit",
+        "commit history event log timeline activity",
+        0.5,
+    ),
+    (
+        "diff|difference|differences|compare|comparison|between",
+        "compare diff",
+        0.6,
+    ),
+    ("logs|output|stdout|console", "log logs", 0.6),
+    ("language|languages|written in|tech stack", "language", 0.6),
+    ("readme|documentation|docs", "readme doc", 0.6),
+    ("file|files|document|contents|content", "file content", 0.5),
+    ("folder|directory", "dir tree content path", 0.5),
+    (
+        "quota|limit|limits|remaining|allowance|throttle|throttling",
+        "rate limit quota usage",
+        0.6,
+    ),
+    (
+        "usage|consumption|spending|spend|cost|costs|bill|billing|invoice",
+        "usage billing cost invoice",
+        0.5,
+    ),
+    (
+        "key|ssh key|public key|deploy key|gpg key",
+        "key ssh gpg",
+        0.5,
+    ),
+    (
+        "password|secret|secrets|credential|api key|passphrase|sensitive",
+        "secret password credential key",
+        0.6,
+    ),
+    (
+        "setting|settings|preferences|options|configuration|config",
+        "settings config preference",
+        0.5,
+    ),
+    (
+        "vulnerable|vulnerability|vulnerabilities|cve|security|exploit|insecure|dependencies|dependency|outdated",
+        "alert vulnerability security advisory dependency",
+        0.5,
+    ),
+    (
+        "notification|notifications|inbox|unread",
+        "notification thread",
+        0.6,
+    ),
+    (
+        "callback|callbacks|hook|hooks|notify me|get notified|webhook",
+        "event webhook hook endpoint subscription",
+        0.5,
+    ),
+    ("url|link|address|endpoint", "url link endpoint", 0.4),
+    (
+        "label|tag|category|categorize|categorise",
+        "label tag topic",
+        0.5,
+    ),
+    (
+        "deploy|deployment|rollout|roll out|ship",
+        "deployment deploy release rollout upload publish",
+        0.6,
+    ),
+    (
+        "schedule|scheduled|every night|nightly|daily|weekly|hourly|periodic|periodically|recurring|cron|regularly",
+        "cron schedule job recurring",
+        0.6,
+    ),
+    (
+        "one off|one time|batch|background task|run once",
+        "job batch",
+        0.6,
+    ),
+    // Money.
+    ("money|funds|balance|how much", "balance fund amount", 0.5),
+    (
+        "pay|payment|charge|bill|collect",
+        "payment charge pay invoice",
+        0.5,
+    ),
+    (
+        "money back|refund|reimburse|give back|return payment",
+        "refund",
+        0.7,
+    ),
+    ("chargeback|dispute|contest", "dispute", 0.7),
+    (
+        "discount|coupon|promo|promo code|voucher|deal|sale",
+        "coupon promotion discount code",
+        0.6,
+    ),
+    ("price|pricing|cost|plan|tier|fee", "price plan", 0.5),
+    (
+        "sell|selling|catalog|catalogue|item|goods|merchandise|offering",
+        "product",
+        0.5,
+    ),
+    (
+        "card|credit card|debit card|payment card|card on file|wallet",
+        "card payment method source",
+        0.6,
+    ),
+    (
+        "bank|bank account|payout|withdraw|cash out|transfer out",
+        "payout bank external account transfer",
+        0.6,
+    ),
+    (
+        "checkout|pay page|payment page|hosted page|cart",
+        "checkout session",
+        0.6,
+    ),
+    (
+        "membership|recurring payment|monthly|yearly|annual|renewal",
+        "subscription",
+        0.6,
+    ),
+    ("receipt|bill", "invoice receipt", 0.5),
+    ("email|e mail|mail", "email send", 0.5),
+    // Infrastructure.
+    (
+        "site|website|domain|web site|hostname",
+        "zone domain site hostname",
+        0.5,
+    ),
+    ("ip|ip address|address", "ip address", 0.5),
+    ("cache|cached|caching", "cache purge", 0.6),
+    (
+        "clear|flush|purge|invalidate|empty",
+        "purge clear delete",
+        0.6,
+    ),
+    ("certificate|cert|ssl|tls|https", "certificate ssl tls", 0.6),
+    (
+        "redirect|forward|forwarding|rewrite",
+        "redirect forward rule page",
+        0.6,
+    ),
+    (
+        "firewall|block ip|ban ip|allowlist|blocklist|whitelist|blacklist",
+        "firewall access rule block",
+        0.6,
+    ),
+    (
+        "machine|machines|server|servers|host|hosts|vm|instance|worker node",
+        "node machine server host instance",
+        0.5,
+    ),
+    (
+        "container|containers|app|application|workload",
+        "pod container deployment app",
+        0.4,
+    ),
+    (
+        "disk|storage|volume|persistent|space",
+        "volume persistent claim storage disk",
+        0.6,
+    ),
+    (
+        "configuration values|config values|settings file|env vars|environment variables",
+        "config map configmap variable env",
+        0.6,
+    ),
+    (
+        "expose|publish port|port|load balance|load balancer",
+        "service port ingress expose",
+        0.6,
+    ),
+    (
+        "route|routing|external traffic|incoming traffic|http traffic",
+        "ingress route",
+        0.6,
+    ),
+    (
+        "scale|resize|replicas|instances|grow|shrink",
+        "scale replica autoscaler",
+        0.6,
+    ),
+    (
+        "autoscale|auto scale|autoscaling",
+        "autoscaler horizontal scale",
+        0.7,
+    ),
+    ("image|docker image|container image", "image container", 0.5),
+    ("evict|drain|move off", "eviction evict", 0.7),
+    (
+        "cordon|unschedulable|uncordon|maintenance",
+        "node unschedulable patch",
+        0.6,
+    ),
+    (
+        "cluster version|server version|what version",
+        "version code",
+        0.6,
+    ),
+    ("in the cluster|cluster", "node namespace", 0.2),
+];
+
+/// A stemmed lexicon entry: (a phrase's stems, the API's stems, weight).
+type LexEntry = (Vec<String>, Vec<String>, f32);
+
+/// The lexicon, stemmed, longest phrases first.
+fn lexicon() -> &'static [LexEntry] {
+    static LEX: std::sync::LazyLock<Vec<LexEntry>> = std::sync::LazyLock::new(|| {
+        let mut out = Vec::new();
+        for (said, means, weight) in LEXICON {
+            let means: Vec<String> = means.split(' ').map(stem).collect();
+            for phrase in said.split('|') {
+                let phrase: Vec<String> = words(phrase).iter().map(|w| stem(w)).collect();
+                if !phrase.is_empty() {
+                    out.push((phrase, means.clone(), *weight));
+                }
+            }
+        }
+        out.sort_by_key(|(p, _, _)| std::cmp::Reverse(p.len()));
+        out
+    });
+    &LEX
 }
 
-/// The query's distinct terms with their weights (1 for the query's own words, less for
-/// synonyms).
-fn query_terms(query: &str) -> Vec<(String, f32)> {
-    let own = dedup(&tokenize(query));
-    // Possessives only stand for their synonyms ("my" is in text about anything).
-    let mut terms: Vec<(String, f32)> = own
+/// The query as groups of weighted terms, one per thing said: each own word (weight 1; less
+/// when it is part of a phrase the lexicon knows) with what the lexicon says it means, each
+/// lexicon phrase's meaning (longest phrases first, matched with and without stop words), and
+/// "my"/"me" as a weak hint of the authenticated user. A word said twice is one group.
+fn query_groups(query: &str) -> Vec<Vec<(String, f32)>> {
+    let raw = words(query);
+    let stems: Vec<String> = raw.iter().map(|w| stem(w)).collect();
+    let keep =
+        |w: &String| !is_stopword(w) && (w.len() > 1 || w.chars().all(|c| c.is_ascii_digit()));
+    // The word sequence as said, and without its stop words: (stem, position in `raw`).
+    let all: Vec<(&str, usize)> = stems
         .iter()
-        .filter(|t| !matches!(t.as_str(), "my" | "min"))
-        .map(|t| (t.clone(), 1.0))
+        .enumerate()
+        .map(|(i, s)| (s.as_str(), i))
         .collect();
-    for t in &own {
-        let (syns, weight) = synonyms(t);
-        for syn in syns {
-            if !terms.iter().any(|(x, _)| x == syn) {
-                terms.push(((*syn).to_string(), weight));
+    let content: Vec<(&str, usize)> = all
+        .iter()
+        .filter(|(_, i)| keep(&raw[*i]))
+        .copied()
+        .collect();
+    let mut in_phrase = vec![false; raw.len()];
+    // Per position: the meanings of one-word entries; then the meanings of phrases.
+    let mut word_means: Vec<Vec<(String, f32)>> = vec![Vec::new(); raw.len()];
+    let mut phrase_groups: Vec<Vec<(String, f32)>> = Vec::new();
+    let add = |group: &mut Vec<(String, f32)>, t: &str, w: f32| match group
+        .iter_mut()
+        .find(|(x, _)| x == t)
+    {
+        Some(e) => e.1 = e.1.max(w),
+        None => group.push((t.to_string(), w)),
+    };
+    for (phrase, api, weight) in lexicon() {
+        let k = phrase.len();
+        for seq in [&all, &content] {
+            if k > seq.len() {
+                continue;
             }
+            for start in 0..=seq.len() - k {
+                let window = &seq[start..start + k];
+                if !window.iter().zip(phrase).all(|((s, _), p)| s == p) {
+                    continue;
+                }
+                if k == 1 {
+                    let i = window[0].1;
+                    // A word of a longer phrase already found is not a phrase of its own.
+                    if in_phrase[i] {
+                        continue;
+                    }
+                    for t in api {
+                        add(&mut word_means[i], t, *weight);
+                    }
+                } else {
+                    let positions: Vec<usize> = window.iter().map(|(_, i)| *i).collect();
+                    if positions.iter().all(|i| in_phrase[*i]) {
+                        continue;
+                    }
+                    positions.iter().for_each(|i| in_phrase[*i] = true);
+                    let mut group = Vec::new();
+                    for t in api {
+                        add(&mut group, t, *weight);
+                    }
+                    phrase_groups.push(group);
+                }
+            }
+        }
+    }
+    let mut groups: Vec<Vec<(String, f32)>> = Vec::new();
+    for (i, w) in raw.iter().enumerate() {
+        let own = keep(w);
+        if !own && word_means[i].is_empty() {
+            continue;
+        }
+        let mut group = Vec::new();
+        if own {
+            let weight = if in_phrase[i] {
+                PHRASE_WORD_WEIGHT
+            } else {
+                1.0
+            };
+            group.push((stems[i].clone(), weight));
+        }
+        for (t, w) in &word_means[i] {
+            add(&mut group, t, *w);
+        }
+        if !groups.contains(&group) {
+            groups.push(group);
+        }
+    }
+    groups.extend(phrase_groups);
+    if raw
+        .iter()
+        .any(|w| matches!(w.as_str(), "my" | "me" | "mine" | "myself"))
+    {
+        // A weak hint of the API's "authenticated user" / "current user" / `/me` operations.
+        groups.push(
+            ["me", "authenticat", "current", "user", "viewer"]
+                .iter()
+                .map(|t| (t.to_string(), 0.3))
+                .collect(),
+        );
+    }
+    groups
+}
+
+/// The query's distinct terms with their largest weights (for tests and diagnostics).
+#[cfg(test)]
+fn query_terms(query: &str) -> Vec<(String, f32)> {
+    let mut terms: Vec<(String, f32)> = Vec::new();
+    for (t, w) in query_groups(query).into_iter().flatten() {
+        match terms.iter_mut().find(|(x, _)| *x == t) {
+            Some(e) => e.1 = e.1.max(w),
+            None => terms.push((t, w)),
         }
     }
     terms
 }
 
-/// The words a user may say for an HTTP method.
-fn verbs(m: HttpMethod) -> &'static [&'static str] {
-    match m {
-        HttpMethod::Get => &[
-            "get", "list", "show", "fetch", "read", "retrieve", "find", "view",
+/// The words a user may say for an HTTP method on a collection (`/things`) or an item
+/// (`/things/{id}`).
+fn verbs(m: HttpMethod, item: bool) -> &'static [&'static str] {
+    match (m, item) {
+        (HttpMethod::Get, false) => &[
+            "get", "list", "show", "fetch", "read", "retrieve", "find", "view", "all",
         ],
-        HttpMethod::Post => &["create", "add", "new", "post", "send", "submit"],
-        HttpMethod::Put => &["update", "replace", "set", "add", "put"],
-        HttpMethod::Patch => &["update", "edit", "modify", "change"],
-        HttpMethod::Delete => &["delete", "remove"],
-        HttpMethod::Head => &["check", "exist"],
-        HttpMethod::Options | HttpMethod::Trace => &[],
+        (HttpMethod::Get, true) => &[
+            "get", "show", "fetch", "read", "retrieve", "find", "view", "detail",
+        ],
+        (HttpMethod::Post, false) => &["create", "add", "new", "post", "send", "submit"],
+        (HttpMethod::Post, true) => &["update", "edit", "modify", "change", "set", "create"],
+        (HttpMethod::Put, _) => &["update", "replace", "set", "add", "put", "enable"],
+        (HttpMethod::Patch, _) => &["update", "edit", "modify", "change", "set"],
+        (HttpMethod::Delete, _) => &["delete", "remove", "cancel", "revoke", "disable"],
+        (HttpMethod::Head, _) => &["check", "exist"],
+        (HttpMethod::Options | HttpMethod::Trace, _) => &[],
     }
 }
 
@@ -529,6 +1268,83 @@ pub fn summary(def: &ToolDef) -> String {
         out
     } else {
         line.to_string()
+    }
+}
+
+/// The operation's required arguments with their types, for a search hit: `owner: string,
+/// repo: string` (and how many optional ones follow), so a model can call it without
+/// describing it first. `none` when nothing is required.
+pub fn required_arguments(def: &ToolDef) -> String {
+    // Not `def.tool()`: a search bundles no schema (describe and call do, for theirs).
+    let schema = def.input_outline();
+    let props = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut parts: Vec<String> = required
+        .iter()
+        .map(|name| {
+            let ty = props
+                .and_then(|p| p.get(*name))
+                .map_or_else(|| "any".to_string(), type_of);
+            format!("{name}: {ty}")
+        })
+        .collect();
+    if parts.is_empty() {
+        parts.push("none".to_string());
+    }
+    let optional = props.map_or(0, |p| p.len().saturating_sub(required.len()));
+    let mut line = parts.join(", ");
+    if optional > 0 {
+        line.push_str(&format!(" (+{optional} optional)"));
+    }
+    line
+}
+
+/// A property schema's type in a few characters: `string`, `integer[]`, `"a"|"b"`, `object`.
+fn type_of(schema: &Value) -> String {
+    if let Some(values) = schema.get("enum").and_then(Value::as_array)
+        && !values.is_empty()
+        && values.len() <= 4
+    {
+        return values
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("|");
+    }
+    if let Some(Value::String(r)) = schema.get("$ref") {
+        // A shared definition: its name says what it is.
+        return r.rsplit('/').next().unwrap_or("object").to_string();
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "array" => {
+            let item = schema
+                .get("items")
+                .map_or_else(|| "any".to_string(), type_of);
+            format!("{item}[]")
+        }
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if schema.get("properties").is_some() => "object".to_string(),
+        _ => ["oneOf", "anyOf"]
+            .iter()
+            .find_map(|k| schema.get(*k).and_then(Value::as_array))
+            .map_or_else(
+                || "any".to_string(),
+                |alts| {
+                    let mut ts: Vec<String> = alts.iter().map(type_of).collect();
+                    ts.dedup();
+                    ts.join("|")
+                },
+            ),
     }
 }
 
@@ -587,57 +1403,165 @@ const STOPWORDS: &[&str] = &[
     "was",
     "someone",
     "something",
+    "my",
+    "me",
+    "mine",
+    "myself",
+    "all",
+    "any",
+    "every",
+    "each",
+    "again",
+    "still",
+    "just",
+    "one",
+    "more",
+    "so",
+    "if",
+    "whether",
+    "than",
+    "then",
+    "up",
+    "off",
+    "out",
+    "about",
+    "let",
+    "need",
+    "could",
+    "when",
+    "where",
+    "why",
+    "here",
+    "now",
+    "also",
+    "too",
+    "very",
+    "really",
+    "thing",
+    "things",
+    "stuff",
+    "him",
+    "her",
+    "his",
+    "hers",
+    "he",
+    "she",
+    "you",
+    "us",
+    "been",
+    "being",
+    "did",
+    "done",
+    "got",
+    "currently",
+    "time",
+    "way",
+    "able",
+    "over",
+    "anyone",
+    "everyone",
+    "somebody",
+    "else",
+    "already",
+    "yet",
+    "only",
+    "not",
+    "no",
+    "don",
+    "t",
+    "s",
+    "ve",
+    "ll",
+    "re",
+    "d",
+    "m",
+    "whose",
+    "whom",
+    "own",
+    "lot",
+    "lots",
+    "many",
+    "much",
+    "like",
+    "go",
+    "going",
+    "make",
+    "sure",
 ];
+
+fn is_stopword(w: &str) -> bool {
+    STOPWORDS.contains(&w)
+}
 
 /// Common abbreviations in API names, normalised on both sides.
 fn canonical(word: &str) -> &str {
     match word {
-        "repository" | "repositories" => "repo",
-        "organization" | "organizations" | "organisation" | "organisations" => "org",
-        "configuration" | "configurations" => "config",
+        "repository" | "repositories" | "repos" => "repo",
+        "organization" | "organizations" | "organisation" | "organisations" | "orgs" => "org",
+        "configuration" | "configurations" | "configs" => "config",
         "information" => "info",
-        "identifier" | "identifiers" => "id",
-        "application" | "applications" => "app",
+        "identifier" | "identifiers" | "ids" => "id",
+        "application" | "applications" | "apps" => "app",
         "authentication" => "auth",
-        "environment" | "environments" => "env",
-        "directory" | "directories" => "dir",
-        "parameter" | "parameters" => "param",
-        "administrator" | "administrators" => "admin",
-        "statistics" => "stat",
+        "environment" | "environments" | "envs" => "env",
+        "directory" | "directories" | "dirs" => "dir",
+        "parameter" | "parameters" | "params" => "param",
+        "administrator" | "administrators" | "admins" => "admin",
+        "statistics" | "stats" => "stat",
+        "e-mail" | "emails" => "email",
+        "favourite" => "favorite",
         _ => word,
     }
 }
 
-/// Light stemming: plural `s`/`es`/`ies` and a final `e`, applied alike to documents and queries.
+/// Words kept whole by [`stem`] (singular).
+const KEEP: &[&str] = &[
+    "customer",
+    "container",
+    "controller",
+    "provider",
+    "consumer",
+    "setting",
+    "printer",
+    "computer",
+    "number",
+    "business",
+];
+
+/// Snowball (Porter2) English stemming after [`canonical`], applied alike to documents and
+/// queries.
 pub fn stem(word: &str) -> String {
+    static EN: std::sync::LazyLock<rust_stemmers::Stemmer> = std::sync::LazyLock::new(|| {
+        rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English)
+    });
     let w = canonical(word);
-    let n = w.len();
-    if n > 4 && w.ends_with("ies") {
-        return format!("{}y", &w[..n - 3]);
+    // Short words and identifiers with digits (v2, s3, oauth2) are names, not English.
+    if w.len() <= 3 || w.chars().any(|c| c.is_ascii_digit()) {
+        return w.to_string();
     }
-    if n >= 5 && w.ends_with("es") && !w.ends_with("ies") {
-        return w[..n - 2].to_string();
+    // Nouns the algorithm would join with another word (customer ~ custom, container ~
+    // contain, settings ~ set).
+    let singular = w.strip_suffix('s').unwrap_or(w);
+    if KEEP.contains(&singular) {
+        return singular.to_string();
     }
-    if n >= 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") && !w.ends_with("is")
-    {
-        return w[..n - 1].to_string();
-    }
-    if n > 3 && w.ends_with('e') {
-        return w[..n - 1].to_string();
-    }
-    w.to_string()
+    EN.stem(w).into_owned()
 }
 
-/// Lower-case words split on non-alphanumerics, `_` and camelCase; stop words dropped; stemmed.
-pub fn tokenize(text: &str) -> Vec<String> {
-    let mut words = Vec::new();
+/// Lower-case words split on non-alphanumerics, `_` and camelCase; `re` joined to the word it
+/// prefixes (`re-run`, `reRun` -> `rerun`).
+fn words(text: &str) -> Vec<String> {
+    // Each word, and whether an apostrophe came right before it ("you're").
+    let mut words: Vec<(String, bool)> = Vec::new();
     let chars: Vec<char> = text.chars().collect();
     let mut cur = String::new();
+    let mut after_apostrophe = false;
     for (i, &c) in chars.iter().enumerate() {
         if !c.is_alphanumeric() {
             if !cur.is_empty() {
-                words.push(std::mem::take(&mut cur));
+                words.push((std::mem::take(&mut cur), after_apostrophe));
             }
+            after_apostrophe = matches!(c, '\'' | '’');
             continue;
         }
         if !cur.is_empty() && c.is_uppercase() {
@@ -645,18 +1569,37 @@ pub fn tokenize(text: &str) -> Vec<String> {
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
             // fooBar | HTTPServer (split before the S) | v2Beta
             if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                words.push(std::mem::take(&mut cur));
+                words.push((std::mem::take(&mut cur), after_apostrophe));
+                after_apostrophe = false;
             }
         }
         cur.push(c);
     }
     if !cur.is_empty() {
-        words.push(cur);
+        words.push((cur, after_apostrophe));
     }
-    words
+    let mut out: Vec<String> = Vec::with_capacity(words.len());
+    let mut prefix = false;
+    for (w, after_apostrophe) in words {
+        let w = w.to_lowercase();
+        if prefix {
+            prefix = false;
+            if let Some(last) = out.last_mut() {
+                last.push_str(&w);
+                continue;
+            }
+        }
+        prefix = w == "re" && !after_apostrophe;
+        out.push(w);
+    }
+    out
+}
+
+/// Lower-case words split on non-alphanumerics, `_` and camelCase; stop words dropped; stemmed.
+pub fn tokenize(text: &str) -> Vec<String> {
+    words(text)
         .into_iter()
-        .map(|w| w.to_lowercase())
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .filter(|w| !is_stopword(w))
         .filter(|w| w.len() > 1 || w.chars().all(|c| c.is_ascii_digit()))
         .map(|w| stem(&w))
         .collect()
@@ -742,6 +1685,8 @@ pub fn describe(def: &ToolDef) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use openapi_mcp_toolset::Location;
+    use openapi_mcp_toolset::model::{InputSchemaLink, OutputShape, Route};
 
     #[test]
     fn tokenizes_names_paths_and_text() {
@@ -765,5 +1710,194 @@ mod tests {
         assert_eq!(tokenize("releases"), tokenize("release"));
         assert_eq!(tokenize("status"), ["status"]);
         assert_eq!(tokenize("addresses"), tokenize("address"));
+    }
+
+    /// Snowball stemming joins a word's forms; `re-` compounds are one word however written.
+    #[test]
+    fn stems_word_forms_and_joins_re_compounds() {
+        assert_eq!(tokenize("deploying"), tokenize("deployments"));
+        assert_eq!(tokenize("starred"), tokenize("star"));
+        assert_eq!(tokenize("archived"), tokenize("archive"));
+        assert_eq!(tokenize("Re-run a workflow"), ["rerun", "workflow"]);
+        assert_eq!(tokenize("reRunWorkflow"), tokenize("rerun workflow"));
+        // An apostrophe's "re" is not a prefix.
+        assert_eq!(tokenize("you're running"), ["run"]);
+        // Names with digits are kept whole.
+        assert_eq!(tokenize("oauth2 s3"), ["oauth2", "s3"]);
+    }
+
+    fn weight(terms: &[(String, f32)], t: &str) -> Option<f32> {
+        terms.iter().find(|(x, _)| x == t).map(|(_, w)| *w)
+    }
+
+    /// The lexicon adds the API's words for what the user said, below the user's own words;
+    /// the words of a phrase it knows count less than words of their own.
+    #[test]
+    fn query_terms_add_what_phrases_mean() {
+        let t = query_terms("get rid of the old branch");
+        assert_eq!(weight(&t, "branch"), Some(1.0));
+        assert!(weight(&t, "delet").is_some_and(|w| w < 1.0), "{t:?}");
+        assert_eq!(weight(&t, "rid"), Some(PHRASE_WORD_WEIGHT));
+        let t = query_terms("kick off the deploy workflow again");
+        for api in ["trigger", "dispatch", "rerun"] {
+            assert!(weight(&t, api).is_some(), "{api}: {t:?}");
+        }
+        let t = query_terms("turn off a workflow");
+        assert!(weight(&t, "disabl").is_some(), "{t:?}");
+        // "my" is only a hint of the authenticated user, not a word to match.
+        let t = query_terms("list my repositories");
+        assert_eq!(weight(&t, "my"), None);
+        assert_eq!(weight(&t, "authenticat"), Some(0.3));
+        assert!(query_terms("").is_empty());
+        assert!(query_terms("the of a").is_empty());
+    }
+
+    fn op(name: &str, method: HttpMethod, path: &str, summary: &str, input: Value) -> Arc<ToolDef> {
+        let mut tool = Tool::new(name.to_string(), String::new(), object(input));
+        tool.title = Some(summary.to_string());
+        tool.description = None;
+        let route = Route {
+            method,
+            path: path.into(),
+            server: None,
+            args: Vec::new(),
+            body: None,
+            accept: None,
+            security: Vec::new(),
+            output: OutputShape::None,
+            pinned: Map::new(),
+            credential_params: Vec::new(),
+            input_schema: InputSchemaLink::default(),
+        };
+        Arc::new(ToolDef::new(
+            tool,
+            route,
+            Some(name.to_string()),
+            vec![],
+            Location::new("t", ""),
+        ))
+    }
+
+    fn ops() -> Vec<Arc<ToolDef>> {
+        vec![
+            op(
+                "delete_branch",
+                HttpMethod::Delete,
+                "/repos/{repo}/branches/{branch}",
+                "Delete a branch",
+                json!({}),
+            ),
+            op(
+                "list_branches",
+                HttpMethod::Get,
+                "/repos/{repo}/branches",
+                "List branches",
+                json!({}),
+            ),
+            op(
+                "star_repo",
+                HttpMethod::Put,
+                "/user/starred/{repo}",
+                "Star a repository",
+                json!({}),
+            ),
+            op(
+                "rerun_workflow",
+                HttpMethod::Post,
+                "/runs/{run_id}/rerun",
+                "Re-run a workflow",
+                json!({}),
+            ),
+            op(
+                "list_workflows",
+                HttpMethod::Get,
+                "/workflows",
+                "List workflows",
+                json!({}),
+            ),
+            op(
+                "create_config_map",
+                HttpMethod::Post,
+                "/namespaces/{ns}/configmaps",
+                "Create a ConfigMap",
+                json!({}),
+            ),
+        ]
+    }
+
+    fn top(index: &SearchIndex, defs: &[Arc<ToolDef>], query: &str) -> Option<String> {
+        index
+            .search(query, 1)
+            .first()
+            .map(|h| defs[h.op].name().to_string())
+    }
+
+    /// Requests in the user's words find the operation named in the API's words; a typo or a
+    /// compound written as one word still finds it; nothing matches nothing.
+    #[test]
+    fn finds_operations_from_users_words() {
+        let defs = ops();
+        let index = SearchIndex::build(&defs, 0..defs.len());
+        for (query, want) in [
+            ("get rid of a branch", "delete_branch"),
+            ("favorite a repo", "star_repo"),
+            ("run the workflow again", "rerun_workflow"),
+            ("re-run workflow", "rerun_workflow"),
+            ("show me every branch", "list_branches"),
+            ("list brabches", "list_branches"),
+            ("make a new configmap", "create_config_map"),
+        ] {
+            assert_eq!(top(&index, &defs, query).as_deref(), Some(want), "{query}");
+        }
+        // Only the relaxed words match these.
+        let names = |q: &str| -> Vec<String> {
+            let mut n: Vec<String> = index
+                .search(q, 10)
+                .iter()
+                .map(|h| defs[h.op].name().to_string())
+                .collect();
+            n.sort();
+            n
+        };
+        assert_eq!(names("brabch"), ["delete_branch", "list_branches"]);
+        assert_eq!(names("configmaps"), ["create_config_map"]);
+        assert!(index.search("zebra", 10).is_empty());
+        assert!(index.search("", 10).is_empty());
+    }
+
+    /// A hit's line of required arguments: names and types, `none`, and the optional count.
+    #[test]
+    fn required_arguments_name_their_types() {
+        let def = op(
+            "x",
+            HttpMethod::Post,
+            "/x",
+            "X",
+            json!({
+                "type": "object",
+                "properties": {
+                    "owner": {"type": "string"},
+                    "ids": {"type": "array", "items": {"type": "integer"}},
+                    "state": {"type": "string", "enum": ["open", "closed"]},
+                    "body": {"type": "object", "properties": {}},
+                    "note": {"type": ["string", "null"]}
+                },
+                "required": ["owner", "ids", "state", "body"]
+            }),
+        );
+        assert_eq!(
+            required_arguments(&def),
+            r#"owner: string, ids: integer[], state: "open"|"closed", body: object (+1 optional)"#
+        );
+        let def = op(
+            "y",
+            HttpMethod::Get,
+            "/y",
+            "Y",
+            json!({"type": "object", "properties": {"q": {"type": "string"}}}),
+        );
+        assert_eq!(required_arguments(&def), "none (+1 optional)");
+        let def = op("z", HttpMethod::Get, "/z", "Z", json!({"type": "object"}));
+        assert_eq!(required_arguments(&def), "none");
     }
 }

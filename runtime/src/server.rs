@@ -1305,19 +1305,22 @@ fn search_result(
     for (rank, hit) in hits.iter().enumerate() {
         let def = &state.set.tools[hit.op];
         let summary = dynamic::summary(def);
+        let required = dynamic::required_arguments(def);
         text.push_str(&format!(
-            "{}. {} — {} {} — {}\n",
+            "{}. {} — {} {} — {}\n   required: {}\n",
             rank + 1,
             def.name(),
             def.route.method.as_str(),
             def.route.path,
-            summary
+            summary,
+            required
         ));
         results.push(serde_json::json!({
             "name": def.name(),
             "method": def.route.method.as_str(),
             "path": def.route.path,
             "summary": summary,
+            "required_arguments": required,
             "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
         }));
     }
@@ -1328,9 +1331,9 @@ fn search_result(
         );
     } else {
         text.push_str(&format!(
-            "\nNext: `{}` with a name for its arguments, then `{}`.",
-            dynamic::DESCRIBE,
-            dynamic::CALL
+            "\nNext: `{}` with a name and the required arguments above; `{}` first for the optional ones and their details.",
+            dynamic::CALL,
+            dynamic::DESCRIBE
         ));
     }
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);

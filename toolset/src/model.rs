@@ -574,6 +574,14 @@ pub trait SchemaSource: Send + Sync {
     fn materialize(&self, head: &rmcp::model::Tool) -> rmcp::model::Tool;
     /// Whether the tool has an outputSchema, without bundling it.
     fn has_output(&self) -> bool;
+    /// The inputSchema's top level (property names and types, `required`) without bundling the
+    /// shared definitions: `$ref`s may be left. Defaults to the bundled inputSchema.
+    fn input_outline(
+        &self,
+        head: &rmcp::model::Tool,
+    ) -> Arc<serde_json::Map<String, serde_json::Value>> {
+        self.materialize(head).input_schema
+    }
 }
 
 /// Schemas still to be bundled from shared definitions, and the tool once they are.
@@ -667,6 +675,19 @@ impl ToolDef {
             && self.head.description == other.head.description
             && self.head.annotations == other.head.annotations
             && peek(self) == peek(other)
+    }
+
+    /// The inputSchema's top level, for a one-line summary of the arguments (dynamic mode's
+    /// search hits): the bundled schema when it is there, else an outline that bundles nothing
+    /// and is not kept (`$ref`s may be left unresolved).
+    pub fn input_outline(&self) -> Arc<serde_json::Map<String, serde_json::Value>> {
+        match &self.deferred {
+            None => self.head.input_schema.clone(),
+            Some(d) => match d.full.get() {
+                Some(t) => t.input_schema.clone(),
+                None => d.schemas.input_outline(&self.head),
+            },
+        }
     }
 
     /// Whether the schemas have been bundled (or never needed to be).

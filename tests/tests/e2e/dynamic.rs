@@ -94,10 +94,29 @@ async fn search_ranks_and_reports_no_match() {
     assert_eq!(s["results"][0]["method"], "GET");
     assert_eq!(s["results"][0]["path"], "/pets/{petId}");
     assert_eq!(s["results"][0]["summary"], "Info for a specific pet");
+    // Enough to call without describing first: the required arguments and their types.
+    assert_eq!(
+        s["results"][0]["required_arguments"], "petId: integer",
+        "{s}"
+    );
     let t = text(&r);
     assert!(
-        t.starts_with("1. petstore_show_pet_by_id — GET /pets/{petId} — Info for a specific pet"),
+        t.starts_with(
+            "1. petstore_show_pet_by_id — GET /pets/{petId} — Info for a specific pet\n   required: petId: integer\n"
+        ),
         "{t}"
+    );
+    let list = call(
+        &client,
+        SEARCH,
+        json!({"query": "list all pets", "limit": 1}),
+    )
+    .await;
+    let s = list.structured_content.clone().expect("structured results");
+    assert_eq!(s["results"][0]["name"], "petstore_list_pets", "{s}");
+    assert_eq!(
+        s["results"][0]["required_arguments"], "none (+2 optional)",
+        "{s}"
     );
     assert_eq!(
         search(&client, "delete pet", 1).await,
@@ -428,23 +447,28 @@ async fn hit_rate(spec_path: &Path, tasks: &[(&str, &str)]) -> f64 {
     let state = server.state();
     let client = connect_in_process(server).await;
     let mut hits = 0;
-    for (task, op_id) in tasks {
-        let expected = state
-            .set
-            .tools
-            .iter()
-            .find(|t| t.operation_id.as_deref() == Some(op_id))
-            .unwrap_or_else(|| panic!("no operation {op_id}"))
-            .tool()
-            .name
-            .to_string();
+    for (task, op_ids) in tasks {
+        // `a|b`: either operation does the task.
+        let expected: Vec<String> = op_ids
+            .split('|')
+            .map(|op_id| {
+                state
+                    .set
+                    .tools
+                    .iter()
+                    .find(|t| t.operation_id.as_deref() == Some(op_id))
+                    .unwrap_or_else(|| panic!("no operation {op_id}"))
+                    .name()
+                    .to_string()
+            })
+            .collect();
         let found = search(&client, task, 10).await;
-        let rank = found.iter().position(|n| *n == expected);
+        let rank = found.iter().position(|n| expected.contains(n));
         if rank.is_some_and(|r| r < 3) {
             hits += 1;
         } else {
             println!(
-                "  miss: {task:?} -> expected {expected} (rank {}), got {:?}",
+                "  miss: {task:?} -> expected {expected:?} (rank {}), got {:?}",
                 rank.map_or("-".to_string(), |r| (r + 1).to_string()),
                 &found[..found.len().min(3)]
             );
@@ -464,28 +488,37 @@ async fn hit_rate(spec_path: &Path, tasks: &[(&str, &str)]) -> f64 {
 // `tests/benches/dynamic.rs` measurement.
 include!("../../benches/dynamic_tasks.rs");
 
-#[tokio::test]
-async fn search_quality_on_github() {
-    let Some(path) = shared_specs()
-        .map(|d| d.join("github-octokit-2026-3.0.json"))
-        .filter(|p| p.exists())
-    else {
-        println!("SKIPPED: ../shared/specs/github-octokit-2026-3.0.json not found");
+/// The top-3 hit rate of `tasks` on `../shared/specs/{file}` is at least `floor` (the dev-set
+/// figure the README reports, rounded down: a change that loses a task fails); skipped when
+/// the spec is absent.
+async fn search_quality(file: &str, tasks: &[(&str, &str)], floor: f64) {
+    let Some(path) = shared_specs().map(|d| d.join(file)).filter(|p| p.exists()) else {
+        println!("SKIPPED: ../shared/specs/{file} not found");
         return;
     };
-    let rate = hit_rate(&path, GITHUB_TASKS).await;
-    assert!(rate >= 0.8, "top-3 hit rate {rate:.2} < 0.80");
+    let rate = hit_rate(&path, tasks).await;
+    assert!(
+        rate >= floor,
+        "{file}: top-3 hit rate {rate:.2} < {floor:.2}"
+    );
+}
+
+#[tokio::test]
+async fn search_quality_on_github() {
+    search_quality("github-octokit-2026-3.0.json", GITHUB_TASKS, 0.75).await;
 }
 
 #[tokio::test]
 async fn search_quality_on_cloudflare() {
-    let Some(path) = shared_specs()
-        .map(|d| d.join("cloudflare-api-3.0.json"))
-        .filter(|p| p.exists())
-    else {
-        println!("SKIPPED: ../shared/specs/cloudflare-api-3.0.json not found");
-        return;
-    };
-    let rate = hit_rate(&path, CLOUDFLARE_TASKS).await;
-    assert!(rate >= 0.7, "top-3 hit rate {rate:.2} < 0.70");
+    search_quality("cloudflare-api-3.0.json", CLOUDFLARE_TASKS, 0.75).await;
+}
+
+#[tokio::test]
+async fn search_quality_on_stripe() {
+    search_quality("stripe-spec3.json", STRIPE_TASKS, 0.8).await;
+}
+
+#[tokio::test]
+async fn search_quality_on_kubernetes() {
+    search_quality("k8s-swagger-2.0.json", K8S_TASKS, 0.6).await;
 }
