@@ -861,6 +861,12 @@ const LEXICON: &[(&str, &str, f32)] = &[
         "traffic view visit analytics",
         0.6,
     ),
+    // The caller's own account is the API's authenticated (current) user.
+    (
+        "my account|my profile|my user|for me",
+        "authenticated user me current",
+        0.6,
+    ),
     // Things.
     ("project|codebase|source code", "repo project", 0.5),
     ("bug|ticket|task|todo|problem", "issue task ticket", 0.5),
