@@ -298,6 +298,17 @@ impl SearchIndex {
     pub fn build(defs: &[Arc<ToolDef>], ops: impl IntoIterator<Item = usize>) -> Self {
         let mut idx = SearchIndex::default();
         let mut sums = [0f64; FIELDS];
+        // Stemming is most of the build: API text says the same words over and over.
+        let mut memo: HashMap<String, String> = HashMap::new();
+        let mut stem_memo = |w: &str| -> String {
+            if let Some(s) = memo.get(w) {
+                return s.clone();
+            }
+            let s = stem(w);
+            memo.insert(w.to_string(), s.clone());
+            s
+        };
+        let mut tokenize = |text: &str| tokenize_with(text, &mut stem_memo);
         for op in ops {
             let Some(def) = defs.get(op) else { continue };
             let doc = idx.docs.len() as u32;
@@ -1603,6 +1614,11 @@ fn words(text: &str) -> Vec<String> {
 
 /// Lower-case words split on non-alphanumerics, `_` and camelCase; stop words dropped; stemmed.
 pub fn tokenize(text: &str) -> Vec<String> {
+    tokenize_with(text, &mut |w| stem(w))
+}
+
+/// [`tokenize`] with a given stemmer (the index build's memoised one).
+fn tokenize_with(text: &str, stem: &mut impl FnMut(&str) -> String) -> Vec<String> {
     words(text)
         .into_iter()
         .filter(|w| !is_stopword(w))
