@@ -253,9 +253,10 @@ enum Field {
     Params,
     Description,
     Verbs,
+    TagText,
 }
 
-const FIELDS: usize = 7;
+const FIELDS: usize = 8;
 /// (weight, b) per field.
 const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (3.0, 0.5),  // Name: tool name + operationId
@@ -265,6 +266,7 @@ const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (0.5, 0.75), // Parameter and body property names
     (0.6, 0.75), // Description (lower weight)
     (0.5, 0.0),  // Verbs implied by the HTTP method and the path's shape
+    (0.4, 0.75), // The descriptions of the operation's tags (what its area is for)
 ];
 const K1: f32 = 1.2;
 
@@ -296,6 +298,16 @@ pub struct SearchIndex {
 impl SearchIndex {
     /// Indexes `defs[i]` for every `i` in `ops`.
     pub fn build(defs: &[Arc<ToolDef>], ops: impl IntoIterator<Item = usize>) -> Self {
+        Self::build_with_tags(defs, ops, &[])
+    }
+
+    /// [`SearchIndex::build`], with the spec's tag descriptions ((tag, description), as
+    /// `ToolSet::tag_descriptions`) as low-weight evidence for the operations of each tag.
+    pub fn build_with_tags(
+        defs: &[Arc<ToolDef>],
+        ops: impl IntoIterator<Item = usize>,
+        tag_descriptions: &[(String, String)],
+    ) -> Self {
         let mut idx = SearchIndex::default();
         let mut sums = [0f64; FIELDS];
         // Stemming is most of the build: API text says the same words over and over.
@@ -333,6 +345,13 @@ impl SearchIndex {
                 Field::Tags,
                 def.tags.iter().flat_map(|t| tokenize(t)).collect(),
             );
+            let tag_text: Vec<String> = def
+                .tags
+                .iter()
+                .filter_map(|t| tag_descriptions.iter().find(|(name, _)| name == t))
+                .flat_map(|(_, d)| tokenize(d))
+                .collect();
+            add(Field::TagText, tag_text);
             // Literal path segments only: template parameters (`{owner}/{repo}`) are in Params,
             // and counting them here favours every operation under a common prefix.
             let literal: Vec<&str> = def
@@ -1885,6 +1904,32 @@ mod tests {
         assert_eq!(names("configmaps"), ["create_config_map"]);
         assert!(index.search("zebra", 10).is_empty());
         assert!(index.search("", 10).is_empty());
+    }
+
+    /// The spec's tag descriptions are evidence for the operations of their tag.
+    #[test]
+    fn tag_descriptions_are_searched() {
+        let mut def = (*op(
+            "list_runs",
+            HttpMethod::Get,
+            "/runs",
+            "List runs",
+            json!({}),
+        ))
+        .clone();
+        def.tags = vec!["actions".into()];
+        let defs = vec![Arc::new(def)];
+        let tags = [(
+            "actions".to_string(),
+            "Automation of the repository".to_string(),
+        )];
+        assert!(
+            SearchIndex::build(&defs, 0..1)
+                .search("automation", 5)
+                .is_empty()
+        );
+        let index = SearchIndex::build_with_tags(&defs, 0..1, &tags);
+        assert_eq!(index.search("automation", 5).len(), 1);
     }
 
     /// A hit's line of required arguments: names and types, `none`, and the optional count.

@@ -203,7 +203,11 @@ impl ToolState {
         let discovery = (!matches!(mode, ToolMode::Tools)
             && (!rest.is_empty() || direct.is_empty()))
         .then(|| {
-            let index = SearchIndex::build(&set.tools, rest.iter().copied());
+            let index = SearchIndex::build_with_tags(
+                &set.tools,
+                rest.iter().copied(),
+                &set.tag_descriptions,
+            );
             Discovery {
                 tools: dynamic::meta_tools(&set.title, index.len()),
                 index,
