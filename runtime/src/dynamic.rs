@@ -1727,7 +1727,7 @@ pub fn describe(def: &ToolDef) -> Value {
 mod tests {
     use super::*;
     use openapi_mcp_toolset::Location;
-    use openapi_mcp_toolset::model::{InputSchemaLink, OutputShape, Route};
+    use openapi_mcp_toolset::model::Route;
 
     #[test]
     fn tokenizes_names_paths_and_text() {
@@ -1797,19 +1797,7 @@ mod tests {
         let mut tool = Tool::new(name.to_string(), String::new(), object(input));
         tool.title = Some(summary.to_string());
         tool.description = None;
-        let route = Route {
-            method,
-            path: path.into(),
-            server: None,
-            args: Vec::new(),
-            body: None,
-            accept: None,
-            security: Vec::new(),
-            output: OutputShape::None,
-            pinned: Map::new(),
-            credential_params: Vec::new(),
-            input_schema: InputSchemaLink::default(),
-        };
+        let route = Route::new(method, path);
         Arc::new(ToolDef::new(
             tool,
             route,
