@@ -111,7 +111,8 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub force: bool,
     /// The generated server's default --mode: one tool per operation (tools), only the discovery
-    /// tools (dynamic, for large APIs), or --pin'ned operations as tools plus discovery (hybrid).
+    /// tools (dynamic, for large APIs), --pin'ned operations as tools plus discovery (hybrid), or
+    /// search, describe and `execute` of scripts against an `api` object (code).
     /// Its users can still pass --mode/--pin.
     #[arg(long, value_enum, default_value_t = Mode::Tools)]
     pub mode: Mode,

@@ -62,6 +62,8 @@ pub enum ServeMode {
     Dynamic,
     /// Operations matching a pin glob as tools, the discovery tools for the rest.
     Hybrid { pins: Vec<String> },
+    /// `search_operations`, `describe_operation` and `execute` (scripts against an `api` object).
+    Code,
 }
 
 impl ServeMode {
@@ -71,6 +73,7 @@ impl ServeMode {
             ServeMode::Tools => Exposure::Tools,
             ServeMode::Dynamic => Exposure::Dynamic,
             ServeMode::Hybrid { .. } => Exposure::Hybrid,
+            ServeMode::Code => Exposure::Code,
         }
     }
 

@@ -23,6 +23,10 @@ pub enum ToolMode {
     /// Operations matching a pin (tool name, operationId or tag glob) as normal tools, plus the
     /// discovery tools for the rest.
     Hybrid { pins: Vec<Pattern> },
+    /// `search_operations`, `describe_operation` (TypeScript declarations) and `execute`, which
+    /// runs a script whose `api` object calls the operations (see [`crate::code`]), within these
+    /// limits.
+    Code(crate::code::CodeLimits),
 }
 
 impl ToolMode {
@@ -32,6 +36,7 @@ impl ToolMode {
         match mode {
             Exposure::Tools => Ok(ToolMode::Tools),
             Exposure::Dynamic => Ok(ToolMode::Dynamic),
+            Exposure::Code => Ok(ToolMode::Code(Default::default())),
             Exposure::Hybrid => {
                 if pins.is_empty() {
                     return Err(ModeError::NoPins);
@@ -50,6 +55,7 @@ impl ToolMode {
             ToolMode::Tools => "tools",
             ToolMode::Dynamic => "dynamic",
             ToolMode::Hybrid { .. } => "hybrid",
+            ToolMode::Code(_) => "code",
         }
     }
 }
@@ -83,15 +89,29 @@ pub enum Meta {
     Search,
     Describe,
     Call,
+    /// `execute` (code mode), in the place of `call_operation`.
+    Execute,
 }
 
 impl Meta {
-    pub fn from_name(name: &str) -> Option<Self> {
+    /// The discovery tool `name` is in `mode` (code mode has `execute` instead of
+    /// `call_operation`).
+    pub fn from_name(name: &str, code: bool) -> Option<Self> {
         match name {
             SEARCH => Some(Meta::Search),
             DESCRIBE => Some(Meta::Describe),
-            CALL => Some(Meta::Call),
+            CALL if !code => Some(Meta::Call),
+            crate::code::EXECUTE if code => Some(Meta::Execute),
             _ => None,
+        }
+    }
+
+    /// Its place among the three tools served.
+    pub fn slot(self) -> usize {
+        match self {
+            Meta::Search => 0,
+            Meta::Describe => 1,
+            Meta::Call | Meta::Execute => 2,
         }
     }
 }

@@ -24,6 +24,8 @@ pub enum Exposure {
     /// `searchable` operations behind the discovery tools; `direct` other tools listed as
     /// themselves (`hybrid`).
     Discovery { searchable: usize, direct: usize },
+    /// Code mode: `searchable` operations called from `execute` scripts.
+    Code { searchable: usize },
 }
 
 /// The instructions for `set` exposed as `exposure`.
@@ -50,6 +52,13 @@ pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
             } else {
                 " The other tools are operations you can call directly."
             }
+        ),
+        Exposure::Code { searchable } => format!(
+            "Tools for the {api} (version {}). {searchable} operations are functions of an `api` object in JavaScript scripts: find them with `{}` (search by what you want done, or by an area below), read their TypeScript declarations with `{}`, then run a script with `{}` (several dependent calls in one step).",
+            set.version,
+            dynamic::SEARCH,
+            dynamic::DESCRIBE,
+            crate::code::EXECUTE,
         ),
     };
     if let Some(d) = set

@@ -8,11 +8,13 @@
 //! - [`instructions`]: the server's instructions, from the spec.
 //! - [`progress`]: progress notifications while a call waits for the API.
 //! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
+//! - [`code`]: `--mode code`, scripts against an `api` object in an embedded JavaScript sandbox.
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
 //! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
 //! - [`observe`]: Prometheus metrics, the audit log, readiness (`/metrics`, `--audit-log`, `/readyz`).
 
+pub mod code;
 #[cfg(feature = "cli")]
 pub mod config;
 pub mod confirm;

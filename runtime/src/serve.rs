@@ -149,8 +149,10 @@ pub struct ServeArgs {
     pub page_size: Option<usize>,
     /// How operations are exposed: one tool each (tools), only three discovery tools
     /// search_operations / describe_operation / call_operation (dynamic, for large APIs; see
-    /// `openapi-mcp tools --stats`), or pinned operations as tools plus the discovery tools for
-    /// the rest (hybrid, with --pin).
+    /// `openapi-mcp tools --stats`), pinned operations as tools plus the discovery tools for
+    /// the rest (hybrid, with --pin), or search_operations / describe_operation (TypeScript
+    /// declarations) / execute, which runs a JavaScript script against an `api` object of the
+    /// operations in an embedded sandbox (code).
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = Mode::Tools))]
     pub mode: Mode,
     /// With --mode hybrid: serve operations whose tool name, operationId or tag matches this glob
@@ -187,6 +189,17 @@ pub struct ServeArgs {
     /// every second).
     #[cfg_attr(feature = "cli", arg(long))]
     pub ready_check: bool,
+    /// With --mode code: wall time of one `execute` script, API calls included, in seconds
+    /// (more than 0, at most an hour).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SECS", default_value_t = 30.0, value_parser = parse_code_timeout, allow_negative_numbers = true))]
+    pub code_timeout: f64,
+    /// With --mode code: JavaScript heap of one script, in MiB.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u32).range(4..=4096)))]
+    pub code_memory: u32,
+    /// With --mode code: API calls one script may make (each validated and sent like a tool
+    /// call). The script's result is capped by --max-response-bytes.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = 50, value_parser = clap::value_parser!(u32).range(1..=10_000)))]
+    pub code_max_calls: u32,
 }
 
 /// The environment variable holding the key that seals 2026-era confirmations.
@@ -229,6 +242,9 @@ impl Default for ServeArgs {
             metrics_listen: None,
             audit_log: None,
             ready_check: false,
+            code_timeout: 30.0,
+            code_memory: 64,
+            code_max_calls: 50,
         }
     }
 }
@@ -248,6 +264,29 @@ pub fn timeout_duration(secs: f64) -> Result<Duration, UserError> {
             "--timeout {secs} is not a timeout: give seconds, more than 0 and at most {MAX_TIMEOUT_SECS} (a day)"
         )))
     }
+}
+
+/// Longest `--code-timeout` (an hour).
+pub const MAX_CODE_TIMEOUT_SECS: f64 = 3600.0;
+
+/// `--code-timeout` as a duration, or why it is not one.
+pub fn code_timeout_duration(secs: f64) -> Result<Duration, UserError> {
+    if secs.is_finite() && secs > 0.0 && secs <= MAX_CODE_TIMEOUT_SECS {
+        Ok(Duration::from_secs_f64(secs.max(0.001)))
+    } else {
+        Err(UserError::msg(format!(
+            "--code-timeout {secs} is not a time limit: give seconds, more than 0 and at most {MAX_CODE_TIMEOUT_SECS} (an hour)"
+        )))
+    }
+}
+
+#[cfg(feature = "cli")]
+fn parse_code_timeout(s: &str) -> Result<f64, UserError> {
+    let secs: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| UserError::msg(format!("`{s}` is not a number of seconds")))?;
+    code_timeout_duration(secs).map(|_| secs)
 }
 
 #[cfg(feature = "cli")]
@@ -473,7 +512,16 @@ impl ServeArgs {
         if self.mode != Mode::Hybrid && !self.pin.is_empty() {
             return Err(UserError::msg("--pin only applies to --mode hybrid"));
         }
-        ToolMode::from_flags(self.mode, &self.pin).map_err(UserError::new)
+        let mode = ToolMode::from_flags(self.mode, &self.pin).map_err(UserError::new)?;
+        Ok(match mode {
+            ToolMode::Code(_) => ToolMode::Code(crate::code::CodeLimits {
+                timeout: code_timeout_duration(self.code_timeout)?,
+                memory: (self.code_memory.clamp(4, 4096) as usize) << 20,
+                max_calls: self.code_max_calls.max(1) as usize,
+                max_output: self.max_response_bytes,
+            }),
+            other => other,
+        })
     }
 
     /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,

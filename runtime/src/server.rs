@@ -142,6 +142,8 @@ pub const MAX_PAGE_BYTES: usize = 8 << 20;
 /// and validators of their own arguments.
 struct Discovery {
     index: SearchIndex,
+    /// Code mode: `execute` in the place of `call_operation`.
+    code: bool,
     validators: [LazyValidator; 3],
     tools: Vec<Tool>,
 }
@@ -189,7 +191,7 @@ impl ToolState {
         let output_validators = set.tools.iter().map(|_| LazyValidator::default()).collect();
         let direct: Vec<usize> = match mode {
             ToolMode::Tools => (0..set.tools.len()).collect(),
-            ToolMode::Dynamic => Vec::new(),
+            ToolMode::Dynamic | ToolMode::Code(_) => Vec::new(),
             ToolMode::Hybrid { pins } => (0..set.tools.len())
                 .filter(|&i| dynamic::is_pinned(&set.tools[i], pins))
                 .collect(),
@@ -209,7 +211,13 @@ impl ToolState {
                 &set.tag_descriptions,
             );
             Discovery {
-                tools: dynamic::meta_tools(&set.title, index.len()),
+                tools: match mode {
+                    ToolMode::Code(limits) => {
+                        crate::code::meta_tools(&set.title, index.len(), limits)
+                    }
+                    _ => dynamic::meta_tools(&set.title, index.len()),
+                },
+                code: matches!(mode, ToolMode::Code(_)),
                 index,
                 validators: Default::default(),
             }
@@ -219,7 +227,7 @@ impl ToolState {
         let mut index = HashMap::new();
         for i in direct {
             let t = set.tools[i].tool();
-            if discovery.is_some() && Meta::from_name(&t.name).is_some() {
+            if discovery.is_some() && Meta::from_name(&t.name, false).is_some() {
                 tracing::warn!(
                     "operation tool `{}` has the name of a discovery tool; reach it with {}",
                     t.name,
@@ -241,6 +249,9 @@ impl ToolState {
             &set,
             &match &discovery {
                 None => crate::instructions::Exposure::Tools,
+                Some(d) if d.code => crate::instructions::Exposure::Code {
+                    searchable: d.index.len(),
+                },
                 Some(d) => crate::instructions::Exposure::Discovery {
                     searchable: d.index.len(),
                     direct: index.len(),
@@ -308,6 +319,8 @@ struct Inner {
     confirmer: Option<Result<Confirmer, rmcp::model::RequestStateError>>,
     /// 2026-era clients: their open `subscriptions/listen` streams.
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
+    /// Slots of `execute` scripts running at once (code mode).
+    scripts: Semaphore,
 }
 
 /// The proxy's MCP server. Cheap to clone: every session of the HTTP transport shares one.
@@ -332,6 +345,7 @@ impl ProxyServer {
                 confirmer,
                 peers: Mutex::new(Vec::new()),
                 listeners: Mutex::new(Vec::new()),
+                scripts: Semaphore::new(crate::code::MAX_SCRIPTS),
             }),
         }
     }
@@ -607,9 +621,9 @@ impl ServerHandler for ProxyServer {
     fn get_tool(&self, name: &str) -> Option<Tool> {
         let state = self.state();
         if let Some(d) = &state.discovery
-            && let Some(meta) = Meta::from_name(name)
+            && let Some(meta) = Meta::from_name(name, d.code)
         {
-            return Some(d.tools[meta as usize].clone());
+            return Some(d.tools[meta.slot()].clone());
         }
         state
             .index
@@ -704,7 +718,24 @@ impl ProxyServer {
             }
             None => self.handle_call(request, context, &mut note).await,
         };
-        let outcome = note.outcome.unwrap_or(match &response {
+        self.record_call(&tool, caller, at, started, &note, &response, trace.as_ref());
+        response
+    }
+
+    /// Metrics and the audit log of one call (a tool call, or an `api.*` call of a script) that
+    /// `note` and `response` tell about.
+    fn record_call(
+        &self,
+        tool: &str,
+        caller: Caller,
+        at: std::time::SystemTime,
+        started: Instant,
+        note: &CallNote,
+        response: &Result<CallToolResponse, ErrorData>,
+        trace: Option<&opentelemetry::Context>,
+    ) {
+        let obs = &self.inner.opts.observe;
+        let outcome = note.outcome.unwrap_or(match response {
             Err(_) => Outcome::ToolError,
             Ok(CallToolResponse::Complete(r)) => Outcome::of_call(
                 note.status,
@@ -724,10 +755,10 @@ impl ProxyServer {
         // called when it is one of this server's, else UNKNOWN_TOOL (names are the caller's).
         let label: &str = match def {
             Some(d) => d.name(),
-            None if self.get_tool(&tool).is_some() => &tool,
+            None if self.get_tool(tool).is_some() => tool,
             None => crate::observe::UNKNOWN_TOOL,
         };
-        if let Some(cx) = &trace {
+        if let Some(cx) = trace {
             crate::otel::end_call(
                 cx,
                 outcome.as_str(),
@@ -768,7 +799,6 @@ impl ProxyServer {
                 outcome: outcome.as_str(),
             });
         }
-        response
     }
 
     async fn handle_call(
@@ -787,12 +817,12 @@ impl ProxyServer {
         };
         let name = request.name.as_ref();
         if let Some(d) = &state.discovery
-            && let Some(meta) = Meta::from_name(name)
+            && let Some(meta) = Meta::from_name(name, d.code)
         {
             let args = request.arguments.unwrap_or_default();
-            let tool = &d.tools[meta as usize];
+            let tool = &d.tools[meta.slot()];
             if let Err(problems) =
-                validate::check(&d.validators[meta as usize], &tool.input_schema, &args)
+                validate::check(&d.validators[meta.slot()], &tool.input_schema, &args)
             {
                 let text = format!(
                     "Invalid arguments for `{name}`. Fix these and call again:\n- {}",
@@ -804,6 +834,7 @@ impl ProxyServer {
             return Ok(match meta {
                 Meta::Search => search_result(&state, d, &args),
                 Meta::Describe => describe_result(&state, d, &args),
+                Meta::Execute => return self.execute(&state, &args, &context).await,
                 Meta::Call => {
                     let op_name = args.get("name").and_then(Value::as_str).unwrap_or_default();
                     let Some(&i) = state.ops.get(op_name) else {
@@ -840,7 +871,9 @@ impl ProxyServer {
         self.invoke(&state, i, args, &retry, &context, note).await
     }
 
-    /// Validates and forwards a call of operation `i` (a tool call, or `call_operation`).
+    /// Validates and forwards a call of operation `i` (a tool call, `call_operation`, or an
+    /// `api.*` call of an `execute` script); `sent` gets the API's HTTP status when the request
+    /// was sent and answered.
     async fn invoke(
         &self,
         state: &ToolState,
@@ -999,6 +1032,272 @@ impl ProxyServer {
 }
 
 impl ProxyServer {
+    /// `execute` (code mode): runs the script on a thread of its own and serves its `api.*` calls
+    /// here, through [`ProxyServer::invoke`] like any tool call, until it ends, runs out of time
+    /// or the client cancels.
+    async fn execute(
+        &self,
+        state: &Arc<ToolState>,
+        args: &serde_json::Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        use crate::code::{Answer, Script, ScriptError};
+        let limits = match &self.inner.opts.mode {
+            ToolMode::Code(limits) => *limits,
+            _ => crate::code::CodeLimits::default(),
+        };
+        let code = args
+            .get("code")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let _slot = tokio::select! {
+            slot = self.inner.scripts.acquire() => slot
+                .map_err(|_| ErrorData::internal_error("server is shutting down", None))?,
+            _ = context.ct.cancelled() => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
+            }
+        };
+        let started = Instant::now();
+        let deadline = started + limits.timeout;
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Tells the engine to stop whenever this call ends early (cancelled, or dropped).
+        struct StopOnDrop(Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for StopOnDrop {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let _stop = StopOnDrop(Arc::clone(&stop));
+        let operations: Vec<String> = state
+            .set
+            .tools
+            .iter()
+            .map(|d| d.name().to_string())
+            .collect();
+        let (calls_tx, mut calls_rx) = tokio::sync::mpsc::channel(1);
+        let script = Script {
+            code,
+            operations,
+            limits,
+            deadline,
+            stop: Arc::clone(&stop),
+        };
+        let mut done = match crate::code::spawn(script, calls_tx) {
+            Ok(rx) => rx,
+            Err(e) => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    "the script could not be started ({e}); nothing was sent to the API"
+                ))])
+                .into());
+            }
+        };
+        let mut made: Vec<Value> = Vec::new();
+        let late = tokio::time::Instant::from_std(deadline + crate::code::GRACE);
+        let end = loop {
+            tokio::select! {
+                end = &mut done => break end.ok(),
+                Some(call) = calls_rx.recv() => {
+                    let answer = if made.len() >= limits.max_calls {
+                        Answer::Err {
+                            message: format!(
+                                "api.{}: the script already made {} API calls, its limit (--code-max-calls); nothing was sent to the API",
+                                call.operation, limits.max_calls
+                            ),
+                            status: None,
+                        }
+                    } else {
+                        let call_deadline = tokio::time::Instant::from_std(deadline);
+                        match tokio::time::timeout_at(
+                            call_deadline,
+                            self.script_call(state, &call.operation, call.args, context),
+                        )
+                        .await
+                        {
+                            Ok((answer, sent)) => {
+                                if let Some(sent) = sent {
+                                    made.push(sent);
+                                }
+                                answer
+                            }
+                            Err(_) => {
+                                made.push(serde_json::json!({
+                                    "operation": call.operation, "status": null, "ok": false
+                                }));
+                                Answer::Err {
+                                    message: format!(
+                                        "api.{}: no answer before the script's time limit (--code-timeout)",
+                                        call.operation
+                                    ),
+                                    status: None,
+                                }
+                            }
+                        }
+                    };
+                    let _ = call.reply.send(answer);
+                }
+                _ = tokio::time::sleep_until(late) => break None,
+                _ = context.ct.cancelled() => {
+                    tracing::info!(tool = crate::code::EXECUTE, calls = made.len(), "cancelled by the client");
+                    return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
+                }
+            }
+        };
+        let end = end.unwrap_or_else(|| crate::code::ScriptEnd {
+            outcome: Err(ScriptError::Timeout(limits.timeout)),
+            logs: Vec::new(),
+            logs_cut: false,
+            returned_nothing: false,
+        });
+        let mut logs = end.logs;
+        if end.logs_cut {
+            logs.push(format!(
+                "[console output cut at {} bytes]",
+                crate::code::MAX_LOG_BYTES
+            ));
+        }
+        let ok = end.outcome.is_ok();
+        tracing::info!(
+            tool = crate::code::EXECUTE,
+            calls = made.len(),
+            ok,
+            ms = started.elapsed().as_millis() as u64,
+            "script"
+        );
+        let calls_line = |made: &[Value]| -> String {
+            if made.is_empty() {
+                return "No API call was made.".to_string();
+            }
+            let list: Vec<String> = made
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} → {}",
+                        c["operation"].as_str().unwrap_or_default(),
+                        c["status"]
+                            .as_u64()
+                            .map_or_else(|| "not sent".to_string(), |s| s.to_string())
+                    )
+                })
+                .collect();
+            format!("API calls made ({}): {}.", made.len(), list.join(", "))
+        };
+        match end.outcome {
+            Ok(result) => {
+                let mut structured = serde_json::json!({ "result": result, "calls": made });
+                if !logs.is_empty() {
+                    structured["logs"] = Value::from(logs);
+                }
+                let text = serde_json::to_string(&structured).unwrap_or_default();
+                if text.len() > limits.max_output {
+                    let e = ScriptError::Output {
+                        bytes: text.len(),
+                        max: limits.max_output,
+                    };
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                        "The script ran, but {e}. {}",
+                        calls_line(&made)
+                    ))])
+                    .into());
+                }
+                let mut content = vec![ContentBlock::text(text)];
+                if end.returned_nothing {
+                    content.push(ContentBlock::text(
+                        "[openapi-mcp: the script returned nothing; end it with `return value` to get a result.]",
+                    ));
+                }
+                let mut r = CallToolResult::success(content);
+                r.structured_content = Some(structured);
+                Ok(r.into())
+            }
+            Err(e) => {
+                let mut text = format!("The script failed: {e}.\n{}", calls_line(&made));
+                if !made.is_empty() {
+                    text.push_str(
+                        " Calls that changed data are not undone: check before running it again.",
+                    );
+                }
+                if !logs.is_empty() {
+                    text.push_str("\nconsole output:\n");
+                    text.push_str(&logs.join("\n"));
+                }
+                let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
+                r.structured_content = Some(serde_json::json!({
+                    "error": e.to_string(),
+                    "calls": made,
+                    "logs": logs,
+                }));
+                Ok(r.into())
+            }
+        }
+    }
+
+    /// One `api.*` call of a script: validated and forwarded by [`ProxyServer::invoke`]. Returns
+    /// what the script gets and, when the call reached the server's checks, its record.
+    async fn script_call(
+        &self,
+        state: &Arc<ToolState>,
+        operation: &str,
+        args: serde_json::Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+    ) -> (crate::code::Answer, Option<Value>) {
+        use crate::code::Answer;
+        let Some(&i) = state.ops.get(operation) else {
+            let answer = Answer::Err {
+                message: format!("unknown operation `{operation}`; nothing was sent to the API"),
+                status: None,
+            };
+            return (answer, None);
+        };
+        let obs = &self.inner.opts.observe;
+        let mut note = CallNote::default();
+        if obs.is_on() {
+            note.state = Some(Arc::clone(state));
+        }
+        let started = Instant::now();
+        let at = std::time::SystemTime::now();
+        let _in_flight = obs.metrics.as_deref().map(|m| {
+            m.call_started();
+            InFlight(m, started)
+        });
+        let response = self
+            .invoke(state, i, args, &Retry::default(), context, &mut note)
+            .await;
+        if obs.is_on() {
+            let caller = match context.extensions.get::<http::request::Parts>() {
+                Some(parts) => Caller::http(&parts.headers, &parts.extensions),
+                None => Caller::stdio(),
+            };
+            self.record_call(operation, caller, at, started, &note, &response, None);
+        }
+        let status = note.status;
+        let fail = |message: String| Answer::Err { message, status };
+        let answer = match response {
+            Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
+                let text: Vec<&str> = r
+                    .content
+                    .iter()
+                    .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                    .collect();
+                fail(text.join("\n"))
+            }
+            Ok(CallToolResponse::Complete(r)) => Answer::Ok(crate::code::answer_value(
+                &r,
+                state.set.tools[i].route.output,
+            )),
+            Ok(CallToolResponse::InputRequired(_)) => fail(format!(
+                "`{operation}` needs the user's confirmation (--confirm), which this client can only give to a single tool call, not within a script; nothing was sent to the API"
+            )),
+            Ok(_) => fail(format!(
+                "`{operation}` did not complete within the script; nothing more is known"
+            )),
+            Err(e) => fail(e.message.to_string()),
+        };
+        let ok = matches!(answer, Answer::Ok(_));
+        let record = serde_json::json!({ "operation": operation, "status": status, "ok": ok });
+        (answer, Some(record))
+    }
+
     /// `--poll`: follows a `202 Accepted` to its end within `--timeout` (counted from the call's
     /// start) through the GET tool that reads its status URL, so credentials, validation and
     /// scrubbing are those of any call. Waits 1, 2, 3, then 5 s between polls; the operation is
@@ -1333,6 +1632,12 @@ fn search_result(
             "No operation matches {query:?} (searched {} operations). Try other words: the resource's name (e.g. \"user\", \"invoice\"), an action (list, create, update, delete) or a path segment.",
             d.index.len()
         );
+    } else if d.code {
+        text.push_str(&format!(
+            "\nNext: `{}` with a name for its TypeScript declaration, then call it as `api.<name>(args)` in an `{}` script.",
+            dynamic::DESCRIBE,
+            crate::code::EXECUTE
+        ));
     } else {
         text.push_str(&format!(
             "\nNext: `{}` with a name and the required arguments above; `{}` first for the optional ones and their details.",
@@ -1360,6 +1665,26 @@ fn describe_result(
         return unknown_operation(state, d, name);
     };
     let def = &state.set.tools[i];
+    if d.code {
+        let v = crate::code::describe(def);
+        let mut text = crate::code::declaration(def);
+        if let Some(a) = &def.tool().annotations {
+            let hints: Vec<&str> = [
+                (a.read_only_hint == Some(true), "read-only"),
+                (a.destructive_hint == Some(true), "destructive"),
+                (a.idempotent_hint == Some(true), "idempotent"),
+            ]
+            .into_iter()
+            .filter_map(|(on, h)| on.then_some(h))
+            .collect();
+            if !hints.is_empty() {
+                text.push_str(&format!("\n// {}", hints.join(", ")));
+            }
+        }
+        let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+        r.structured_content = Some(v);
+        return r;
+    }
     let mut v = dynamic::describe(def);
     if let Some(arg) = &state.select_args[i]
         && let Some(Value::Object(props)) = v

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod e2e {
+    pub mod code;
     pub mod config;
     pub mod corpus;
     pub mod corpus_calls;

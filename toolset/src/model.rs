@@ -54,6 +54,9 @@ pub enum Exposure {
     Dynamic,
     /// Operations matching a pin glob as tools, the discovery tools for the rest.
     Hybrid,
+    /// Code mode: `search_operations`, `describe_operation` (TypeScript declarations) and
+    /// `execute`, which runs a script against an `api` object of the operations.
+    Code,
 }
 
 impl Exposure {
@@ -63,6 +66,7 @@ impl Exposure {
             Exposure::Tools => "tools",
             Exposure::Dynamic => "dynamic",
             Exposure::Hybrid => "hybrid",
+            Exposure::Code => "code",
         }
     }
 }

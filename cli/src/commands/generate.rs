@@ -31,6 +31,7 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     let mode = match args.mode {
         Mode::Tools => ServeMode::Tools,
         Mode::Dynamic => ServeMode::Dynamic,
+        Mode::Code => ServeMode::Code,
         Mode::Hybrid => ServeMode::Hybrid {
             pins: args.pin.clone(),
         },

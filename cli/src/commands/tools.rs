@@ -123,6 +123,18 @@ fn print_stats(
     let (tools_bytes, tools_tokens) = payload(&all)?;
     let dynamic = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
     let (dyn_bytes, dyn_tokens) = payload(dynamic.tools())?;
+    let code = ToolState::with_mode(set.clone(), &ToolMode::Code(Default::default()));
+    let (code_bytes, code_tokens) = payload(code.tools())?;
+    // What one describe_operation answer costs in each mode: the JSON Schemas (dynamic), or the
+    // TypeScript declaration (code).
+    let (mut json_describe, mut ts_describe) = (0usize, 0usize);
+    for t in &set.tools {
+        let v = openapi_mcp_runtime::dynamic::describe(t);
+        json_describe += count_tokens(&serde_json::to_string_pretty(&v)?);
+        ts_describe += count_tokens(&openapi_mcp_runtime::code::declaration(t));
+    }
+    let json_describe = json_describe.checked_div(set.tools.len()).unwrap_or(0);
+    let ts_describe = ts_describe.checked_div(set.tools.len()).unwrap_or(0);
     let n = sizes.len();
     let mut per_tool: Vec<usize> = sizes.iter().map(|s| s.2).collect();
     per_tool.sort_unstable();
@@ -139,8 +151,13 @@ fn print_stats(
     )?;
     writeln!(
         out,
-        "  --mode dynamic  {:>5} tools  {dyn_bytes:>10} bytes  {dyn_tokens:>9} tokens  (+ one describe_operation per operation used: ~{avg} tokens on average)",
+        "  --mode dynamic  {:>5} tools  {dyn_bytes:>10} bytes  {dyn_tokens:>9} tokens  (+ one describe_operation per operation used: ~{json_describe} tokens of JSON Schema on average)",
         dynamic.tools().len()
+    )?;
+    writeln!(
+        out,
+        "  --mode code     {:>5} tools  {code_bytes:>10} bytes  {code_tokens:>9} tokens  (+ one describe_operation per operation used: ~{ts_describe} tokens of TypeScript on average; dependent calls in one execute)",
+        code.tools().len()
     )?;
     writeln!(
         out,

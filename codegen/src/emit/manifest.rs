@@ -102,6 +102,11 @@ pub fn readme(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> String {
              `call_operation`, through which the model finds and calls the operations; `--mode tools` lists one tool per\n\
              operation instead.\n\n",
         ),
+        ServeMode::Code => out.push_str(
+            "By default (`--mode code`) it lists three tools: `search_operations` and `describe_operation` (an operation's\n\
+             TypeScript declaration) to find operations, and `execute`, which runs a JavaScript script in an embedded sandbox\n\
+             whose `api` object calls them; `--mode tools` lists one tool per operation instead.\n\n",
+        ),
         ServeMode::Hybrid { pins } => {
             let _ = writeln!(
                 out,
