@@ -325,17 +325,17 @@ impl TsWriter {
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(alts) = s.get(key).and_then(Value::as_array) {
-                let parts: Vec<String> = alts.iter().map(|a| self.ty(a, depth + 1)).collect();
+                let parts: Vec<String> = alts.iter().map(|a| self.ty(a, depth)).collect();
                 return union(parts);
             }
         }
         if let Some(all) = s.get("allOf").and_then(Value::as_array) {
-            let mut parts: Vec<String> = all.iter().map(|a| self.ty(a, depth + 1)).collect();
+            let mut parts: Vec<String> = all.iter().map(|a| self.ty(a, depth)).collect();
             // Sibling keywords (an object's own properties beside its allOf) count too.
             let mut rest = s.clone();
             rest.remove("allOf");
             if rest.contains_key("properties") || rest.contains_key("type") {
-                parts.push(self.ty(&Value::Object(rest), depth + 1));
+                parts.push(self.ty(&Value::Object(rest), depth));
             }
             parts.retain(|p| p != "unknown");
             return match parts.len() {
@@ -365,7 +365,7 @@ impl TsWriter {
                 "array" => {
                     let item = s
                         .get("items")
-                        .map_or_else(|| "unknown".into(), |i| self.ty(i, depth + 1));
+                        .map_or_else(|| "unknown".into(), |i| self.ty(i, depth));
                     format!("{}[]", paren(&item))
                 }
                 "object" => self.object(s, depth),
@@ -705,6 +705,15 @@ const BOOTSTRAP: &str = r#"(function (call, log, names) {
   define(globalThis, 'console', { value: Object.freeze(console), enumerable: true });
 })"#;
 
+/// The file name of the script in error positions (`script:3:5`).
+const SCRIPT_FILE: &str = "script";
+
+fn eval_options(filename: &str) -> rquickjs::context::EvalOptions {
+    let mut o = rquickjs::context::EvalOptions::default();
+    o.filename = Some(filename.to_string());
+    o
+}
+
 fn run(script: &Script, calls: tokio::sync::mpsc::Sender<ApiCall>) -> ScriptEnd {
     let logs = Rc::new(RefCell::new(Logs::default()));
     let timed_out = Rc::new(Cell::new(false));
@@ -730,7 +739,7 @@ fn run(script: &Script, calls: tokio::sync::mpsc::Sender<ApiCall>) -> ScriptEnd 
             // The script is the body of an async function; its first line stays line 1.
             let source = format!("(async () => {{{}\n}})()", script.code);
             let value: rquickjs::Value = ctx
-                .eval(source)
+                .eval_with_options(source, eval_options(SCRIPT_FILE))
                 .map_err(|e| ScriptError::Thrown(thrown(&ctx, e)))?;
             let value = match value.into_promise() {
                 Some(p) => p.finish::<rquickjs::Value>().map_err(|e| match e {
@@ -810,10 +819,12 @@ fn thrown(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
             out.push_str(&format!(" (status {status})"));
         }
         if let Some(stack) = ex.stack() {
+            // The script's own frames: not the `api` wrappers, nor the wrapping function's call.
+            let at = format!("({SCRIPT_FILE}:");
             let lines: Vec<&str> = stack
                 .lines()
                 .map(str::trim)
-                .filter(|l| !l.is_empty())
+                .filter(|l| l.contains(&at) && !l.starts_with("at <eval>"))
                 .take(3)
                 .collect();
             if !lines.is_empty() {
@@ -897,7 +908,7 @@ fn install<'js>(
         },
     )?;
     let names: Vec<String> = script.operations.clone();
-    let bootstrap: Function = ctx.eval(BOOTSTRAP)?;
+    let bootstrap: Function = ctx.eval_with_options(BOOTSTRAP, eval_options("api"))?;
     bootstrap.call::<_, ()>((call, log, names))
 }
 
@@ -1050,7 +1061,7 @@ mod tests {
             panic!("{end:?}")
         };
         assert!(t.starts_with("TypeError: bad thing"), "{t}");
-        assert!(t.contains(":2:"), "line 2 of the script: {t}");
+        assert!(t.contains("(script:2:"), "line 2 of the script: {t}");
     }
 
     #[test]

@@ -1176,7 +1176,7 @@ impl ProxyServer {
                         c["operation"].as_str().unwrap_or_default(),
                         c["status"]
                             .as_u64()
-                            .map_or_else(|| "not sent".to_string(), |s| s.to_string())
+                            .map_or_else(|| "no HTTP response".to_string(), |s| s.to_string())
                     )
                 })
                 .collect();

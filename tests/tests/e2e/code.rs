@@ -242,10 +242,13 @@ async fn invalid_arguments_throw_the_tool_message_and_send_nothing() {
     );
     assert!(t.contains("name"), "{t}");
     assert!(
-        t.contains("API calls made (2): petstore_list_pets → 200, petstore_create_pet → not sent."),
+        t.contains(
+            "API calls made (2): petstore_list_pets → 200, petstore_create_pet → no HTTP response."
+        ),
         "{t}"
     );
-    assert!(t.contains(":2:"), "the script's line: {t}");
+    assert!(t.contains("(script:2:"), "the script's line: {t}");
+    assert!(!t.contains("(api:"), "not the api wrapper's: {t}");
     // Only the valid call reached the API.
     assert_eq!(up.requests().len(), 1);
     // Not an object of arguments.
@@ -399,4 +402,40 @@ async fn other_clients_are_served_while_a_script_runs_and_it_is_stopped_at_its_l
         took >= Duration::from_secs(2) && took < Duration::from_secs(4),
         "stopped after {took:?}"
     );
+}
+
+#[tokio::test]
+async fn confirm_applies_to_calls_in_scripts() {
+    let up = Upstream::start().await;
+    serve_pets(&up);
+    let server = proxy_server_with(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[("api_key", "s3cret")],
+        ServerOptions {
+            mode: ToolMode::Code(CodeLimits::default()),
+            confirm: openapi_mcp_runtime::confirm::Confirm::Destructive,
+            ..Default::default()
+        },
+    )
+    .await;
+    // This client cannot be asked (no elicitation): the destructive call is refused, the
+    // read-only one goes through.
+    let client = connect_in_process(server).await;
+    let r = run_ok(
+        &client,
+        "const n = (await api.petstore_list_pets({})).length;\n\
+         try { await api.petstore_delete_pet({petId: 2}); return 'deleted'; }\n\
+         catch (e) { return {n, refused: e.message}; }",
+    )
+    .await;
+    assert_eq!(r["n"], 4);
+    let refused = r["refused"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("--confirm destructive") && refused.contains("Nothing was sent"),
+        "{refused}"
+    );
+    let sent: Vec<String> = up.requests().iter().map(|r| r.method.clone()).collect();
+    assert_eq!(sent, ["GET"]);
 }
