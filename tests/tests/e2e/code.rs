@@ -439,3 +439,44 @@ async fn confirm_applies_to_calls_in_scripts() {
     let sent: Vec<String> = up.requests().iter().map(|r| r.method.clone()).collect();
     assert_eq!(sent, ["GET"]);
 }
+
+#[tokio::test]
+async fn api_calls_in_scripts_are_counted_like_tool_calls() {
+    use openapi_mcp_runtime::observe::{Metrics, Observe};
+    let up = Upstream::start().await;
+    serve_pets(&up);
+    let metrics = std::sync::Arc::new(Metrics::new());
+    let server = proxy_server_with(
+        &spec("petstore.yaml"),
+        &up.url("/api"),
+        ToolOptions::default(),
+        &[("api_key", "s3cret")],
+        ServerOptions {
+            mode: ToolMode::Code(CodeLimits::default()),
+            observe: Observe {
+                metrics: Some(std::sync::Arc::clone(&metrics)),
+                audit: None,
+            },
+            ..Default::default()
+        },
+    )
+    .await;
+    let client = connect_in_process(server).await;
+    run_ok(
+        &client,
+        "await api.petstore_list_pets({});\n\
+         try { await api.petstore_show_pet_by_id({petId: 999}); } catch (e) {}\n\
+         try { await api.petstore_show_pet_by_id({petId: 'x'}); } catch (e) {}\n\
+         return 1;",
+    )
+    .await;
+    let text = metrics.encode();
+    for line in [
+        r#"openapi_mcp_tool_calls_total{tool="petstore_list_pets",outcome="ok"} 1"#,
+        r#"openapi_mcp_tool_calls_total{tool="petstore_show_pet_by_id",outcome="upstream_4xx"} 1"#,
+        r#"openapi_mcp_tool_calls_total{tool="petstore_show_pet_by_id",outcome="invalid"} 1"#,
+        r#"openapi_mcp_tool_calls_total{tool="execute",outcome="ok"} 1"#,
+    ] {
+        assert!(text.contains(line), "{line} in\n{text}");
+    }
+}
