@@ -672,6 +672,13 @@ struct CallNote {
     exchange: Exchange,
 }
 
+/// When and by whom a call was made (for the audit log and the latency histogram).
+struct Began {
+    at: std::time::SystemTime,
+    started: Instant,
+    caller: Caller,
+}
+
 /// Takes a call off the in-flight gauge however the call ends (its future may be dropped).
 struct InFlight<'a>(&'a crate::observe::Metrics, Instant);
 
@@ -718,7 +725,12 @@ impl ProxyServer {
             }
             None => self.handle_call(request, context, &mut note).await,
         };
-        self.record_call(&tool, caller, at, started, &note, &response, trace.as_ref());
+        let began = Began {
+            at,
+            started,
+            caller,
+        };
+        self.record_call(&tool, began, &note, &response, trace.as_ref());
         response
     }
 
@@ -727,9 +739,11 @@ impl ProxyServer {
     fn record_call(
         &self,
         tool: &str,
-        caller: Caller,
-        at: std::time::SystemTime,
-        started: Instant,
+        Began {
+            at,
+            started,
+            caller,
+        }: Began,
         note: &CallNote,
         response: &Result<CallToolResponse, ErrorData>,
         trace: Option<&opentelemetry::Context>,
@@ -1268,7 +1282,12 @@ impl ProxyServer {
                 Some(parts) => Caller::http(&parts.headers, &parts.extensions),
                 None => Caller::stdio(),
             };
-            self.record_call(operation, caller, at, started, &note, &response, None);
+            let began = Began {
+                at,
+                started,
+                caller,
+            };
+            self.record_call(operation, began, &note, &response, None);
         }
         let status = note.status;
         let fail = |message: String| Answer::Err { message, status };

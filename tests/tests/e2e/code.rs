@@ -455,7 +455,7 @@ async fn api_calls_in_scripts_are_counted_like_tool_calls() {
             mode: ToolMode::Code(CodeLimits::default()),
             observe: Observe {
                 metrics: Some(std::sync::Arc::clone(&metrics)),
-                audit: None,
+                ..Default::default()
             },
             ..Default::default()
         },
