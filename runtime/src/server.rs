@@ -351,15 +351,16 @@ impl ProxyServer {
     }
 
     /// The OAuth scopes calling `name` needs (`Route::oauth_scopes`); for `call_operation`,
-    /// those of the operation it names. `None`: no such tool.
+    /// those of the operation it names; none for `execute`, whose `api.*` calls are checked one
+    /// by one. `None`: no such tool.
     pub fn required_scopes(
         &self,
         name: &str,
         arguments: Option<&serde_json::Map<String, Value>>,
     ) -> Option<Vec<Vec<String>>> {
         let state = self.state();
-        if state.discovery.is_some()
-            && let Some(meta) = Meta::from_name(name)
+        if let Some(d) = &state.discovery
+            && let Some(meta) = Meta::from_name(name, d.code)
         {
             if meta != Meta::Call {
                 return Some(Vec::new());
@@ -1263,6 +1264,21 @@ impl ProxyServer {
             };
             return (answer, None);
         };
+        // The token's scopes, as for a tool call (the gate let `execute` through without them).
+        let required = &state.set.tools[i].route.oauth_scopes;
+        if let Some(claims) = claims_of(context)
+            && !claims.allows(required)
+        {
+            let scope = crate::oauth::challenge_scopes(claims, required).join(" ");
+            let answer = Answer::Err {
+                message: format!(
+                    "insufficient scope: `{operation}` needs the scope(s) {scope}; nothing was sent to the API"
+                ),
+                status: None,
+            };
+            let record = serde_json::json!({ "operation": operation, "status": null, "ok": false });
+            return (answer, Some(record));
+        }
         let obs = &self.inner.opts.observe;
         let mut note = CallNote::default();
         if obs.is_on() {
