@@ -339,7 +339,8 @@ pub struct AuditEntry {
     pub caller: Caller,
     /// The API's title.
     pub api: Arc<str>,
-    /// The tool called (a discovery tool's name for `call_operation`).
+    /// The operation's tool name (also through `call_operation`), a discovery tool's name
+    /// (search, describe), or [`UNKNOWN_TOOL`].
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operation_id: Option<String>,
@@ -513,6 +514,11 @@ fn write_entries(
         }
     }
     let _ = out.flush();
+}
+
+/// Milliseconds, to the microsecond (as the audit log writes them).
+pub fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// `2026-11-26T04:15:47.123Z`.

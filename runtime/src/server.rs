@@ -386,6 +386,13 @@ impl ProxyServer {
         &self.inner.opts.observe
     }
 
+    /// Whether `tools/list` serves a tool of this name (an operation's or a discovery tool).
+    pub fn has_tool(&self, name: &str) -> bool {
+        let state = self.state();
+        state.index.contains_key(name)
+            || (state.discovery.is_some() && Meta::from_name(name).is_some())
+    }
+
     /// A reload of the spec failed (`--watch`): the previous tools stay (counted in the metrics).
     pub fn reload_failed(&self) {
         if let Some(m) = &self.inner.opts.observe.metrics {
@@ -770,7 +777,7 @@ impl ProxyServer {
         // called when it is one of this server's, else UNKNOWN_TOOL (names are the caller's).
         let label: &str = match def {
             Some(d) => d.name(),
-            None if self.get_tool(tool).is_some() => tool,
+            None if self.has_tool(tool) => tool,
             None => crate::observe::UNKNOWN_TOOL,
         };
         if let Some(cx) = trace {
@@ -807,8 +814,8 @@ impl ProxyServer {
                 method: def.map(|d| d.route.method.as_str()),
                 path: def.map(|d| d.route.path.clone()),
                 status: note.status,
-                latency_ms: started.elapsed().as_secs_f64() * 1e3,
-                upstream_ms: note.exchange.upstream.map(|d| d.as_secs_f64() * 1e3),
+                latency_ms: crate::observe::millis(started.elapsed()),
+                upstream_ms: note.exchange.upstream.map(crate::observe::millis),
                 bytes_sent: note.exchange.sent,
                 bytes_received: note.exchange.received,
                 outcome: outcome.as_str(),

@@ -789,7 +789,7 @@ async fn refused_call(server: &ProxyServer, observe: &Observe, req: Request) {
         .pointer("/params/name")
         .and_then(|n| n.as_str())
         .unwrap_or_default();
-    let known = rmcp::ServerHandler::get_tool(server, name).is_some();
+    let known = server.has_tool(name);
     let label = if known {
         name
     } else {
