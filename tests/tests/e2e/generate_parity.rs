@@ -264,15 +264,32 @@ async fn parity_with(
         format!("{stem}-{variant}")
     };
 
+    // Metrics and the audit log on both: they share the serving code, so they count the same.
+    let observed = |who: &str| {
+        let audit = logs.join(format!("{stem}.{who}.audit.jsonl"));
+        let _ = std::fs::remove_file(&audit);
+        let args: Vec<std::ffi::OsString> = vec![
+            "--metrics-listen".into(),
+            "127.0.0.1:0".into(),
+            "--audit-log".into(),
+            audit.clone().into(),
+        ];
+        (audit, args)
+    };
+    let (proxy_audit, proxy_observe) = observed("proxy");
+    let (generated_audit, generated_observe) = observed("generated");
+    let proxy_log = logs.join(format!("{stem}.proxy.stderr"));
+    let generated_log = logs.join(format!("{stem}.generated.stderr"));
     let mut cmd = tokio::process::Command::new(binary());
     cmd.arg("proxy")
         .arg(spec(file))
         .args(["--base-url", &base])
-        .args(mode_args);
-    let proxy = connect(cmd, &logs.join(format!("{stem}.proxy.stderr"))).await;
+        .args(mode_args)
+        .args(&proxy_observe);
+    let proxy = connect(cmd, &proxy_log).await;
     let mut cmd = tokio::process::Command::new(&generated_bin);
-    cmd.args(["--base-url", &base]);
-    let generated = connect(cmd, &logs.join(format!("{stem}.generated.stderr"))).await;
+    cmd.args(["--base-url", &base]).args(&generated_observe);
+    let generated = connect(cmd, &generated_log).await;
 
     let mut diffs = Diffs::default();
     diffs.check(
@@ -377,6 +394,23 @@ async fn parity_with(
         &unknown_tool(&generated).await,
     );
 
+    let counted = counted_calls(&proxy_log).await;
+    assert!(
+        counted.contains("openapi_mcp_tool_calls_total{"),
+        "{file}: no calls counted: {counted}"
+    );
+    diffs.check(
+        "calls counted in /metrics",
+        &counted,
+        &counted_calls(&generated_log).await,
+    );
+    let calls = cases.len() + invalid.len() + 1;
+    diffs.check(
+        "audit log",
+        &audited(&proxy_audit, calls).await,
+        &audited(&generated_audit, calls).await,
+    );
+
     let _ = proxy.cancel().await;
     let _ = generated.cancel().await;
 
@@ -429,6 +463,56 @@ async fn parity_with(
         );
     }
     diffs.finish(file);
+}
+
+/// The `openapi_mcp_tool_calls_total` samples of the server whose stderr is in `log` (it prints
+/// where its metrics are), and its upstream byte counters.
+async fn counted_calls(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).expect("stderr log");
+    let addr = text
+        .lines()
+        .find_map(|l| l.split("metrics at ").nth(1))
+        .unwrap_or_else(|| panic!("no metrics line in {}", log.display()));
+    let scrape = reqwest::get(addr.trim())
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("metrics text");
+    let mut lines: Vec<&str> = scrape
+        .lines()
+        .filter(|l| {
+            l.starts_with("openapi_mcp_tool_calls_total{")
+                || l.starts_with("openapi_mcp_upstream_sent_bytes_total ")
+                || l.starts_with("openapi_mcp_upstream_received_bytes_total ")
+        })
+        .collect();
+    lines.sort();
+    lines.join("\n")
+}
+
+/// The audit log's lines without what differs between two runs (time, ids, latencies).
+async fn audited(path: &Path, calls: usize) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().count() >= calls || std::time::Instant::now() > deadline {
+            return text
+                .lines()
+                .map(|l| {
+                    let mut v: Value = serde_json::from_str(l).expect("a JSON line");
+                    if let Some(o) = v.as_object_mut() {
+                        for k in ["time", "request_id", "latency_ms", "upstream_ms"] {
+                            o.remove(k);
+                        }
+                    }
+                    v.to_string()
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 /// A 2026-07-28 client over stdio, spoken as raw JSON lines: no `initialize`, the protocol
