@@ -473,47 +473,93 @@ impl AuditLog {
     }
 }
 
+/// How long the writer waits between drains while calls keep coming: senders then never wake
+/// it (a futex wake-up per call would sit on the call path), and a drain is one write.
+const AUDIT_BATCH_WAIT: Duration = Duration::from_millis(5);
+
 fn write_entries(
     rx: std::sync::mpsc::Receiver<AuditEntry>,
     target: AuditTarget,
     out: Box<dyn Write + Send>,
     reopen: Arc<AtomicBool>,
 ) {
-    let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
-    let mut failed = false;
-    let mut line = Vec::with_capacity(512);
+    let mut w = AuditWriter {
+        out: std::io::BufWriter::with_capacity(64 * 1024, out),
+        target,
+        reopen,
+        failed: false,
+        line: Vec::with_capacity(512),
+    };
+    // Idle: block until an entry comes. Busy: drain every AUDIT_BATCH_WAIT until a drain finds
+    // nothing, then block again.
     while let Ok(first) = rx.recv() {
-        if reopen.swap(false, Ordering::Relaxed) {
-            let _ = out.flush();
-            match target.open() {
-                Ok(w) => out = std::io::BufWriter::with_capacity(64 * 1024, w),
+        w.write(first);
+        loop {
+            let mut wrote = 0usize;
+            loop {
+                match rx.try_recv() {
+                    Ok(e) => {
+                        w.write(e);
+                        wrote += 1;
+                    }
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                        w.flush();
+                        return;
+                    }
+                }
+            }
+            w.flush();
+            if wrote == 0 {
+                break;
+            }
+            std::thread::sleep(AUDIT_BATCH_WAIT);
+        }
+    }
+    w.flush();
+}
+
+struct AuditWriter {
+    out: std::io::BufWriter<Box<dyn Write + Send>>,
+    target: AuditTarget,
+    reopen: Arc<AtomicBool>,
+    failed: bool,
+    line: Vec<u8>,
+}
+
+impl AuditWriter {
+    fn write(&mut self, entry: AuditEntry) {
+        if self.reopen.swap(false, Ordering::Relaxed) {
+            let _ = self.out.flush();
+            match self.target.open() {
+                Ok(w) => self.out = std::io::BufWriter::with_capacity(64 * 1024, w),
                 Err(e) => tracing::warn!("audit log: reopening failed ({e}); writing on"),
             }
         }
-        let mut next = Some(first);
-        while let Some(entry) = next {
-            line.clear();
-            let item = AuditLine {
-                time: rfc3339(entry.at),
-                entry: &entry,
-            };
-            if serde_json::to_writer(&mut line, &item).is_ok() {
-                line.push(b'\n');
-                if let Err(e) = out.write_all(&line)
-                    && !std::mem::replace(&mut failed, true)
-                {
-                    tracing::warn!("audit log: writing failed ({e})");
-                }
+        self.line.clear();
+        let item = AuditLine {
+            time: rfc3339(entry.at),
+            entry: &entry,
+        };
+        if serde_json::to_writer(&mut self.line, &item).is_ok() {
+            self.line.push(b'\n');
+            if let Err(e) = self.out.write_all(&self.line) {
+                self.failed_once(&e);
             }
-            next = rx.try_recv().ok();
         }
-        if let Err(e) = out.flush()
-            && !std::mem::replace(&mut failed, true)
-        {
+    }
+
+    fn flush(&mut self) {
+        if let Err(e) = self.out.flush() {
+            self.failed_once(&e);
+        }
+    }
+
+    fn failed_once(&mut self, e: &std::io::Error) {
+        if !std::mem::replace(&mut self.failed, true) {
             tracing::warn!("audit log: writing failed ({e})");
         }
     }
-    let _ = out.flush();
 }
 
 /// Milliseconds, to the microsecond (as the audit log writes them).
