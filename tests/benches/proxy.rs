@@ -13,7 +13,9 @@
 //!    adds its own deserialization of the response;
 //! 5. peak RSS (VmHWM) of the proxy with the GitHub spec loaded;
 //! 6. GitHub's and Kubernetes' specs served as tools and in `--mode dynamic`: spawn to complete
-//!    `tools/list` and VmHWM.
+//!    `tools/list` and VmHWM;
+//! 7. what metrics and the audit log cost (`--metrics-listen`, `--audit-log FILE`): runs with
+//!    and without them interleaved, the added p50 over stdio and the HTTP calls/s ratio.
 //!
 //! The release binary is (re)built first with `cargo build --release -p openapi-mcp-cli`; if that
 //! build fails (a shared checkout mid-edit), the previous binary is measured and the table says
@@ -21,7 +23,8 @@
 //! instead (e.g. the previous commit's release build, for a before/after comparison).
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench proxy`
-//! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy.)
+//! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy;
+//! `PROXY_BENCH_ONLY=observe` runs only section 7.)
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -82,6 +85,11 @@ async fn main() -> anyhow::Result<()> {
         busy_share(before, machine_ticks()) * 100.0
     ));
     eprintln!("upstream: http://{upstream}; binary: {}", bin.display());
+    if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "observe") {
+        bench_observe(&bin, &petstore, &base, seq_calls, &mut report).await?;
+        report.print();
+        return Ok(());
+    }
 
     // 1. The floor.
     eprintln!("[1/5] direct HTTP round trip ({seq_calls} calls)...");
@@ -149,6 +157,11 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
+
+    // 7. Metrics and the audit log on (the runs interleaved with runs without).
+    eprintln!("[5/5] metrics + audit log on vs off...");
+    let mut observe_report = Report::default();
+    bench_observe(&bin, &petstore, &base, seq_calls, &mut observe_report).await?;
 
     // The table.
     report.section("1. floor: direct reqwest -> axum upstream, GET /api/pets/{id}, sequential");
@@ -377,7 +390,121 @@ async fn main() -> anyhow::Result<()> {
             ),
         );
     }
+    report.lines.append(&mut observe_report.lines);
     report.print();
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// 7. What metrics and the audit log cost.
+
+/// Runs of each kind, interleaved (off, on, off, on, ...), so drift in the machine's load hits
+/// both alike.
+const OBSERVE_PAIRS_STDIO: usize = 3;
+const OBSERVE_PAIRS_HTTP: usize = 2;
+const TARGET_OBSERVE_ADDED_P50_US: f64 = 10.0;
+const TARGET_OBSERVE_HTTP_RATIO: f64 = 0.95;
+
+/// `--metrics-listen 127.0.0.1:0 --audit-log FILE` against the same proxy without them: the
+/// added p50 over stdio (bare 2025 line client, sequential) and the calls/s ratio over
+/// Streamable HTTP (16 bare stateful clients). Tracing has no exporter to set: the log level is
+/// the default in both.
+async fn bench_observe(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    seq_calls: usize,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("openapi-mcp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let audit = dir.join("audit.jsonl");
+    let on: Vec<String> = vec![
+        "--metrics-listen".into(),
+        "127.0.0.1:0".into(),
+        "--audit-log".into(),
+        audit.display().to_string(),
+    ];
+    let (mut off_p50, mut on_p50) = (Vec::new(), Vec::new());
+    let (mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..OBSERVE_PAIRS_STDIO {
+        let r = bench_stdio_raw_with(bin, spec, base, seq_calls, false, &[]).await?;
+        off_p50.push(us(r.lat.p50));
+        off_cpu.push(r.proxy_cpu_us_per_call);
+        let r = bench_stdio_raw_with(bin, spec, base, seq_calls, false, &on).await?;
+        on_p50.push(us(r.lat.p50));
+        on_cpu.push(r.proxy_cpu_us_per_call);
+    }
+    let lines = std::fs::read_to_string(&audit)
+        .map(|t| t.lines().count())
+        .unwrap_or(0);
+    let expected = OBSERVE_PAIRS_STDIO * (seq_calls + WARMUP_CALLS);
+    if lines != expected {
+        bail!("the audit log has {lines} lines, {expected} calls were made");
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (off, onv) = (median(&mut off_p50), median(&mut on_p50));
+    report.section(
+        "7. metrics + audit log (--metrics-listen, --audit-log FILE) vs without, interleaved runs",
+    );
+    report.info(
+        &format!("stdio p50, median of {OBSERVE_PAIRS_STDIO} runs: off | on"),
+        format!("{off:.1} µs | {onv:.1} µs"),
+    );
+    report.target_row(
+        "stdio: added p50 with metrics + audit log",
+        format!("{:.1} µs", onv - off),
+        format!("<= {TARGET_OBSERVE_ADDED_P50_US:.0} µs"),
+        onv - off <= TARGET_OBSERVE_ADDED_P50_US,
+    );
+    report.info(
+        "stdio: proxy CPU per call, off | on (medians)",
+        format!(
+            "{:.1} µs | {:.1} µs",
+            median(&mut off_cpu),
+            median(&mut on_cpu)
+        ),
+    );
+    let (mut off_rate, mut on_rate) = (0.0, 0.0);
+    let (mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..OBSERVE_PAIRS_HTTP {
+        let r = bench_http_with(bin, spec, base, false, HttpClientKind::Raw, &[]).await?;
+        off_rate += r.calls_per_s;
+        off_cpu.push(r.proxy_cpu_us_per_call);
+        let r = bench_http_with(bin, spec, base, false, HttpClientKind::Raw, &on).await?;
+        on_rate += r.calls_per_s;
+        on_cpu.push(r.proxy_cpu_us_per_call);
+        if r.errors > 0 {
+            bail!("{} calls failed with metrics + audit log on", r.errors);
+        }
+    }
+    let n = OBSERVE_PAIRS_HTTP as f64;
+    let ratio = on_rate / off_rate;
+    report.info(
+        &format!(
+            "HTTP, {HTTP_CLIENTS} bare stateful clients, mean of {OBSERVE_PAIRS_HTTP} x {}s: off | on",
+            HTTP_DURATION.as_secs()
+        ),
+        format!("{:.0} | {:.0} calls/s", off_rate / n, on_rate / n),
+    );
+    report.target_row(
+        "HTTP: calls/s with / without metrics + audit log",
+        format!("{ratio:.3}x"),
+        format!(">= {TARGET_OBSERVE_HTTP_RATIO:.2}x"),
+        ratio >= TARGET_OBSERVE_HTTP_RATIO,
+    );
+    report.info(
+        "HTTP: proxy CPU per call, off | on (medians)",
+        format!(
+            "{:.0} µs | {:.0} µs",
+            median(&mut off_cpu),
+            median(&mut on_cpu)
+        ),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
@@ -609,11 +736,24 @@ async fn bench_stdio_raw(
     seq_calls: usize,
     modern: bool,
 ) -> anyhow::Result<StdioResult> {
+    bench_stdio_raw_with(bin, spec, base, seq_calls, modern, &[]).await
+}
+
+/// [`bench_stdio_raw`] with `extra` arguments for the proxy.
+async fn bench_stdio_raw_with(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    seq_calls: usize,
+    modern: bool,
+    extra: &[String],
+) -> anyhow::Result<StdioResult> {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new(bin)
         .arg("proxy")
         .arg(spec)
         .args(["--base-url", base])
+        .args(extra)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -703,11 +843,23 @@ async fn spawn_http(
     base: &str,
     stateless: bool,
 ) -> anyhow::Result<(tokio::process::Child, String)> {
+    spawn_http_with(bin, spec, base, stateless, &[]).await
+}
+
+/// [`spawn_http`] with `extra` arguments for the proxy.
+async fn spawn_http_with(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    stateless: bool,
+    extra: &[String],
+) -> anyhow::Result<(tokio::process::Child, String)> {
     let mut cmd = tokio::process::Command::new(bin);
     cmd.arg("proxy")
         .arg(spec)
         .args(["--base-url", base])
         .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+        .args(extra)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -722,6 +874,7 @@ async fn spawn_http(
         while let Some(line) = lines.next_line().await? {
             if let Some(start) = line.find("http://127.0.0.1:")
                 && let Some(len) = line[start..].find("/mcp")
+                && line.contains("Streamable HTTP")
             {
                 return Ok(line[start..start + len + 4].to_string());
             }
@@ -963,7 +1116,19 @@ async fn bench_http(
     stateless: bool,
     kind: HttpClientKind,
 ) -> anyhow::Result<HttpResult> {
-    let (mut child, url) = spawn_http(bin, spec, base, stateless).await?;
+    bench_http_with(bin, spec, base, stateless, kind, &[]).await
+}
+
+/// [`bench_http`] with `extra` arguments for the proxy.
+async fn bench_http_with(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    stateless: bool,
+    kind: HttpClientKind,
+    extra: &[String],
+) -> anyhow::Result<HttpResult> {
+    let (mut child, url) = spawn_http_with(bin, spec, base, stateless, extra).await?;
     let pid = child.id().context("child pid")?;
     let mut clients = Vec::with_capacity(HTTP_CLIENTS);
     for _ in 0..HTTP_CLIENTS {
