@@ -390,7 +390,10 @@ impl ProxyServer {
     pub fn has_tool(&self, name: &str) -> bool {
         let state = self.state();
         state.index.contains_key(name)
-            || (state.discovery.is_some() && Meta::from_name(name).is_some())
+            || state
+                .discovery
+                .as_ref()
+                .is_some_and(|d| Meta::from_name(name, d.code).is_some())
     }
 
     /// A reload of the spec failed (`--watch`): the previous tools stay (counted in the metrics).
