@@ -30,8 +30,8 @@ use openapi_mcp_toolset::model::{OutputShape, ToolDef};
 
 use crate::dynamic::{self, DESCRIBE, SEARCH};
 
-/// Name of the script tool.
-pub const EXECUTE: &str = "execute";
+// The mode's definitions (its tool name, its limits) live with the other modes.
+pub use crate::dynamic::{CodeLimits, EXECUTE};
 
 /// Longest script accepted (characters).
 pub const MAX_CODE_CHARS: usize = 100_000;
@@ -46,31 +46,6 @@ const THREAD_STACK_BYTES: usize = 8 << 20;
 /// How long past its deadline a script that does not stop is waited for before the call answers
 /// anyway (the engine is still told to stop; its thread ends at its next interrupt check).
 pub const GRACE: Duration = Duration::from_secs(1);
-
-/// The limits of one `execute` (`--code-timeout`, `--code-memory`, `--code-max-calls`,
-/// `--max-response-bytes`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CodeLimits {
-    /// Wall time of a whole script, API calls included.
-    pub timeout: Duration,
-    /// Bytes of JavaScript heap.
-    pub memory: usize,
-    /// `api.*` calls sent per script.
-    pub max_calls: usize,
-    /// Bytes of the result (its JSON text) returned to the model.
-    pub max_output: usize,
-}
-
-impl Default for CodeLimits {
-    fn default() -> Self {
-        Self {
-            timeout: Duration::from_secs(30),
-            memory: 64 << 20,
-            max_calls: 50,
-            max_output: 1024 * 1024,
-        }
-    }
-}
 
 /// Seconds to a tenth, without a needless `.0`.
 fn seconds(t: Duration) -> f64 {

@@ -12,6 +12,34 @@ use openapi_mcp_toolset::filter::{Pattern, PatternError};
 use openapi_mcp_toolset::model::{Exposure, HttpMethod, ToolDef};
 use openapi_mcp_toolset::suggest::edit_distance;
 
+/// Name of code mode's script tool (in the place of `call_operation`).
+pub const EXECUTE: &str = "execute";
+
+/// The limits of one `execute` (`--code-timeout`, `--code-memory`, `--code-max-calls`,
+/// `--max-response-bytes`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeLimits {
+    /// Wall time of a whole script, API calls included.
+    pub timeout: std::time::Duration,
+    /// Bytes of JavaScript heap.
+    pub memory: usize,
+    /// `api.*` calls sent per script.
+    pub max_calls: usize,
+    /// Bytes of the result (its JSON text) returned to the model.
+    pub max_output: usize,
+}
+
+impl Default for CodeLimits {
+    fn default() -> Self {
+        Self {
+            timeout: std::time::Duration::from_secs(30),
+            memory: 64 << 20,
+            max_calls: 50,
+            max_output: 1024 * 1024,
+        }
+    }
+}
+
 /// How the proxy exposes the operations in `tools/list`.
 #[derive(Clone, Debug, Default)]
 pub enum ToolMode {
@@ -26,7 +54,7 @@ pub enum ToolMode {
     /// `search_operations`, `describe_operation` (TypeScript declarations) and `execute`, which
     /// runs a script whose `api` object calls the operations (see [`crate::code`]), within these
     /// limits.
-    Code(crate::code::CodeLimits),
+    Code(CodeLimits),
 }
 
 impl ToolMode {
@@ -101,7 +129,7 @@ impl Meta {
             SEARCH => Some(Meta::Search),
             DESCRIBE => Some(Meta::Describe),
             CALL if !code => Some(Meta::Call),
-            crate::code::EXECUTE if code => Some(Meta::Execute),
+            EXECUTE if code => Some(Meta::Execute),
             _ => None,
         }
     }
