@@ -304,7 +304,9 @@ fn generated_crates_build_and_serve_the_same_tools() {
         let expected: Vec<serde_json::Value> = set
             .tools
             .iter()
-            .map(|t| serde_json::to_value(t.tool()).expect("tool"))
+            .map(|t| {
+                serde_json::to_value(openapi_mcp_runtime::server::served_tool(t)).expect("tool")
+            })
             .collect();
         assert_eq!(
             replies[&2]["result"]["tools"],
