@@ -560,7 +560,7 @@ pub fn cut_note(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use openapi_mcp_toolset::model::{ArgBinding, HttpMethod, OutputShape};
+    use openapi_mcp_toolset::model::{ArgBinding, HttpMethod};
     use serde_json::json;
 
     #[test]
@@ -651,9 +651,6 @@ mod tests {
 
     fn route(args: &[(&str, &str)], schema: Value) -> Route {
         let r = Route {
-            method: HttpMethod::Get,
-            path: "/items".into(),
-            server: None,
             args: args
                 .iter()
                 .map(|(a, w)| ArgBinding {
@@ -668,14 +665,7 @@ mod tests {
                     content_type: None,
                 })
                 .collect(),
-            body: None,
-            accept: None,
-            security: vec![],
-            oauth_scopes: Vec::new(),
-            output: OutputShape::None,
-            pinned: Default::default(),
-            credential_params: Vec::new(),
-            input_schema: Default::default(),
+            ..Route::new(HttpMethod::Get, "/items")
         };
         let _ = schema;
         r

@@ -1190,7 +1190,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use openapi_mcp_toolset::model::{HttpMethod, OutputShape};
+    use openapi_mcp_toolset::model::HttpMethod;
 
     const UA: &str = "openapi-mcp/test";
 
@@ -1200,18 +1200,8 @@ mod tests {
 
     fn route(path: &str, args: Vec<ArgBinding>) -> Route {
         Route {
-            method: HttpMethod::Get,
-            path: path.into(),
-            server: None,
             args,
-            body: None,
-            accept: None,
-            security: vec![],
-            oauth_scopes: Vec::new(),
-            output: OutputShape::None,
-            pinned: Default::default(),
-            credential_params: Vec::new(),
-            input_schema: Default::default(),
+            ..Route::new(HttpMethod::Get, path)
         }
     }
 
