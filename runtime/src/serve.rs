@@ -785,7 +785,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             );
             let shutdown = handle.shutdown.clone();
             tokio::spawn(async move {
-                let _ = tokio::signal::ctrl_c().await;
+                stop_signal().await;
                 shutdown.cancel();
             });
             handle.task.await.map_err(StartError::Task)??;
@@ -794,7 +794,28 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
     if let Some(m) = metrics_task {
         m.shutdown.cancel();
     }
+    // The audit log's last batch is written before the process ends.
+    if let Some(audit) = observe.audit.clone() {
+        let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(5))).await;
+    }
     Ok(())
+}
+
+/// Resolves on Ctrl-C, or on SIGTERM (what Kubernetes, systemd and `docker stop` send): the
+/// HTTP server then stops taking connections and ends as on Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// A URL as it may be printed: without user info and with query values hidden (a base URL can
