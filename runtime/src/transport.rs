@@ -186,7 +186,11 @@ pub fn http_router(
     origins.extend(opts.allowed_origins.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(!opts.stateless)
-        .with_json_response(opts.stateless)
+        // A request served without a session (every 2026-era request, and every request with
+        // --stateless) gets a JSON answer when the answer is all there is; a call that sends
+        // progress first is answered as an event stream (rmcp falls back by itself). 2025-era
+        // sessions answer with event streams whatever this says.
+        .with_json_response(true)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
