@@ -596,3 +596,42 @@ async fn stdio_metrics_count_reloads_and_audit_names_stdio() {
     assert_eq!(lines[0]["status"], 200);
     client.cancel().await.unwrap();
 }
+
+/// SIGTERM (what Kubernetes and `docker stop` send) ends the HTTP server as Ctrl-C does: exit
+/// status 0, and the audit log's last batch written first. The call is answered right before the
+/// signal, so its entry is still in the writer's batch wait when the signal comes.
+#[tokio::test]
+async fn sigterm_stops_gracefully_and_writes_the_last_audit_entries() {
+    let up = Upstream::start().await;
+    up.respond(|_| Reply::json(200, json!({"id": 7, "name": "b"})));
+    let audit = temp_file("sigterm-audit.jsonl");
+    let mut proxy = Proxy::start(
+        &up.url("/api"),
+        &[
+            "--audit-log",
+            audit.to_str().expect("utf-8 path"),
+            "--auth-token",
+            GATE_TOKEN,
+        ],
+    );
+    let mcp = format!("{}/mcp", proxy.mcp().await);
+    let s = Session::open(&mcp).await;
+    for i in 0..3 {
+        let (status, answer) = s.call("petstore_show_pet_by_id", json!({"petId": i})).await;
+        assert_eq!(status, 200, "{answer}");
+    }
+    let pid = proxy._child.id().expect("running").to_string();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let exit = tokio::time::timeout(Duration::from_secs(10), proxy._child.wait())
+        .await
+        .expect("the proxy exits within 10 s of SIGTERM")
+        .expect("wait");
+    assert!(exit.success(), "exit after SIGTERM: {exit:?}");
+    // Read once, no waiting: every entry is there when the process has exited.
+    let text = std::fs::read_to_string(&audit).unwrap_or_default();
+    assert_eq!(text.lines().count(), 3, "audit log after SIGTERM:\n{text}");
+}
