@@ -10,7 +10,10 @@
 //! it; cached, fetched again, at most every [`REFETCH_MIN`], when a token names an unknown
 //! `kid`), then `iss`, `aud` (this server, RFC 8707), `exp` and `nbf` with [`LEEWAY_SECS`] of
 //! clock skew. Only asymmetric algorithms are accepted (no `none`, no HMAC keyed with a public
-//! key). A token never appears in a log line, an error or a result.
+//! key). With `--oauth-introspection-url` tokens are opaque to this server instead: the
+//! authorization server is asked about each one (RFC 7662, [`introspect`]) and its answer is
+//! held for at most [`introspect::CACHE_TTL`]. A token never appears in a log line, an error or
+//! a result.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,11 +25,53 @@ use serde::Deserialize;
 
 /// Clock skew allowed on `exp` and `nbf`.
 pub const LEEWAY_SECS: u64 = 30;
+/// How long a token's check is reused: a JWT's validation (its signature is not verified again
+/// for each request), an introspection answer (a revoked token stops working within this).
+/// Never past the token's `exp`.
+pub const CACHE_TTL: Duration = Duration::from_secs(30);
+/// Tokens whose checks are held at most (per cache).
+pub const CACHE_MAX: usize = 10_000;
+
+/// A token's check, and until when it holds.
+type Checked = (Instant, Result<Claims, TokenError>);
+
+/// Checked tokens by SHA-256 (never the token itself), each until a time.
+#[derive(Default)]
+pub(crate) struct Validated {
+    map: std::sync::Mutex<HashMap<[u8; 32], Checked>>,
+}
+
+impl Validated {
+    pub(crate) fn get(&self, key: &[u8; 32]) -> Option<Result<Claims, TokenError>> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        let (until, result) = map.get(key)?;
+        (Instant::now() < *until).then(|| result.clone())
+    }
+
+    pub(crate) fn put(&self, key: [u8; 32], until: Instant, result: Result<Claims, TokenError>) {
+        let mut map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() >= CACHE_MAX && !map.contains_key(&key) {
+            let now = Instant::now();
+            map.retain(|_, (u, _)| *u > now);
+            if map.len() >= CACHE_MAX {
+                // Full of live entries (a flood of distinct tokens): start over rather than grow.
+                map.clear();
+            }
+        }
+        map.insert(key, (until, result));
+    }
+
+    #[cfg(test)]
+    pub(crate) fn keys(&self) -> Vec<[u8; 32]> {
+        let map = self.map.lock().unwrap_or_else(|e| e.into_inner());
+        map.keys().copied().collect()
+    }
+}
 /// The JWKS is fetched again for an unknown `kid` at most this often.
 pub const REFETCH_MIN: Duration = Duration::from_secs(10);
 
 /// What `--oauth-*` configure.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct OAuthOptions {
     /// The authorization server's issuer identifier (`iss` of its tokens).
     pub issuer: String,
@@ -39,6 +84,69 @@ pub struct OAuthOptions {
     pub hide_unauthorized_tools: bool,
     /// `scopes_supported` of the metadata: every scope an operation asks for.
     pub scopes_supported: Vec<String>,
+    /// `--oauth-introspection-url`: tokens are checked by the authorization server (RFC 7662),
+    /// not as JWTs.
+    pub introspection: Option<introspect::Introspection>,
+}
+
+/// This server's own client credentials at the authorization server (`--oauth-client-id`, the
+/// secret from [`CLIENT_SECRET_ENV`]): for introspection and token exchange. The secret never
+/// shows in `Debug`.
+#[derive(Clone)]
+pub struct ClientAuth {
+    pub id: String,
+    secret: String,
+}
+
+/// The environment variable holding the secret of `--oauth-client-id` (never a flag: a flag's
+/// value shows in process listings and shell history).
+pub const CLIENT_SECRET_ENV: &str = "OPENAPI_MCP_OAUTH_CLIENT_SECRET";
+
+impl ClientAuth {
+    pub fn new(id: String, secret: String) -> Self {
+        ClientAuth { id, secret }
+    }
+
+    /// `Authorization: Basic …` (RFC 6749 §2.3.1: id and secret form-encoded first).
+    pub fn basic(&self) -> String {
+        use base64::Engine as _;
+        let enc = |v: &str| url::form_urlencoded::byte_serialize(v.as_bytes()).collect::<String>();
+        let pair = format!("{}:{}", enc(&self.id), enc(&self.secret));
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    }
+
+    /// The secret, for scrubbing text that might echo it.
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
+}
+
+impl std::fmt::Debug for ClientAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientAuth")
+            .field("id", &self.id)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}
+
+/// SHA-256 of a token: how caches key tokens (never by the token itself).
+pub fn token_digest(token: &str) -> [u8; 32] {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, token.as_bytes());
+    let mut out = [0u8; 32];
+    out.copy_from_slice(d.as_ref());
+    out
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// What a validated token says about its caller; the transport puts it into the request's
@@ -51,6 +159,8 @@ pub struct Claims {
     pub scopes: Vec<String>,
     /// `--hide-unauthorized-tools`: `tools/list` shows only what this token may call.
     pub hide_unauthorized_tools: bool,
+    /// When the token expires (`exp`, Unix seconds), when it says.
+    pub expires_at: Option<u64>,
 }
 
 impl Claims {
@@ -80,7 +190,7 @@ pub fn challenge_scopes<'a>(claims: &Claims, required: &'a [Vec<String>]) -> &'a
 }
 
 /// Why a token was refused (said to the client in `error_description`; never the token).
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[derive(Clone, Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TokenError {
     #[error("the token is not a well-formed JWT")]
     Malformed,
@@ -102,6 +212,20 @@ pub enum TokenError {
     MissingClaim,
     #[error("the issuer's keys cannot be fetched now")]
     KeysUnavailable,
+    #[error("the token is not active (revoked, expired or unknown to the authorization server)")]
+    Inactive,
+    #[error("the authorization server cannot check the token now")]
+    IntrospectionUnavailable,
+}
+
+impl TokenError {
+    /// A failure of this server or the authorization server, not of the token.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            TokenError::KeysUnavailable | TokenError::IntrospectionUnavailable
+        )
+    }
 }
 
 const ACCEPTED: &[Algorithm] = &[
@@ -129,6 +253,10 @@ type Keys = Arc<HashMap<String, (DecodingKey, Option<Algorithm>)>>;
 pub struct ResourceServer {
     pub opts: OAuthOptions,
     http: reqwest::Client,
+    /// `--oauth-introspection-url`: tokens are introspected, with a cache.
+    introspector: Option<introspect::Introspector>,
+    /// JWTs validated (successes only), for [`CACHE_TTL`] at most.
+    validated: Validated,
     jwks_url: tokio::sync::OnceCell<String>,
     cache: tokio::sync::Mutex<KeyCache>,
     /// Decoding keys by `kid` (or by index for keys without one), rebuilt on each fetch.
@@ -146,6 +274,7 @@ impl std::fmt::Debug for ResourceServer {
 #[derive(Deserialize)]
 struct RawClaims {
     sub: Option<String>,
+    exp: Option<f64>,
     scope: Option<String>,
     scp: Option<ScpClaim>,
 }
@@ -167,9 +296,15 @@ impl ResourceServer {
         if let Some(u) = &opts.jwks_url {
             let _ = jwks_url.set(u.clone());
         }
+        let introspector = opts
+            .introspection
+            .clone()
+            .map(introspect::Introspector::new);
         ResourceServer {
             opts,
             http,
+            introspector,
+            validated: Validated::default(),
             jwks_url,
             cache: Default::default(),
             decoding: Default::default(),
@@ -193,8 +328,34 @@ impl ResourceServer {
         })
     }
 
-    /// Validates a bearer token: signature, issuer, audience, expiry and not-before.
+    /// Validates a bearer token: signature, issuer, audience, expiry and not-before (or, with
+    /// introspection, what the authorization server says of it, then the same checks).
     pub async fn validate(&self, token: &str) -> Result<Claims, TokenError> {
+        if let Some(i) = &self.introspector {
+            return i.validate(&self.http, &self.opts, token).await;
+        }
+        // A token seen lately: its signature and claims were checked (a client sends the same
+        // token with every request; verifying a signature costs more than the rest of a call's
+        // gate). Only until the token expires.
+        let key = token_digest(token);
+        if let Some(hit) = self.validated.get(&key) {
+            return hit;
+        }
+        let claims = self.validate_jwt(token).await?;
+        let now = unix_now();
+        let left = claims.expires_at.map_or(Duration::ZERO, |e| {
+            Duration::from_secs(e.saturating_sub(now))
+        });
+        let keep = left.min(CACHE_TTL);
+        if !keep.is_zero() {
+            self.validated
+                .put(key, Instant::now() + keep, Ok(claims.clone()));
+        }
+        Ok(claims)
+    }
+
+    /// A JWT's signature, issuer, audience, expiry and not-before.
+    async fn validate_jwt(&self, token: &str) -> Result<Claims, TokenError> {
         let header = jsonwebtoken::decode_header(token).map_err(|_| TokenError::Malformed)?;
         if !ACCEPTED.contains(&header.alg) {
             return Err(TokenError::Algorithm);
@@ -227,13 +388,7 @@ impl ResourceServer {
             }
         })?;
         let c = data.claims;
-        let mut scopes: Vec<String> = c
-            .scope
-            .as_deref()
-            .unwrap_or("")
-            .split_ascii_whitespace()
-            .map(str::to_string)
-            .collect();
+        let mut scopes = scope_list(c.scope.as_deref());
         match c.scp {
             Some(ScpClaim::List(l)) => scopes.extend(l),
             Some(ScpClaim::Text(t)) => {
@@ -245,6 +400,7 @@ impl ResourceServer {
             subject: c.sub,
             scopes,
             hide_unauthorized_tools: self.opts.hide_unauthorized_tools,
+            expires_at: c.exp.filter(|e| *e >= 0.0).map(|e| e as u64),
         })
     }
 
@@ -343,6 +499,15 @@ impl ResourceServer {
     }
 }
 
+/// A space-separated `scope` value as a list.
+fn scope_list(scope: Option<&str>) -> Vec<String> {
+    scope
+        .unwrap_or("")
+        .split_ascii_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// `https://h/.well-known/oauth-protected-resource/p` for the resource `https://h/p`.
 pub fn metadata_url(resource: &str) -> String {
     well_known(resource, "oauth-protected-resource")
@@ -387,6 +552,8 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
     }
     out
 }
+
+pub mod introspect;
 
 #[cfg(test)]
 mod tests;

@@ -66,6 +66,15 @@ pub struct ServeArgs {
     /// OpenID metadata).
     #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
     pub oauth_jwks_url: Option<String>,
+    /// HTTP, with --oauth-issuer: check tokens (opaque ones) at this RFC 7662 introspection
+    /// endpoint instead of as JWTs, authenticating with --oauth-client-id; answers are used for
+    /// 30 s at most (a revoked token stops working within 30 s).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub oauth_introspection_url: Option<String>,
+    /// This server's client id at the --oauth-issuer (for --oauth-introspection-url); its secret
+    /// is read from OPENAPI_MCP_OAUTH_CLIENT_SECRET.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
+    pub oauth_client_id: Option<String>,
     /// HTTP, with --oauth-issuer: tools/list shows only the tools the caller's token has the
     /// scopes for (a call to any other still gets the 403 scope challenge).
     #[cfg_attr(feature = "cli", arg(long))]
@@ -215,6 +224,8 @@ impl Default for ServeArgs {
             oauth_issuer: None,
             oauth_audience: None,
             oauth_jwks_url: None,
+            oauth_introspection_url: None,
+            oauth_client_id: None,
             hide_unauthorized_tools: false,
             allowed_host: Vec::new(),
             allowed_origin: Vec::new(),
@@ -407,18 +418,38 @@ impl ServeArgs {
         let Some(issuer) = &self.oauth_issuer else {
             if self.oauth_audience.is_some()
                 || self.oauth_jwks_url.is_some()
+                || self.oauth_introspection_url.is_some()
                 || self.hide_unauthorized_tools
             {
                 return Err(UserError::msg(
-                    "--oauth-audience, --oauth-jwks-url and --hide-unauthorized-tools need --oauth-issuer",
+                    "--oauth-audience, --oauth-jwks-url, --oauth-introspection-url and --hide-unauthorized-tools need --oauth-issuer",
+                ));
+            }
+            if self.oauth_client_id.is_some() {
+                return Err(UserError::msg(
+                    "--oauth-client-id is this server's client at the --oauth-issuer: give --oauth-issuer and --oauth-introspection-url",
                 ));
             }
             return Ok(());
         };
+        if self.oauth_introspection_url.is_some() && self.oauth_jwks_url.is_some() {
+            return Err(UserError::msg(
+                "--oauth-jwks-url and --oauth-introspection-url are two ways to check tokens (JWTs against the issuer's keys, or any token at the introspection endpoint): choose one",
+            ));
+        }
+        if self.oauth_introspection_url.is_some() && self.oauth_client_id.is_none() {
+            return Err(UserError::msg(
+                "--oauth-introspection-url needs --oauth-client-id (and its secret in OPENAPI_MCP_OAUTH_CLIENT_SECRET): the introspection endpoint answers authenticated clients only (RFC 7662)",
+            ));
+        }
         for (flag, v) in [
             ("--oauth-issuer", Some(issuer)),
             ("--oauth-audience", self.oauth_audience.as_ref()),
             ("--oauth-jwks-url", self.oauth_jwks_url.as_ref()),
+            (
+                "--oauth-introspection-url",
+                self.oauth_introspection_url.as_ref(),
+            ),
         ] {
             if let Some(v) = v
                 && !url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
@@ -443,6 +474,49 @@ impl ServeArgs {
             ));
         }
         Ok(())
+    }
+
+    /// `--oauth-*` as the HTTP transport takes them (`None`: no OAuth). The client secret comes
+    /// from [`crate::oauth::CLIENT_SECRET_ENV`].
+    pub fn oauth_options(&self) -> Result<Option<OAuthOptions>, UserError> {
+        let Some(issuer) = self.oauth_issuer.clone() else {
+            return Ok(None);
+        };
+        let introspection = match &self.oauth_introspection_url {
+            None => None,
+            Some(url) => Some(crate::oauth::introspect::Introspection {
+                url: url.clone(),
+                client: self.oauth_client()?,
+                ttl: crate::oauth::introspect::CACHE_TTL,
+            }),
+        };
+        Ok(Some(OAuthOptions {
+            issuer,
+            audience: self.oauth_audience.clone().unwrap_or_default(),
+            jwks_url: self.oauth_jwks_url.clone(),
+            hide_unauthorized_tools: self.hide_unauthorized_tools,
+            scopes_supported: Vec::new(),
+            introspection,
+        }))
+    }
+
+    /// `--oauth-client-id` with its secret from the environment.
+    fn oauth_client(&self) -> Result<crate::oauth::ClientAuth, UserError> {
+        use crate::oauth::CLIENT_SECRET_ENV;
+        let id = self.oauth_client_id.clone().ok_or_else(|| {
+            UserError::msg(
+                "--oauth-client-id is needed (this server's client at the --oauth-issuer)",
+            )
+        })?;
+        let secret = std::env::var(CLIENT_SECRET_ENV)
+            .ok()
+            .filter(|s| !s.is_empty())
+            .ok_or_else(|| {
+                UserError::msg(format!(
+                    "--oauth-client-id {id} needs its secret in {CLIENT_SECRET_ENV}"
+                ))
+            })?;
+        Ok(crate::oauth::ClientAuth::new(id, secret))
     }
 
     /// The key sealing 2026-era confirmations ([`CONFIRM_KEY_ENV`]), when one is set.
@@ -645,6 +719,7 @@ pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 /// start-up line to stderr.
 pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(), StartError> {
     args.check_gate()?;
+    let oauth = args.oauth_options()?;
     let mode = args.tool_mode()?;
     let (forwarder, missing) = args.forwarder(&set)?;
     // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
@@ -747,13 +822,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             let mut http = HttpOptions::new(args.listen);
             http.stateless = args.stateless;
             http.auth_token = args.auth_token.clone();
-            http.oauth = args.oauth_issuer.clone().map(|issuer| OAuthOptions {
-                issuer,
-                audience: args.oauth_audience.clone().unwrap_or_default(),
-                jwks_url: args.oauth_jwks_url.clone(),
-                hide_unauthorized_tools: args.hide_unauthorized_tools,
-                scopes_supported: Vec::new(),
-            });
+            http.oauth = oauth;
             http.allowed_hosts = args.allowed_host.clone();
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;

@@ -14,7 +14,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::connections::ConnectionLimits;
-use crate::oauth::{Claims, OAuthOptions, ResourceServer, TokenError, challenge, challenge_scopes};
+use crate::oauth::{Claims, OAuthOptions, ResourceServer, challenge, challenge_scopes};
 use crate::observe::{AuditEntry, Caller, Metrics, Observe, Outcome, Readiness};
 use crate::server::ProxyServer;
 use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
@@ -563,7 +563,8 @@ async fn require_oauth(
     next: Next,
 ) -> Response {
     let metadata = rs.metadata_url();
-    let validated = match bearer(req.headers()) {
+    let token = bearer(req.headers()).map(str::to_owned);
+    let validated = match &token {
         None => Err(None),
         Some(token) => rs.validate(token).await.map_err(Some),
     };
@@ -586,7 +587,7 @@ async fn require_oauth(
             };
             let body = match e {
                 None => "missing bearer token\n",
-                Some(TokenError::KeysUnavailable) => "the token cannot be checked now\n",
+                Some(e) if e.is_unavailable() => "the token cannot be checked now\n",
                 Some(_) => "invalid bearer token\n",
             };
             // Read the refused request's body (within the limit) so the connection stays usable:

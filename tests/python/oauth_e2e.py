@@ -11,7 +11,11 @@ and by raw HTTP for what a client library hides:
 - the same token calling `addPet` (needs `pets:write`): 403 `insufficient_scope`, scope="pets:write";
 - `--hide-unauthorized-tools`: that token's tools/list has no `addPet`;
 - a 2026-07-28-era request gets the same 401/403;
-- the audit log names the token's `sub`; no token in the log, the audit log or a response.
+- the audit log names the token's `sub`; no token in the log, the audit log or a response;
+- opaque tokens (`--oauth-introspection-url`, RFC 7662): the same checks against an Authlib AS
+  issuing opaque tokens, the proxy authenticating at its introspection endpoint with
+  `--oauth-client-id` and OPENAPI_MCP_OAUTH_CLIENT_SECRET; a revoked token is refused; the SDK
+  client's flow works unchanged.
 
 Usage: oauth_e2e.py --bin target/debug/openapi-mcp
 """
@@ -67,6 +71,8 @@ paths:
       responses: {'201': {description: created}}
 """
 CLIENTS = {"reader": ("reader-secret-value", "pets:read"), "writer": ("writer-secret-value", "pets:read pets:write")}
+# The proxy's own client at the AS (introspection, token exchange).
+PROXY_CLIENT = ("mcp-proxy", "proxy-secret-value", "pets:read pets:write")
 
 
 def check(cond: bool, what: str) -> None:
@@ -76,12 +82,12 @@ def check(cond: bool, what: str) -> None:
 
 
 class Proxy:
-    def __init__(self, args, spec: str, issuer: str, base: str, extra: list[str]) -> None:
+    def __init__(self, args, spec: str, issuer: str, base: str, extra: list[str], env: dict | None = None) -> None:
         self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
         cmd = [args.bin, "proxy", spec, "--base-url", base, "--transport", "http", "--listen", "127.0.0.1:0",
                "--oauth-issuer", issuer, "--audit-log", self.audit, *extra]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-                                     env={**os.environ, "RUST_LOG": "debug"})
+                                     env={**os.environ, "RUST_LOG": "debug", **(env or {})})
         self.log: list[str] = []
         self.url = None
         for line in self.proc.stderr:
@@ -167,7 +173,38 @@ def raw_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpstream) -> l
     return [reader, writer, elsewhere]
 
 
-async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: bool) -> None:
+def introspection_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpstream) -> list[str]:
+    """Opaque tokens, checked at the AS's introspection endpoint (stateless proxy)."""
+    print("[opaque tokens: --oauth-introspection-url]")
+    upstream.take()  # what earlier sections sent
+    reader = auth.token("reader", CLIENTS["reader"][0], "pets:read", proxy.url)
+    writer = auth.token("writer", CLIENTS["writer"][0], "pets:read pets:write", proxy.url)
+    elsewhere = auth.token("writer", CLIENTS["writer"][0], "pets:read pets:write", "http://127.0.0.1:1/other")
+    revoked = auth.token("writer", CLIENTS["writer"][0], "pets:read pets:write", proxy.url)
+    auth.revoke(revoked)
+    check(not reader.startswith("eyJ") and reader.startswith("opaque-"), "the AS issues opaque tokens")
+    h = era_headers("2025-11-25", "scoped_list_pets")
+    status, _, body = http("POST", proxy.url, call("scoped_list_pets", {}), {**h, "Authorization": f"Bearer {reader}"})
+    check(status == 200 and '"isError":false' in body.replace(" ", ""), f"an opaque pets:read token calls listPets: {body[:120]}")
+    for label, token, words in (("another audience", elsewhere, "another resource"), ("revoked", revoked, "not active"),
+                                ("unknown", "opaque-garbage-token-value", "not active")):
+        status, headers, body = http("POST", proxy.url, call("scoped_list_pets", {}), {**h, "Authorization": f"Bearer {token}"})
+        challenge = headers.get("WWW-Authenticate", "")
+        check(status == 401 and 'error="invalid_token"' in challenge and words in challenge, f"{label} opaque token: 401 {challenge}")
+        check(token not in body and token not in challenge, f"{label}: the token is not echoed")
+    h = era_headers("2025-11-25", "scoped_add_pet")
+    status, headers, _ = http("POST", proxy.url, call("scoped_add_pet", {"name": "rex"}), {**h, "Authorization": f"Bearer {reader}"})
+    challenge = headers.get("WWW-Authenticate", "")
+    check(status == 403 and 'scope="pets:write"' in challenge, f"the pets:read opaque token calling addPet: 403 {challenge}")
+    status, _, body = http("POST", proxy.url, call("scoped_add_pet", {"name": "rex"}), {**h, "Authorization": f"Bearer {writer}"})
+    check(status == 200 and '"isError":false' in body.replace(" ", ""), "the pets:write opaque token calls addPet")
+    sent = upstream.take()
+    check([r["method"] for r in sent] == ["GET", "POST"], f"the upstream got the 2 allowed calls only: {[r['method'] for r in sent]}")
+    check(all("authorization" not in r["headers"] for r in sent), "no MCP token reaches the upstream")
+    return [reader, writer, elsewhere, revoked]
+
+
+async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: bool, label: str = "") -> None:
     """The SDK's OAuth client finds everything from the 401 and calls a tool."""
 
     class Memory:
@@ -193,9 +230,9 @@ async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: boo
         async with Client(streamable_http_client(proxy.url, http_client=hc)) as client:
             names = sorted(t.name for t in (await client.list_tools()).tools)
             want = ["scoped_list_pets"] if hidden else ["scoped_add_pet", "scoped_list_pets"]
-            check(names == want, f"SDK client {client_id} ({'--hide-unauthorized-tools' if hidden else 'all shown'}): tools {names}")
+            check(names == want, f"SDK client {client_id}{label} ({'--hide-unauthorized-tools' if hidden else 'all shown'}): tools {names}")
             result = await client.call_tool("scoped_list_pets", {})
-            check(not result.is_error, f"SDK client {client_id}: listPets called after the OAuth flow")
+            check(not result.is_error, f"SDK client {client_id}{label}: listPets called after the OAuth flow")
 
 
 def main() -> int:
@@ -223,6 +260,23 @@ def main() -> int:
             asyncio.run(sdk_checks(proxy, auth, "reader", hidden))
         finally:
             outputs.append(proxy.stop())
+    auth.close()
+    # Opaque tokens: another AS issuing them, the proxy introspecting.
+    clients = {**CLIENTS, PROXY_CLIENT[0]: PROXY_CLIENT[1:]}
+    auth = AuthServer(clients, opaque=True, introspectors=[PROXY_CLIENT[0]])
+    introspect = ["--oauth-introspection-url", f"{auth.issuer}/introspect", "--oauth-client-id", PROXY_CLIENT[0]]
+    secret_env = {"OPENAPI_MCP_OAUTH_CLIENT_SECRET": PROXY_CLIENT[1]}
+    proxy = Proxy(args, spec.name, auth.issuer, base, ["--stateless", *introspect], secret_env)
+    try:
+        tokens += introspection_checks(proxy, auth, upstream)
+    finally:
+        outputs.append(proxy.stop())
+    proxy = Proxy(args, spec.name, auth.issuer, base, introspect, secret_env)
+    try:
+        asyncio.run(sdk_checks(proxy, auth, "writer", False, " (opaque token)"))
+    finally:
+        outputs.append(proxy.stop())
+    auth.close()
     text = "".join(outputs)
     check(not any(t in text for t in tokens) and "secret-value" not in text, "no token or client secret in the logs or audit logs")
     print("oauth e2e: all checks passed")

@@ -88,6 +88,7 @@ fn server(jwks_url: &str) -> ResourceServer {
         jwks_url: Some(jwks_url.into()),
         hide_unauthorized_tools: false,
         scopes_supported: vec![],
+        introspection: None,
     })
 }
 
@@ -237,6 +238,7 @@ async fn the_jwks_url_comes_from_the_issuer_metadata() {
         jwks_url: None,
         hide_unauthorized_tools: false,
         scopes_supported: vec![],
+        introspection: None,
     });
     let mut c = claims();
     c["iss"] = json!(issuer);
@@ -317,4 +319,317 @@ fn conflicting_or_malformed_oauth_options_are_refused_at_start() {
         },
         "need --oauth-issuer",
     );
+}
+
+/// An RFC 7662 introspection endpoint: answers per token (the test changes them), for the
+/// client `rs` with secret `rs-secret-value` only, counting the questions.
+struct Introspect {
+    url: String,
+    answers: Arc<Mutex<std::collections::HashMap<String, Value>>>,
+    asked: Arc<AtomicUsize>,
+}
+
+async fn introspection_endpoint() -> Introspect {
+    use axum::http::{HeaderMap, StatusCode};
+    let answers: Arc<Mutex<std::collections::HashMap<String, Value>>> = Arc::default();
+    let asked = Arc::new(AtomicUsize::new(0));
+    let (a, n) = (Arc::clone(&answers), Arc::clone(&asked));
+    let app = axum::Router::new().route(
+        "/introspect",
+        axum::routing::post(move |headers: HeaderMap, body: String| {
+            n.fetch_add(1, Ordering::SeqCst);
+            let want = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("rs:rs-secret-value")
+            );
+            let authed =
+                headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(want.as_str());
+            let form: std::collections::HashMap<String, String> =
+                url::form_urlencoded::parse(body.as_bytes())
+                    .into_owned()
+                    .collect();
+            let answer = a
+                .lock()
+                .unwrap()
+                .get(form.get("token").map(String::as_str).unwrap_or(""))
+                .cloned()
+                .unwrap_or(json!({"active": false}));
+            async move {
+                if !authed {
+                    return (
+                        StatusCode::UNAUTHORIZED,
+                        json!({"error": "invalid_client"}).to_string(),
+                    );
+                }
+                (StatusCode::OK, answer.to_string())
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Introspect {
+        url: format!("http://{addr}/introspect"),
+        answers,
+        asked,
+    }
+}
+
+fn introspecting(url: &str, secret: &str, ttl: Duration) -> ResourceServer {
+    ResourceServer::new(OAuthOptions {
+        issuer: ISS.into(),
+        audience: AUD.into(),
+        introspection: Some(introspect::Introspection {
+            url: url.into(),
+            client: ClientAuth::new("rs".into(), secret.into()),
+            ttl,
+        }),
+        ..OAuthOptions::default()
+    })
+}
+
+fn active() -> Value {
+    json!({"active": true, "iss": ISS, "aud": AUD, "sub": "alice", "scope": "pets:read pets:write",
+        "exp": now() + 300, "client_id": "app", "token_type": "Bearer"})
+}
+
+#[tokio::test]
+async fn an_opaque_token_is_introspected_once_per_ttl_and_revocation_takes_effect() {
+    let ep = introspection_endpoint().await;
+    ep.answers
+        .lock()
+        .unwrap()
+        .insert("opaque-token-1".into(), active());
+    let rs = introspecting(&ep.url, "rs-secret-value", Duration::from_millis(400));
+    let c = rs.validate("opaque-token-1").await.unwrap();
+    assert_eq!(c.subject.as_deref(), Some("alice"));
+    assert_eq!(c.scopes, ["pets:read", "pets:write"]);
+    assert!(c.expires_at.is_some_and(|e| e > now()));
+    // Cached: asked once for many uses.
+    for _ in 0..5 {
+        assert!(rs.validate("opaque-token-1").await.is_ok());
+    }
+    assert_eq!(ep.asked.load(Ordering::SeqCst), 1);
+    // Revoked at the authorization server: still accepted until the answer's TTL is over, then
+    // refused.
+    ep.answers
+        .lock()
+        .unwrap()
+        .insert("opaque-token-1".into(), json!({"active": false}));
+    assert!(rs.validate("opaque-token-1").await.is_ok());
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(
+        rs.validate("opaque-token-1").await.unwrap_err(),
+        TokenError::Inactive
+    );
+    assert_eq!(ep.asked.load(Ordering::SeqCst), 2);
+    // The refusal is cached too.
+    assert_eq!(
+        rs.validate("opaque-token-1").await.unwrap_err(),
+        TokenError::Inactive
+    );
+    assert_eq!(ep.asked.load(Ordering::SeqCst), 2);
+    // The cache never holds the token itself.
+    let held = rs.introspector.as_ref().unwrap().held_keys();
+    assert!(
+        held.iter()
+            .all(|k| !k.windows(14).any(|w| w == b"opaque-token-1"))
+    );
+    assert!(held.contains(&token_digest("opaque-token-1")));
+}
+
+#[tokio::test]
+async fn introspection_answers_are_checked_like_jwt_claims() {
+    let ep = introspection_endpoint().await;
+    let rs = introspecting(&ep.url, "rs-secret-value", Duration::from_secs(30));
+    let with = |f: &dyn Fn(&mut Value)| {
+        let mut a = active();
+        f(&mut a);
+        a
+    };
+    let cases: Vec<(Value, Result<(), TokenError>)> = vec![
+        (json!({"active": false}), Err(TokenError::Inactive)),
+        (
+            with(&|a| a["exp"] = json!(now() - 120)),
+            Err(TokenError::Expired),
+        ),
+        (
+            with(&|a| a["nbf"] = json!(now() + 120)),
+            Err(TokenError::NotYetValid),
+        ),
+        (
+            with(&|a| a["iss"] = json!("https://other.example")),
+            Err(TokenError::Issuer),
+        ),
+        (
+            with(&|a| a["aud"] = json!("http://127.0.0.1:9/other")),
+            Err(TokenError::Audience),
+        ),
+        (
+            with(&|a| {
+                a.as_object_mut().unwrap().remove("aud");
+            }),
+            Err(TokenError::MissingClaim),
+        ),
+        // Within the clock skew, an audience list holding this server, no `iss` (the endpoint
+        // is the issuer's own) and no `exp`: accepted.
+        (with(&|a| a["exp"] = json!(now() - 10)), Ok(())),
+        (
+            with(&|a| a["aud"] = json!(["https://api.example", AUD])),
+            Ok(()),
+        ),
+        (
+            with(&|a| {
+                a.as_object_mut().unwrap().remove("iss");
+                a.as_object_mut().unwrap().remove("exp");
+            }),
+            Ok(()),
+        ),
+    ];
+    for (i, (answer, want)) in cases.into_iter().enumerate() {
+        let token = format!("opaque-case-{i}");
+        ep.answers
+            .lock()
+            .unwrap()
+            .insert(token.clone(), answer.clone());
+        let got = rs.validate(&token).await.map(|_| ());
+        assert_eq!(got, want, "{answer}");
+    }
+    // "Not valid yet" is not cached: it will be.
+    let asked = ep.asked.load(Ordering::SeqCst);
+    assert!(rs.validate("opaque-case-2").await.is_err());
+    assert_eq!(ep.asked.load(Ordering::SeqCst), asked + 1);
+}
+
+#[tokio::test]
+async fn a_short_lived_token_is_not_cached_past_its_expiry() {
+    let ep = introspection_endpoint().await;
+    let rs = introspecting(&ep.url, "rs-secret-value", Duration::from_secs(30));
+    let mut a = active();
+    a["exp"] = json!(now() + 1);
+    ep.answers.lock().unwrap().insert("short-lived".into(), a);
+    assert!(rs.validate("short-lived").await.is_ok());
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Past its exp the answer is not reused (the server is asked again; within the clock skew
+    // it still says active).
+    assert!(rs.validate("short-lived").await.is_ok());
+    assert_eq!(ep.asked.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test]
+async fn an_introspection_failure_refuses_without_caching_or_telling_secrets() {
+    let ep = introspection_endpoint().await;
+    ep.answers
+        .lock()
+        .unwrap()
+        .insert("opaque-token-2".into(), active());
+    // Wrong client secret: the endpoint answers 401; the token cannot be checked.
+    let rs = introspecting(&ep.url, "wrong-secret-value", Duration::from_secs(30));
+    for _ in 0..2 {
+        let e = rs.validate("opaque-token-2").await.unwrap_err();
+        assert_eq!(e, TokenError::IntrospectionUnavailable);
+        assert!(e.is_unavailable());
+        let text = e.to_string();
+        assert!(
+            !text.contains("opaque-token-2") && !text.contains("secret-value"),
+            "{text}"
+        );
+    }
+    assert_eq!(
+        ep.asked.load(Ordering::SeqCst),
+        2,
+        "failures are not cached"
+    );
+    // Nobody listening.
+    let rs = introspecting(
+        "http://127.0.0.1:9/introspect",
+        "rs-secret-value",
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        rs.validate("opaque-token-2").await.unwrap_err(),
+        TokenError::IntrospectionUnavailable
+    );
+    // The client secret never shows in Debug.
+    let dbg = format!("{:?}", rs.opts);
+    assert!(
+        !dbg.contains("rs-secret-value") && dbg.contains("<redacted>"),
+        "{dbg}"
+    );
+}
+
+#[test]
+fn introspection_options_are_checked_at_start() {
+    use crate::serve::ServeArgs;
+    let base = || ServeArgs {
+        oauth_issuer: Some(ISS.into()),
+        oauth_introspection_url: Some("https://issuer.example/introspect".into()),
+        oauth_client_id: Some("rs".into()),
+        ..ServeArgs::default()
+    };
+    assert!(base().check_gate().is_ok());
+    let refused = |a: ServeArgs, words: &str| {
+        let e = a.check_gate().unwrap_err().to_string();
+        assert!(e.contains(words), "{e}");
+    };
+    refused(
+        ServeArgs {
+            oauth_client_id: None,
+            ..base()
+        },
+        "needs --oauth-client-id",
+    );
+    refused(
+        ServeArgs {
+            oauth_jwks_url: Some("https://issuer.example/jwks".into()),
+            ..base()
+        },
+        "choose one",
+    );
+    refused(
+        ServeArgs {
+            oauth_introspection_url: Some("introspect".into()),
+            ..base()
+        },
+        "not an http(s) URL",
+    );
+    refused(
+        ServeArgs {
+            oauth_issuer: None,
+            ..base()
+        },
+        "need --oauth-issuer",
+    );
+}
+
+#[tokio::test]
+async fn a_validated_jwt_is_reused_until_its_expiry_only() {
+    let k = key("k1");
+    let j = jwks(vec![k.jwk.clone()]).await;
+    let rs = server(&j.url);
+    let token = sign(&k, &claims());
+    let mut short = claims();
+    short["exp"] = json!(now() + 1);
+    let short = sign(&k, &short);
+    assert!(rs.validate(&token).await.is_ok());
+    assert!(rs.validate(&short).await.is_ok());
+    // The keys are gone (and not fetched again): the tokens checked lately are still known...
+    *rs.decoding.write().unwrap() = Arc::default();
+    rs.cache.lock().await.fetched = Some(Instant::now());
+    let c = rs.validate(&token).await.unwrap();
+    assert_eq!(c.subject.as_deref(), Some("alice"));
+    assert!(rs.validate(&short).await.is_ok());
+    // ...but never past a token's own expiry: then its signature is checked again.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(
+        rs.validate(&short).await.unwrap_err(),
+        TokenError::UnknownKey
+    );
+    assert!(rs.validate(&token).await.is_ok());
+    // Held by digest, not by token.
+    assert!(rs.validated.keys().contains(&token_digest(&token)));
+    // Refusals are not held: a forged token is checked each time.
+    let forger = key("k1");
+    *rs.decoding.write().unwrap() = Arc::default();
+    assert!(rs.validate(&sign(&forger, &claims())).await.is_err());
 }
