@@ -1001,14 +1001,16 @@ impl ProxyServer {
             }
         };
         let forwarded = self.forwarded_headers(context);
+        let caller = caller_of(context);
         let work = async {
             let (result, report) = CallScope::new(forwarded.clone())
+                .with_caller(caller.clone())
                 .with_select(select.clone())
                 .run(call)
                 .await;
             match report.accepted_at.clone() {
                 Some(at) if self.inner.opts.poll => {
-                    self.poll(state, &at, &forwarded, started, result, report)
+                    self.poll(state, &at, (&forwarded, &caller), started, result, report)
                         .await
                 }
                 Some(at) => {
@@ -1353,7 +1355,7 @@ impl ProxyServer {
         &self,
         state: &ToolState,
         at: &url::Url,
-        forwarded: &[(String, String)],
+        (forwarded, caller): (&[(String, String)], &Option<Arc<crate::forward::Caller>>),
         started: Instant,
         first: CallToolResult,
         first_report: CallReport,
@@ -1387,6 +1389,7 @@ impl ProxyServer {
             };
             let route = &state.set.tools[i].route;
             let (polled, report) = CallScope::new(forwarded.to_vec())
+                .with_caller(caller.clone())
                 .run(fwd.call(route, &args))
                 .await;
             let running = report.status == Some(202)
@@ -1777,6 +1780,16 @@ pub fn as_object(v: Value) -> serde_json::Map<String, Value> {
         Value::Object(m) => m,
         _ => serde_json::Map::new(),
     }
+}
+
+/// The caller the HTTP transport's OAuth gate authorized (for per-caller upstream credentials).
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<crate::forward::Caller>> {
+    context
+        .extensions
+        .get::<http::request::Parts>()?
+        .extensions
+        .get::<Arc<crate::forward::Caller>>()
+        .cloned()
 }
 
 /// The validated token's claims of an HTTP request (`--oauth-issuer`).

@@ -627,6 +627,16 @@ async fn require_oauth(
     } else {
         body
     };
+    if let Some(token) = &token {
+        // The caller, for per-caller upstream credentials (forward::caller).
+        parts
+            .extensions
+            .insert(Arc::new(crate::forward::Caller::new(
+                claims.subject.clone().unwrap_or_default(),
+                token,
+                claims.expires_at,
+            )));
+    }
     parts.extensions.insert::<Claims>(claims);
     next.run(Request::from_parts(parts, body)).await
 }

@@ -236,22 +236,48 @@ fn push_with_encodings(out: &mut Vec<String>, v: &str) {
 /// The first security alternative whose schemes all have credentials. Non-empty alternatives are
 /// preferred over an empty one (`{}` = "auth optional"), so configured credentials are sent when
 /// the operation accepts them. `None`: send without credentials.
+#[cfg(test)]
 pub(crate) fn select<'r>(
     security: &'r [Vec<String>],
     schemes: &[(String, SecurityScheme)],
     creds: &Credentials,
+) -> Option<&'r [String]> {
+    select_with(security, schemes, creds, &[])
+}
+
+/// [`select`] with per-caller credentials (scheme, value) besides the static ones.
+pub(crate) fn select_with<'r>(
+    security: &'r [Vec<String>],
+    schemes: &[(String, SecurityScheme)],
+    creds: &Credentials,
+    per_caller: &[(String, String)],
 ) -> Option<&'r [String]> {
     security
         .iter()
         .filter(|alt| !alt.is_empty())
         .find(|alt| {
             alt.iter().all(|name| {
-                schemes
-                    .iter()
-                    .any(|(n, s)| n == name && creds.cred(n, s).is_some())
+                schemes.iter().any(|(n, s)| {
+                    n == name
+                        && (per_caller.iter().any(|(c, _)| c == n) || creds.cred(n, s).is_some())
+                })
             })
         })
         .map(Vec::as_slice)
+}
+
+/// A per-caller credential as the scheme takes it (basic: `user:pass`; anything else: a token).
+fn caller_cred<'a>(scheme: &SecurityScheme, value: &'a str) -> Cred<'a> {
+    match scheme {
+        SecurityScheme::Basic => match value.split_once(':') {
+            Some((user, pass)) => Cred::Basic { user, pass },
+            None => Cred::Basic {
+                user: value,
+                pass: "",
+            },
+        },
+        _ => Cred::Token(value),
+    }
 }
 
 /// Credentials placed on one request.
@@ -268,18 +294,35 @@ pub(crate) struct AuthParts {
 }
 
 /// Puts the credentials of `alt` on a request; `token(scheme)` is the cached OAuth2 token.
+#[cfg(test)]
 pub(crate) fn apply(
     alt: &[String],
     schemes: &[(String, SecurityScheme)],
     creds: &Credentials,
     token: impl Fn(&str) -> Option<String>,
 ) -> AuthParts {
+    apply_with(alt, schemes, creds, token, &[])
+}
+
+/// [`apply`] with per-caller credentials (scheme, value), which take the place of the static
+/// credential of their scheme.
+pub(crate) fn apply_with(
+    alt: &[String],
+    schemes: &[(String, SecurityScheme)],
+    creds: &Credentials,
+    token: impl Fn(&str) -> Option<String>,
+    per_caller: &[(String, String)],
+) -> AuthParts {
     let mut parts = AuthParts::default();
     for name in alt {
         let Some((_, scheme)) = schemes.iter().find(|(n, _)| n == name) else {
             continue;
         };
-        let Some(cred) = creds.cred(name, scheme) else {
+        let cred = match per_caller.iter().find(|(n, _)| n == name) {
+            Some((_, v)) => Some(caller_cred(scheme, v)),
+            None => creds.cred(name, scheme),
+        };
+        let Some(cred) = cred else {
             continue;
         };
         match (scheme, cred) {

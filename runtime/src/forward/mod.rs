@@ -10,6 +10,7 @@
 //! logs (only method, path template, status and duration are logged, at debug level).
 
 pub mod auth;
+pub mod caller;
 mod encode;
 pub mod fit;
 pub mod request;
@@ -27,6 +28,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 pub use auth::Credentials;
+pub use caller::{Caller, CallerCredentialError, CallerCredentials};
 pub use fit::ResponseMode;
 pub use response::{Shape, Truncation, to_result, to_result_shaped};
 
@@ -41,10 +43,13 @@ tokio::task_local! {
 
 /// Per-call context of the MCP request being served, visible to [`Forwarder::call`] however the
 /// call reaches it (the proxy, or a generated crate's typed handler): headers of the client's
-/// HTTP request to pass on (`--forward-header`) and, afterwards, the upstream status for the log.
+/// HTTP request to pass on (`--forward-header`), the authorized caller (for
+/// [`CallerCredentials`]) and, afterwards, the upstream status for the log.
 #[derive(Debug, Default)]
 pub struct CallScope {
     pub forwarded_headers: Vec<(String, String)>,
+    /// The caller the HTTP transport authorized (OAuth), when there is one.
+    pub caller: Option<Arc<Caller>>,
     /// The call's `_select` argument (its name and JMESPath expression), checked already.
     pub select: Option<(String, String)>,
     status: std::cell::Cell<Option<u16>>,
@@ -107,6 +112,12 @@ impl CallScope {
             forwarded_headers,
             ..Self::default()
         }
+    }
+
+    /// With the caller the HTTP transport authorized.
+    pub fn with_caller(mut self, caller: Option<Arc<Caller>>) -> Self {
+        self.caller = caller;
+        self
     }
 
     /// With the call's selection argument: its name and (checked) JMESPath expression.
@@ -278,6 +289,8 @@ struct Inner {
     schemes: Vec<(String, SecurityScheme)>,
     creds: Credentials,
     tokens: TokenCache,
+    /// Per-caller credentials, asked before `creds` (set once, before serving).
+    caller_creds: std::sync::OnceLock<Arc<dyn CallerCredentials>>,
     /// Credential values (in their wire encodings) and `--header` values that are secrets
     /// ([`scrub::is_secret_header`]), prepared for [`scrub::scrub`]; OAuth tokens join them per
     /// call.
@@ -476,6 +489,7 @@ impl Forwarder {
                 schemes,
                 creds,
                 tokens: TokenCache::default(),
+                caller_creds: std::sync::OnceLock::new(),
                 secrets,
             }),
         })
@@ -489,6 +503,63 @@ impl Forwarder {
         &self.inner.creds
     }
 
+    /// Per-caller upstream credentials, consulted before the static ones for every call made
+    /// by an authorized caller (see [`caller`]). Set once; `false` if one was set already.
+    pub fn set_caller_credentials(&self, provider: Arc<dyn CallerCredentials>) -> bool {
+        self.inner.caller_creds.set(provider).is_ok()
+    }
+
+    /// The per-caller credentials of `caller` for `route` (scheme, value): asked scheme by
+    /// scheme in the order of the operation's security alternatives, up to the first
+    /// alternative they and the static credentials fill. Nothing is asked for an operation
+    /// served from an origin credentials do not go to.
+    async fn caller_credentials(
+        &self,
+        route: &Route,
+        caller: Option<&Caller>,
+    ) -> Result<Vec<(String, String)>, CallerCredentialError> {
+        let inner = &self.inner;
+        let (Some(provider), Some(caller)) = (inner.caller_creds.get(), caller) else {
+            return Ok(Vec::new());
+        };
+        let trusted = request::effective_base(&inner.opts.base_url, route.server.as_deref())
+            .is_ok_and(|u| inner.opts.sends_credentials_to(&u));
+        if !trusted {
+            return Ok(Vec::new());
+        }
+        let mut asked: Vec<(String, Option<String>)> = Vec::new();
+        for alt in route.security.iter().filter(|a| !a.is_empty()) {
+            let mut filled = true;
+            for name in alt {
+                let value = match asked.iter().find(|(n, _)| n == name) {
+                    Some((_, v)) => v.clone(),
+                    None => {
+                        let v = provider.credential(caller, name).await?;
+                        asked.push((name.clone(), v.clone()));
+                        v
+                    }
+                };
+                let static_cred = || {
+                    inner
+                        .schemes
+                        .iter()
+                        .any(|(n, s)| n == name && inner.creds.cred(n, s).is_some())
+                };
+                if value.is_none() && !static_cred() {
+                    filled = false;
+                    break;
+                }
+            }
+            if filled {
+                break;
+            }
+        }
+        Ok(asked
+            .into_iter()
+            .filter_map(|(n, v)| v.map(|v| (n, v)))
+            .collect())
+    }
+
     /// The request for one tool call: method, URL, headers (credentials of the chosen security
     /// alternative included; an OAuth2 client-credentials token only if already cached) and body.
     pub fn build_request(
@@ -496,19 +567,21 @@ impl Forwarder {
         route: &Route,
         args: &Map<String, Value>,
     ) -> Result<BuiltRequest, ArgError> {
-        self.check_credentials(route, args)
+        self.check_credentials(route, args, &[])
             .map_err(|message| ArgError { arg: None, message })?;
-        self.build(route, args, None, &[])
+        self.build(route, args, None, &[], &[])
     }
 
     /// `fresh`: OAuth2 tokens (scheme, token) obtained for this very request; they are used even
-    /// if the cache already considers them stale (short-lived tokens).
+    /// if the cache already considers them stale (short-lived tokens). `per_caller`: the
+    /// caller's own credentials (scheme, value), before the static ones.
     fn build(
         &self,
         route: &Route,
         args: &Map<String, Value>,
         boundary: Option<&str>,
         fresh: &[(String, String)],
+        per_caller: &[(String, String)],
     ) -> Result<BuiltRequest, ArgError> {
         // `null`s that mean "not set" are not sent: the same ones validation left out.
         let schema = route.input_schema.get();
@@ -543,8 +616,8 @@ impl Forwarder {
         let trusted = request::effective_base(&inner.opts.base_url, route.server.as_deref())
             .is_ok_and(|u| inner.opts.sends_credentials_to(&u));
         let parts = if trusted {
-            auth::select(&route.security, &inner.schemes, &inner.creds)
-                .map(|alt| auth::apply(alt, &inner.schemes, &inner.creds, token))
+            auth::select_with(&route.security, &inner.schemes, &inner.creds, per_caller)
+                .map(|alt| auth::apply_with(alt, &inner.schemes, &inner.creds, token, per_caller))
                 .unwrap_or_default()
         } else {
             auth::AuthParts::default()
@@ -569,7 +642,8 @@ impl Forwarder {
     /// Never panics; argument problems and upstream failures are results with `is_error = true`.
     pub async fn call(&self, route: &Route, args: &Map<String, Value>) -> CallToolResult {
         let started = Instant::now();
-        let (result, status) = self.call_inner(route, args).await;
+        let mut per_caller = Vec::new();
+        let (result, status) = self.call_inner(route, args, &mut per_caller).await;
         let _ = CALL_SCOPE.try_with(|s| s.status.set(status));
         tracing::debug!(
             method = route.method.as_str(),
@@ -578,13 +652,18 @@ impl Forwarder {
             ms = started.elapsed().as_millis() as u64,
             "forwarded tool call"
         );
-        self.scrub(result)
+        self.scrub(result, &per_caller)
     }
 
     /// Refuses a call that would go without a required parameter a credential fills
     /// ([`Route::credential_params`]): no configured credential, argument, `--header`,
     /// forwarded header or base-URL query gives it. The message names what to set.
-    fn check_credentials(&self, route: &Route, args: &Map<String, Value>) -> Result<(), String> {
+    fn check_credentials(
+        &self,
+        route: &Route,
+        args: &Map<String, Value>,
+        per_caller: &[(String, String)],
+    ) -> Result<(), String> {
         let inner = &self.inner;
         let mut required = route
             .credential_params
@@ -598,7 +677,7 @@ impl Forwarder {
         let trusted = base
             .as_ref()
             .is_ok_and(|u| inner.opts.sends_credentials_to(u));
-        let alt = auth::select(&route.security, &inner.schemes, &inner.creds);
+        let alt = auth::select_with(&route.security, &inner.schemes, &inner.creds, per_caller);
         let scheme = |n: &str| inner.schemes.iter().find(|(s, _)| s == n).map(|(_, s)| s);
         let forwarded = if trusted {
             CALL_SCOPE
@@ -650,13 +729,21 @@ impl Forwarder {
         Ok(())
     }
 
-    /// Client-credentials schemes of the security alternative chosen for `route`.
-    fn client_credential_schemes(&self, route: &Route) -> Vec<String> {
+    /// Client-credentials schemes of the security alternative chosen for `route` (those a
+    /// per-caller credential fills need no token).
+    fn client_credential_schemes(
+        &self,
+        route: &Route,
+        per_caller: &[(String, String)],
+    ) -> Vec<String> {
         let inner = &self.inner;
-        let Some(alt) = auth::select(&route.security, &inner.schemes, &inner.creds) else {
+        let Some(alt) =
+            auth::select_with(&route.security, &inner.schemes, &inner.creds, per_caller)
+        else {
             return Vec::new();
         };
         alt.iter()
+            .filter(|name| !per_caller.iter().any(|(n, _)| n == *name))
             .filter(|name| {
                 inner.schemes.iter().any(|(n, s)| {
                     n == *name && matches!(inner.creds.cred(n, s), Some(Cred::Client { .. }))
@@ -666,17 +753,24 @@ impl Forwarder {
             .collect()
     }
 
+    /// `per_caller` receives the caller's credentials used (for the result's scrubbing).
     async fn call_inner(
         &self,
         route: &Route,
         args: &Map<String, Value>,
+        per_caller: &mut Vec<(String, String)>,
     ) -> (CallToolResult, Option<u16>) {
-        if let Err(message) = self.check_credentials(route, args) {
+        let caller = CALL_SCOPE.try_with(|s| s.caller.clone()).ok().flatten();
+        match self.caller_credentials(route, caller.as_deref()).await {
+            Ok(v) => *per_caller = v,
+            Err(e) => return (error_result(format!("{e} Nothing was sent.")), None),
+        }
+        if let Err(message) = self.check_credentials(route, args, per_caller) {
             return (error_result(message), None);
         }
         let inner = &self.inner;
         let opts = &inner.opts;
-        let cc = self.client_credential_schemes(route);
+        let mut cc = self.client_credential_schemes(route, per_caller);
         let idempotent = route.method.is_idempotent() || opts.retry_writes;
         let started = Instant::now();
         let mut attempt = 0u32;
@@ -690,7 +784,7 @@ impl Forwarder {
                     Err(e) => return (error_result(e.to_string()), None),
                 }
             }
-            let built = match self.build(route, args, None, &fresh) {
+            let built = match self.build(route, args, None, &fresh, per_caller) {
                 Ok(b) => b,
                 Err(e) => return (error_result(format!("invalid arguments: {e}")), None),
             };
@@ -718,11 +812,30 @@ impl Forwarder {
             match sent {
                 Ok(mut resp) => {
                     let status = resp.status();
-                    if status == http::StatusCode::UNAUTHORIZED && !cc.is_empty() && !refreshed {
+                    if status == http::StatusCode::UNAUTHORIZED
+                        && (!cc.is_empty() || !per_caller.is_empty())
+                        && !refreshed
+                    {
                         refreshed = true;
                         drop(resp);
                         for name in &cc {
                             inner.tokens.invalidate(name);
+                        }
+                        // The caller's credentials: dropped from their provider's cache, and
+                        // asked for again.
+                        if let (Some(p), Some(c)) = (inner.caller_creds.get(), caller.as_deref())
+                            && !per_caller.is_empty()
+                        {
+                            for (name, _) in per_caller.iter() {
+                                p.rejected(c, name);
+                            }
+                            match self.caller_credentials(route, Some(c)).await {
+                                Ok(v) => *per_caller = v,
+                                Err(e) => {
+                                    return (error_result(format!("{e} Nothing was sent.")), None);
+                                }
+                            }
+                            cc = self.client_credential_schemes(route, per_caller);
                         }
                         continue;
                     }
@@ -807,7 +920,7 @@ impl Forwarder {
                                 _ => Truncation::Unknown,
                             });
                             let select = CALL_SCOPE.try_with(|s| s.select.clone()).ok().flatten();
-                            let secrets = self.secrets();
+                            let secrets = self.secrets_with(per_caller);
                             let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
                             let shape = Shape {
                                 mode: opts.response,
@@ -970,15 +1083,29 @@ impl Forwarder {
         Ok(token)
     }
 
-    /// Replaces every configured secret (and OAuth token) in the result with `[redacted]`.
-    fn scrub(&self, mut result: CallToolResult) -> CallToolResult {
-        let secrets = self.secrets();
+    /// Replaces every configured secret (and OAuth token, and the caller's credentials used) in
+    /// the result with `[redacted]`.
+    fn scrub(&self, mut result: CallToolResult, per_caller: &[(String, String)]) -> CallToolResult {
+        let secrets = self.secrets_with(per_caller);
         if secrets.is_empty() {
             return result;
         }
         let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
         scrub::scrub(&mut result, &secrets);
         result
+    }
+
+    /// [`Self::secrets`] and the caller's credentials of this call, longest first.
+    fn secrets_with(&self, per_caller: &[(String, String)]) -> Vec<String> {
+        let mut secrets = self.secrets();
+        if per_caller.is_empty() {
+            return secrets;
+        }
+        secrets.extend(scrub::prepare(
+            per_caller.iter().map(|(_, v)| v.clone()).collect(),
+        ));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets
     }
 
     /// The configured secrets and the OAuth tokens obtained so far, longest first.
@@ -1553,6 +1680,155 @@ mod tests {
                 .count(),
             3
         );
+    }
+
+    /// A per-caller provider for tests: `upstream-for-<subject>-v<n>` for the bearer scheme
+    /// (`n` grows with each rejection), nothing for other schemes, an error for `locked-out`.
+    struct PerCaller {
+        version: Mutex<std::collections::HashMap<String, usize>>,
+        asked: AtomicUsize,
+    }
+
+    impl CallerCredentials for PerCaller {
+        fn credential<'a>(
+            &'a self,
+            caller: &'a Caller,
+            scheme: &'a str,
+        ) -> caller::CredentialFuture<'a> {
+            Box::pin(async move {
+                self.asked.fetch_add(1, Ordering::SeqCst);
+                if scheme != "user_auth" {
+                    return Ok(None);
+                }
+                if caller.subject == "locked-out" {
+                    return Err(CallerCredentialError::new("authorize again, locked-out."));
+                }
+                let v = self
+                    .version
+                    .lock()
+                    .unwrap()
+                    .get(&caller.subject)
+                    .copied()
+                    .unwrap_or(0);
+                Ok(Some(format!("upstream-for-{}-v{v}", caller.subject)))
+            })
+        }
+
+        fn rejected(&self, caller: &Caller, _scheme: &str) {
+            *self
+                .version
+                .lock()
+                .unwrap()
+                .entry(caller.subject.clone())
+                .or_default() += 1;
+        }
+    }
+
+    #[tokio::test]
+    async fn per_caller_credentials_come_before_static_ones_and_are_scrubbed() {
+        // The upstream echoes the Authorization header it got; refuses bob's first token.
+        let (addr, seen) = serve(Arc::new(|req: &str| {
+            let auth = req
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("authorization")
+                        .then(|| v.trim().to_string())
+                })
+                .unwrap_or_default();
+            if auth.ends_with("upstream-for-bob-v0") {
+                return http(
+                    "401 Unauthorized",
+                    "application/json",
+                    r#"{"error":"expired"}"#,
+                );
+            }
+            http(
+                "200 OK",
+                "application/json",
+                &json!({"auth": auth}).to_string(),
+            )
+        }))
+        .await;
+        let schemes = vec![
+            ("user_auth".to_string(), SecurityScheme::Bearer),
+            (
+                "key".to_string(),
+                SecurityScheme::ApiKey {
+                    name: "X-API-Key".into(),
+                    location: ApiKeyLocation::Header,
+                },
+            ),
+        ];
+        let mut creds = Credentials::new();
+        creds.set("user_auth", "static-bearer-value".into());
+        creds.set("key", "static-key-value".into());
+        let f = Forwarder::new(opts(addr), schemes, creds).expect("forwarder");
+        let provider = Arc::new(PerCaller {
+            version: Mutex::new(std::collections::HashMap::new()),
+            asked: AtomicUsize::new(0),
+        });
+        assert!(f.set_caller_credentials(provider.clone()));
+        assert!(!f.set_caller_credentials(provider.clone()), "set once");
+        let mut route = get_pet();
+        route.security = vec![vec!["user_auth".into(), "key".into()]];
+        let call_as = |subject: Option<&str>| {
+            let caller = subject
+                .map(|s| Arc::new(Caller::new(s.into(), &format!("mcp-token-of-{s}"), None)));
+            let f = f.clone();
+            let route = route.clone();
+            async move {
+                CallScope::new(Vec::new())
+                    .with_caller(caller)
+                    .run(async move { f.call(&route, &args(json!({"petId": 1}))).await })
+                    .await
+                    .0
+            }
+        };
+        // Alice: her own credential for the bearer scheme, the static key for the other.
+        let r = call_as(Some("alice")).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let reqs = seen.lock().unwrap().clone();
+        let last = reqs.last().unwrap().to_ascii_lowercase();
+        assert!(
+            last.contains("authorization: bearer upstream-for-alice-v0\r\n"),
+            "{last}"
+        );
+        assert!(last.contains("x-api-key: static-key-value\r\n"), "{last}");
+        // The API echoed it: scrubbed from the result like a configured secret.
+        assert!(
+            !text(&r).contains("upstream-for-alice") && text(&r).contains("[redacted]"),
+            "{}",
+            text(&r)
+        );
+        // No caller (stdio, no OAuth): the static credentials.
+        let r = call_as(None).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let last = seen.lock().unwrap().last().unwrap().to_ascii_lowercase();
+        assert!(
+            last.contains("authorization: bearer static-bearer-value\r\n"),
+            "{last}"
+        );
+        // The provider refuses: a tool error saying what to do, and nothing is sent.
+        let before = seen.lock().unwrap().len();
+        let r = call_as(Some("locked-out")).await;
+        assert_eq!(r.is_error, Some(true));
+        assert_eq!(text(&r), "authorize again, locked-out. Nothing was sent.");
+        assert_eq!(seen.lock().unwrap().len(), before);
+        // The API answers 401 to bob's credential: the provider is told, asked again, and the
+        // call is sent once more with the new one.
+        let r = call_as(Some("bob")).await;
+        assert_eq!(r.is_error, Some(false), "{}", text(&r));
+        let reqs = seen.lock().unwrap().clone();
+        let bobs: Vec<String> = reqs[before..]
+            .iter()
+            .map(|r| r.to_ascii_lowercase())
+            .collect();
+        assert_eq!(bobs.len(), 2);
+        assert!(bobs[0].contains("bearer upstream-for-bob-v0\r\n"));
+        assert!(bobs[1].contains("bearer upstream-for-bob-v1\r\n"));
+        // No MCP token ever reached the API.
+        assert!(reqs.iter().all(|r| !r.contains("mcp-token-of-")));
     }
 
     #[tokio::test]
