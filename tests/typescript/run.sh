@@ -17,8 +17,15 @@
 #     --stateless, each era, and the 'auto' negotiation), checking the HTTP request the upstream
 #     received and the Mcp-Param-* headers of tests/conformance/mcp-headers.yaml (SEP-2243).
 #
+# OAuth (oauth.mjs, #21): the proxy with --oauth-issuer in front of a real authorization server
+# (Authlib, tests/python/oauth_as.py, in a private virtualenv with the pinned Authlib); the v2
+# client's own OAuth support (ClientCredentialsProvider) in both eras: 401 -> protected resource
+# metadata -> AS metadata -> token -> tools/list -> a call against a recording upstream, and a 403
+# insufficient_scope answered by the SDK's step-up re-authorization (granted, or refused).
+#
 # Node and the SDKs come pinned from the npm registry into target/ts-client (reused by later
 # runs). Needs `npm` and the built binary (built here when missing; OPENAPI_MCP_BIN overrides).
+# Needs python3 (>= 3.10) for the OAuth checks (OPENAPI_MCP_PY_VENV: the virtualenv to use).
 #
 # Usage: tests/typescript/run.sh [SPEC_OR_DIR...]
 #   With arguments, lists those specs with SDK 1.x instead (a directory: every *.json / *.yaml
@@ -64,7 +71,7 @@ JSON
     (cd "$cache" && npm install --no-audit --no-fund --loglevel=error --engine-strict=false)
     echo "$stamp_want" >"$cache/.installed"
 fi
-cp "$here/list.mjs" "$here/v2.mjs" "$cache/"
+cp "$here/list.mjs" "$here/v2.mjs" "$here/oauth.mjs" "$cache/"
 if [[ ! -x "$bin" ]]; then
     (cd "$root" && cargo build -p openapi-mcp-cli)
 fi
@@ -126,3 +133,10 @@ if [[ ${#real[@]} -gt 0 ]]; then
 fi
 echo "== typescript: @modelcontextprotocol/client $client_version, tool calls against a recording upstream"
 "$node" "$cache/v2.mjs" calls "$bin" "$root/specs/petstore.yaml" "$root/tests/conformance/mcp-headers.yaml"
+echo "== typescript: @modelcontextprotocol/client $client_version, OAuth: the SDK's own flow against --oauth-issuer (Authlib AS)"
+venv="${OPENAPI_MCP_PY_VENV:-$root/target/py-e2e-venv}"
+if [[ ! -x "$venv/bin/python" ]]; then
+    python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check "$(grep -i '^authlib==' "$root/tests/python/requirements.txt")"
+"$node" "$cache/oauth.mjs" "$bin" "$venv/bin/python" "$root/tests/python"
