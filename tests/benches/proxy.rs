@@ -15,7 +15,11 @@
 //! 6. GitHub's and Kubernetes' specs served as tools and in `--mode dynamic`: spawn to complete
 //!    `tools/list` and VmHWM;
 //! 7. what metrics and the audit log cost (`--metrics-listen`, `--audit-log FILE`): runs with
-//!    and without them interleaved, the added p50 over stdio and the HTTP calls/s ratio.
+//!    and without them interleaved, the added p50 over stdio and the HTTP calls/s ratio;
+//! 8. what the OAuth resource server costs (`--oauth-issuer`, JWTs checked against the issuer's
+//!    cached JWKS): HTTP calls/s with 16 clients, each request carrying a real ES256 token from a
+//!    tiny issuer served by this process, against the same proxy without authorization, runs
+//!    interleaved.
 //!
 //! The release binary is (re)built first with `cargo build --release -p openapi-mcp-cli`; if that
 //! build fails (a shared checkout mid-edit), the previous binary is measured and the table says
@@ -24,7 +28,7 @@
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench proxy`
 //! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy;
-//! `PROXY_BENCH_ONLY=observe` runs only section 7.)
+//! `PROXY_BENCH_ONLY=observe` runs only section 7, `PROXY_BENCH_ONLY=oauth` only section 8.)
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -87,6 +91,11 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("upstream: http://{upstream}; binary: {}", bin.display());
     if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "observe") {
         bench_observe(&bin, &petstore, &base, seq_calls, &mut report).await?;
+        report.print();
+        return Ok(());
+    }
+    if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "oauth") {
+        bench_oauth(&bin, &petstore, &base, &mut report).await?;
         report.print();
         return Ok(());
     }
@@ -162,6 +171,9 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("[5/5] metrics + audit log on vs off...");
     let mut observe_report = Report::default();
     bench_observe(&bin, &petstore, &base, seq_calls, &mut observe_report).await?;
+    // 8. The OAuth resource server on (interleaved with runs without).
+    eprintln!("[5/5] OAuth resource server on vs off...");
+    bench_oauth(&bin, &petstore, &base, &mut observe_report).await?;
 
     // The table.
     report.section("1. floor: direct reqwest -> axum upstream, GET /api/pets/{id}, sequential");
@@ -505,6 +517,146 @@ async fn bench_observe(
         ),
     );
     let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
+
+const OAUTH_PAIRS_HTTP: usize = 3;
+const TARGET_OAUTH_HTTP_RATIO: f64 = 0.90;
+/// The resource the bench's tokens are for (`--oauth-audience`).
+const OAUTH_AUDIENCE: &str = "http://proxy-bench.invalid/mcp";
+
+/// A tiny authorization server in this process: RFC 8414 metadata naming its JWKS, and the
+/// JWKS (one ES256 key made here). Returns the issuer URL and a token it "issued" for
+/// [`OAUTH_AUDIENCE`], valid for an hour.
+async fn bench_issuer() -> anyhow::Result<(String, String)> {
+    use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+    use base64::Engine as _;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+    let rng = aws_lc_rs::rand::SystemRandom::new();
+    let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+        .map_err(|_| anyhow::anyhow!("generating the bench key"))?;
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref())
+        .map_err(|_| anyhow::anyhow!("reading the bench key"))?;
+    let point = pair.public_key().as_ref(); // 0x04 || x || y
+    let jwks = json!({"keys": [{"kty": "EC", "crv": "P-256", "kid": "bench-1", "alg": "ES256",
+        "use": "sig", "x": B64.encode(&point[1..33]), "y": B64.encode(&point[33..65])}]});
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let issuer = format!("http://{}", listener.local_addr()?);
+    let meta = json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+        "authorization_endpoint": format!("{issuer}/authorize"),
+        "token_endpoint": format!("{issuer}/token"), "response_types_supported": ["code"]});
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || std::future::ready(axum::Json(meta.clone()))),
+        )
+        .route(
+            "/jwks",
+            axum::routing::get(move || std::future::ready(axum::Json(jwks.clone()))),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let claims = json!({"iss": issuer, "aud": OAUTH_AUDIENCE, "sub": "proxy-bench",
+        "iat": now, "exp": now + 3600, "scope": "pets:read"});
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
+    header.kid = Some("bench-1".into());
+    let token = jsonwebtoken::encode(
+        &header,
+        &claims,
+        &jsonwebtoken::EncodingKey::from_ec_der(pkcs8.as_ref()),
+    )?;
+    Ok((issuer, token))
+}
+
+/// `--oauth-issuer` (every request's JWT checked against the cached JWKS, and each
+/// `tools/call`'s scopes) against the same proxy without authorization: calls/s over
+/// Streamable HTTP with 16 bare stateful clients, runs interleaved.
+async fn bench_oauth(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let (issuer, token) = bench_issuer().await?;
+    let on: Vec<String> = vec![
+        "--oauth-issuer".into(),
+        issuer,
+        "--oauth-audience".into(),
+        OAUTH_AUDIENCE.into(),
+    ];
+    let bearer = format!("Bearer {token}");
+    // The gate is really on: no token, 401.
+    let (mut child, url) = spawn_http_with(bin, spec, base, false, &on).await?;
+    let status = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
+        .send()
+        .await?
+        .status();
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    if status != reqwest::StatusCode::UNAUTHORIZED {
+        bail!("--oauth-issuer let a request without a token through (HTTP {status})");
+    }
+    let (mut off_rate, mut on_rate) = (0.0, 0.0);
+    let (mut off_cpu, mut on_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..OAUTH_PAIRS_HTTP {
+        let r = bench_http_as(bin, spec, base, false, HttpClientKind::Raw, &[], None).await?;
+        off_rate += r.calls_per_s;
+        off_cpu.push(r.proxy_cpu_us_per_call);
+        let r = bench_http_as(
+            bin,
+            spec,
+            base,
+            false,
+            HttpClientKind::Raw,
+            &on,
+            Some(&bearer),
+        )
+        .await?;
+        on_rate += r.calls_per_s;
+        on_cpu.push(r.proxy_cpu_us_per_call);
+        if r.errors > 0 {
+            bail!(
+                "{} calls failed with the OAuth resource server on",
+                r.errors
+            );
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let n = OAUTH_PAIRS_HTTP as f64;
+    let ratio = on_rate / off_rate;
+    report.section(
+        "8. OAuth resource server (--oauth-issuer, ES256 JWT per request, cached JWKS) vs no authorization, interleaved runs",
+    );
+    report.info(
+        &format!(
+            "HTTP, {HTTP_CLIENTS} bare stateful clients, mean of {OAUTH_PAIRS_HTTP} x {}s: off | on",
+            HTTP_DURATION.as_secs()
+        ),
+        format!("{:.0} | {:.0} calls/s", off_rate / n, on_rate / n),
+    );
+    report.target_row(
+        "HTTP: calls/s with / without the OAuth resource server",
+        format!("{ratio:.3}x"),
+        format!(">= {TARGET_OAUTH_HTTP_RATIO:.2}x"),
+        ratio >= TARGET_OAUTH_HTTP_RATIO,
+    );
+    report.info(
+        "HTTP: proxy CPU per call, off | on (medians)",
+        format!(
+            "{:.0} µs | {:.0} µs",
+            median(&mut off_cpu),
+            median(&mut on_cpu)
+        ),
+    );
     Ok(())
 }
 
@@ -960,6 +1112,8 @@ enum Caller {
         next_id: std::sync::atomic::AtomicU64,
         /// 2026-07-28 requests (no session, `_meta` and SEP-2243 headers on each).
         modern: bool,
+        /// An `Authorization` value sent with every request (`--oauth-issuer`).
+        auth: Option<String>,
     },
 }
 
@@ -977,6 +1131,15 @@ fn modern_meta() -> Value {
 
 impl Caller {
     async fn connect(kind: HttpClientKind, url: &str) -> anyhow::Result<Self> {
+        Self::connect_as(kind, url, None).await
+    }
+
+    /// [`Self::connect`]; the bare clients send `auth` as `Authorization` on every request.
+    async fn connect_as(
+        kind: HttpClientKind,
+        url: &str,
+        auth: Option<&str>,
+    ) -> anyhow::Result<Self> {
         let transport = match kind {
             HttpClientKind::Rmcp => Some(StreamableHttpClientTransport::from_uri(url.to_string())),
             HttpClientKind::RmcpPooled => Some(StreamableHttpClientTransport::with_client(
@@ -998,12 +1161,13 @@ impl Caller {
                 session: None,
                 next_id: std::sync::atomic::AtomicU64::new(1),
                 modern: true,
+                auth: auth.map(str::to_string),
             });
         }
         let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
             "clientInfo": {"name": "proxy-bench", "version": "0"}}});
-        let resp = Self::post(&http, url, None, init.to_string()).await?;
+        let resp = Self::post(&http, url, None, auth, init.to_string()).await?;
         let session = resp
             .headers()
             .get("mcp-session-id")
@@ -1014,7 +1178,7 @@ impl Caller {
             bail!("initialize failed: {}", String::from_utf8_lossy(&body));
         }
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let resp = Self::post(&http, url, session.as_deref(), note.to_string()).await?;
+        let resp = Self::post(&http, url, session.as_deref(), auth, note.to_string()).await?;
         let _ = resp.bytes().await?;
         Ok(Self::Raw {
             http,
@@ -1022,6 +1186,7 @@ impl Caller {
             session,
             next_id: std::sync::atomic::AtomicU64::new(1),
             modern: false,
+            auth: auth.map(str::to_string),
         })
     }
 
@@ -1029,9 +1194,11 @@ impl Caller {
         http: &reqwest::Client,
         url: &str,
         session: Option<&str>,
+        auth: Option<&str>,
         body: String,
     ) -> anyhow::Result<reqwest::Response> {
-        Self::post_as(http, url, session, PROTOCOL_VERSION, &[], body).await
+        let headers: Vec<(&str, &str)> = auth.map(|a| ("authorization", a)).into_iter().collect();
+        Self::post_as(http, url, session, PROTOCOL_VERSION, &headers, body).await
     }
 
     async fn post_as(
@@ -1070,24 +1237,34 @@ impl Caller {
                 session,
                 next_id,
                 modern,
+                auth,
             } => {
                 let id = next_id.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let resp = if *modern {
                     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                         "params": {"name": TOOL, "arguments": args, "_meta": modern_meta()}});
+                    let mut headers = vec![("mcp-method", "tools/call"), ("mcp-name", TOOL)];
+                    headers.extend(auth.as_deref().map(|a| ("authorization", a)));
                     Self::post_as(
                         http,
                         url,
                         None,
                         PROTOCOL_VERSION_2026,
-                        &[("mcp-method", "tools/call"), ("mcp-name", TOOL)],
+                        &headers,
                         body.to_string(),
                     )
                     .await?
                 } else {
                     let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                         "params": {"name": TOOL, "arguments": args}});
-                    Self::post(http, url, session.as_deref(), body.to_string()).await?
+                    Self::post(
+                        http,
+                        url,
+                        session.as_deref(),
+                        auth.as_deref(),
+                        body.to_string(),
+                    )
+                    .await?
                 };
                 let body = resp.bytes().await?;
                 if !contains(&body, b"\"result\"") || contains(&body, b"\"isError\":true") {
@@ -1128,11 +1305,24 @@ async fn bench_http_with(
     kind: HttpClientKind,
     extra: &[String],
 ) -> anyhow::Result<HttpResult> {
+    bench_http_as(bin, spec, base, stateless, kind, extra, None).await
+}
+
+/// [`bench_http_with`], the bare clients sending `auth` as `Authorization`.
+async fn bench_http_as(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    stateless: bool,
+    kind: HttpClientKind,
+    extra: &[String],
+    auth: Option<&str>,
+) -> anyhow::Result<HttpResult> {
     let (mut child, url) = spawn_http_with(bin, spec, base, stateless, extra).await?;
     let pid = child.id().context("child pid")?;
     let mut clients = Vec::with_capacity(HTTP_CLIENTS);
     for _ in 0..HTTP_CLIENTS {
-        clients.push(Arc::new(Caller::connect(kind, &url).await?));
+        clients.push(Arc::new(Caller::connect_as(kind, &url, auth).await?));
     }
     let args = Arc::new(tool_args());
 
