@@ -302,19 +302,23 @@ enum Field {
     Description,
     Verbs,
     TagText,
+    Leaf,
+    Values,
 }
 
-const FIELDS: usize = 8;
+const FIELDS: usize = 10;
 /// (weight, b) per field.
 const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (3.0, 0.5),  // Name: tool name + operationId
     (2.0, 0.5),  // Tags
     (1.5, 0.5),  // Path segments
     (2.5, 0.5),  // Summary
-    (0.5, 0.75), // Parameter and body property names
+    (0.6, 0.3),  // Parameter and body property names
     (0.6, 0.75), // Description (lower weight)
     (0.5, 0.0),  // Verbs implied by the HTTP method and the path's shape
     (0.4, 0.75), // The descriptions of the operation's tags (what its area is for)
+    (1.5, 0.0),  // The path's last literal segment: the resource or action it ends in
+    (1.0, 0.0),  // The values an argument takes (enums: `state` closed, `visibility` private)
 ];
 const K1: f32 = 1.2;
 
@@ -409,6 +413,16 @@ impl SearchIndex {
                 .filter(|seg| !seg.starts_with('{'))
                 .collect();
             add(Field::Path, tokenize(&literal.join("/")));
+            // The resource (or action) the path ends in is what the operation is about:
+            // `/repos/{owner}/{repo}/issues/{issue_number}/lock` locks, `.../languages` lists
+            // languages, whatever its parents are.
+            if let Some(leaf) = literal.iter().rev().find(|seg| !seg.is_empty()) {
+                add(Field::Leaf, tokenize(leaf));
+            }
+            add(
+                Field::Values,
+                enum_words(&def.input_outline(), &mut tokenize),
+            );
             let summary_terms = tokenize(&summary(def));
             idx.summary_terms.push(dedup(&summary_terms));
             add(Field::Summary, summary_terms);
@@ -657,6 +671,42 @@ const RELAXED_WEIGHT: f32 = 0.5;
 /// Weight of the query's own words that a lexicon phrase stands for ("kick" in "kick off").
 const PHRASE_WORD_WEIGHT: f32 = 0.4;
 
+/// The words of the string values the arguments take (`enum` / `const` of each top-level
+/// argument, and of the properties of an inline `body` object): an operation whose `state` may be
+/// `closed` closes things, one whose `visibility` may be `private` makes them private.
+fn enum_words(
+    input: &Map<String, Value>,
+    tokenize: &mut impl FnMut(&str) -> Vec<String>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut values = |schema: &Value, out: &mut Vec<String>| {
+        let listed = schema.get("enum").and_then(Value::as_array);
+        // Long enums (country codes, every event type) say little about the operation.
+        if listed.is_some_and(|l| l.len() > 12) {
+            return;
+        }
+        for v in listed.into_iter().flatten().chain(schema.get("const")) {
+            if let Some(s) = v.as_str() {
+                out.extend(tokenize(s));
+            }
+        }
+    };
+    let Some(Value::Object(props)) = input.get("properties") else {
+        return out;
+    };
+    for (name, schema) in props {
+        values(schema, &mut out);
+        if name == "body"
+            && let Some(Value::Object(inner)) = schema.get("properties")
+        {
+            for schema in inner.values() {
+                values(schema, &mut out);
+            }
+        }
+    }
+    out
+}
+
 fn dedup(terms: &[String]) -> Vec<String> {
     let mut seen = HashSet::new();
     terms
@@ -681,6 +731,11 @@ const LEXICON: &[(&str, &str, f32)] = &[
     (
         "kick off|trigger|fire|fire off|start off|set off|launch",
         "trigger dispatch run start create",
+        0.7,
+    ),
+    (
+        "sign up for|subscribe to|enroll in|sign up to",
+        "subscription create",
         0.7,
     ),
     (
@@ -828,7 +883,7 @@ const LEXICON: &[(&str, &str, f32)] = &[
         0.6,
     ),
     (
-        "hand over|give away|move to|transfer|reassign ownership|change owner",
+        "hand over|give away|move to|transfer|reassign ownership|change owner|to another|to a different|new owner|move money",
         "transfer owner",
         0.7,
     ),
@@ -1024,7 +1079,7 @@ const LEXICON: &[(&str, &str, f32)] = &[
         0.6,
     ),
     (
-        "callback|callbacks|hook|hooks|notify me|get notified|webhook",
+        "callback|callbacks|hook|hooks|notify me|get notified|webhook|receive notifications|receive events|notifications of|notified of|notified when",
         "event webhook hook endpoint subscription",
         0.5,
     ),
@@ -1156,7 +1211,7 @@ const LEXICON: &[(&str, &str, f32)] = &[
     ),
     (
         "autoscale|auto scale|autoscaling",
-        "autoscaler horizontal scale",
+        "autoscaler horizontal",
         0.7,
     ),
     ("image|docker image|container image", "image container", 0.5),
@@ -1172,6 +1227,19 @@ const LEXICON: &[(&str, &str, f32)] = &[
         0.6,
     ),
     ("in the cluster|cluster", "node namespace", 0.2),
+    // A mode, a minimum or a level is one of the settings of something.
+    (
+        "mode|minimum|maximum|level|min|max",
+        "setting settings config",
+        0.4,
+    ),
+    ("entry|entries", "record item", 0.5),
+    // Asking for what mentions words is a search.
+    (
+        "that mention|which mention|mentioning|containing|that contain|matching|keyword|keywords|full text",
+        "search query",
+        0.6,
+    ),
 ];
 
 /// A stemmed lexicon entry: (a phrase's stems, the API's stems, weight).
