@@ -816,12 +816,12 @@ const LEXICON: &[(&str, &str, f32)] = &[
     // Turning on and off.
     (
         "turn on|switch on|activate|enable|unpause|resume|unblock|unsuspend|reactivate",
-        "enable activate",
+        "enable activate setting",
         0.6,
     ),
     (
         "turn off|switch off|deactivate|disable|pause|suspend|mute|silence|stop",
-        "disable deactivate suspend pause",
+        "disable deactivate suspend pause setting",
         0.6,
     ),
     (
@@ -1234,6 +1234,11 @@ const LEXICON: &[(&str, &str, f32)] = &[
         0.4,
     ),
     ("entry|entries", "record item", 0.5),
+    (
+        "www|subdomain|cname|a record|mx record|txt record|nameserver|nameservers",
+        "dns record",
+        0.6,
+    ),
     // Asking for what mentions words is a search.
     (
         "that mention|which mention|mentioning|containing|that contain|matching|keyword|keywords|full text",

@@ -10,20 +10,38 @@
 pub const GITHUB_TASKS2: &[(&str, &str)] = &[
     ("make the repo private", "repos/update"),
     ("turn off the wiki for this project", "repos/update"),
-    ("who starred my project", "activity/list-stargazers-for-repo"),
-    ("stop watching this repository", "activity/delete-repo-subscription"),
-    ("tag v2.1.0 as the latest version with release notes", "repos/create-release"),
+    (
+        "who starred my project",
+        "activity/list-stargazers-for-repo",
+    ),
+    (
+        "stop watching this repository",
+        "activity/delete-repo-subscription",
+    ),
+    (
+        "tag v2.1.0 as the latest version with release notes",
+        "repos/create-release",
+    ),
     (
         "what changed between the main branch and my feature branch",
         "repos/compare-commits-with-basehead|repos/compare-commits",
     ),
-    ("lock the conversation on issue 42 because it got heated", "issues/lock"),
-    ("close the bug report about the login crash", "issues/update"),
+    (
+        "lock the conversation on issue 42 because it got heated",
+        "issues/lock",
+    ),
+    (
+        "close the bug report about the login crash",
+        "issues/update",
+    ),
     (
         "give the ops team admin rights to the infra repo",
         "teams/add-or-update-repo-permissions-in-org|teams/add-or-update-repo-permissions-legacy",
     ),
-    ("block a user who keeps spamming my repos", "users/block|orgs/block-user"),
+    (
+        "block a user who keeps spamming my repos",
+        "users/block|orgs/block-user",
+    ),
     (
         "download the build artifacts from the last CI run",
         "actions/list-workflow-run-artifacts|actions/download-artifact|actions/list-artifacts-for-repo",
@@ -32,7 +50,10 @@ pub const GITHUB_TASKS2: &[(&str, &str)] = &[
         "cancel the workflow that is stuck",
         "actions/cancel-workflow-run|actions/force-cancel-workflow-run",
     ),
-    ("show the logs of the failed job", "actions/download-job-logs-for-workflow-run"),
+    (
+        "show the logs of the failed job",
+        "actions/download-job-logs-for-workflow-run",
+    ),
     (
         "store an API token as a secret for actions",
         "actions/create-or-update-repo-secret|actions/create-or-update-org-secret|actions/create-or-update-environment-secret",
@@ -41,13 +62,22 @@ pub const GITHUB_TASKS2: &[(&str, &str)] = &[
         "protect main so nobody can push directly",
         "repos/update-branch-protection|repos/create-repo-ruleset",
     ),
-    ("approve this pull request", "pulls/create-review|pulls/submit-review"),
-    ("leave an inline comment on line 10 of the diff", "pulls/create-review-comment"),
+    (
+        "approve this pull request",
+        "pulls/create-review|pulls/submit-review",
+    ),
+    (
+        "leave an inline comment on line 10 of the diff",
+        "pulls/create-review-comment",
+    ),
     (
         "who has contributed the most to this repo",
         "repos/list-contributors|repos/get-contributors-stats",
     ),
-    ("find issues that mention memory leak", "search/issues-and-pull-requests"),
+    (
+        "find issues that mention memory leak",
+        "search/issues-and-pull-requests",
+    ),
     (
         "invite a new person to my organization",
         "orgs/create-invitation|orgs/set-membership-for-user",
@@ -58,10 +88,22 @@ pub const GITHUB_TASKS2: &[(&str, &str)] = &[
     ),
     ("make a gist with this snippet", "gists/create"),
     ("what are the open milestones", "issues/list-milestones"),
-    ("which languages is the repo written in", "repos/list-languages"),
-    ("set a status check on a commit as passed", "repos/create-commit-status"),
-    ("move the repository to another organization", "repos/transfer"),
-    ("see my notifications", "activity/list-notifications-for-authenticated-user"),
+    (
+        "which languages is the repo written in",
+        "repos/list-languages",
+    ),
+    (
+        "set a status check on a commit as passed",
+        "repos/create-commit-status",
+    ),
+    (
+        "move the repository to another organization",
+        "repos/transfer",
+    ),
+    (
+        "see my notifications",
+        "activity/list-notifications-for-authenticated-user",
+    ),
     (
         "add an SSH key to my account",
         "users/create-public-ssh-key-for-authenticated-user",
@@ -71,7 +113,10 @@ pub const GITHUB_TASKS2: &[(&str, &str)] = &[
 
 /// For `stripe-spec3.json`.
 pub const STRIPE_TASKS2: &[(&str, &str)] = &[
-    ("charge a customer 20 dollars", "PostPaymentIntents|PostCharges"),
+    (
+        "charge a customer 20 dollars",
+        "PostPaymentIntents|PostCharges",
+    ),
     (
         "give the money back for this payment",
         "PostRefunds|PostChargesChargeRefunds|PostChargesChargeRefund",
@@ -85,7 +130,10 @@ pub const STRIPE_TASKS2: &[(&str, &str)] = &[
         "DeleteSubscriptionsSubscriptionExposedId|DeleteCustomersCustomerSubscriptionsSubscriptionExposedId",
     ),
     ("who are my customers", "GetCustomers"),
-    ("look up a customer by their email", "GetCustomers|GetCustomersSearch"),
+    (
+        "look up a customer by their email",
+        "GetCustomers|GetCustomersSearch",
+    ),
     ("send the invoice to the client", "PostInvoicesInvoiceSend"),
     (
         "change the credit card on file for a customer",
@@ -93,13 +141,31 @@ pub const STRIPE_TASKS2: &[(&str, &str)] = &[
     ),
     ("how much money do I have in my account", "GetBalance"),
     ("pay out my balance to my bank", "PostPayouts"),
-    ("make a discount code for 20 percent off", "PostCoupons|PostPromotionCodes"),
+    (
+        "make a discount code for 20 percent off",
+        "PostCoupons|PostPromotionCodes",
+    ),
     ("add a new product to sell", "PostProducts"),
-    ("set the price of the product to 10 euros a month", "PostPrices"),
-    ("a customer disputes a charge, send evidence", "PostDisputesDispute"),
-    ("list the charges that failed", "GetCharges|GetChargesSearch"),
-    ("create a checkout page for a one-time purchase", "PostCheckoutSessions"),
-    ("void an invoice that was sent by mistake", "PostInvoicesInvoiceVoid"),
+    (
+        "set the price of the product to 10 euros a month",
+        "PostPrices",
+    ),
+    (
+        "a customer disputes a charge, send evidence",
+        "PostDisputesDispute",
+    ),
+    (
+        "list the charges that failed",
+        "GetCharges|GetChargesSearch",
+    ),
+    (
+        "create a checkout page for a one-time purchase",
+        "PostCheckoutSessions",
+    ),
+    (
+        "void an invoice that was sent by mistake",
+        "PostInvoicesInvoiceVoid",
+    ),
     (
         "change the quantity on an existing subscription",
         "PostSubscriptionsSubscriptionExposedId|PostSubscriptionItemsItem|PostCustomersCustomerSubscriptionsSubscriptionExposedId",
@@ -117,7 +183,10 @@ pub const STRIPE_TASKS2: &[(&str, &str)] = &[
         "PostPaymentMethodsPaymentMethodDetach|DeleteCustomersCustomerSourcesId",
     ),
     ("delete a customer", "DeleteCustomersCustomer"),
-    ("list every invoice of a customer", "GetInvoices|GetInvoicesSearch"),
+    (
+        "list every invoice of a customer",
+        "GetInvoices|GetInvoicesSearch",
+    ),
     ("add a tax id to a customer", "PostCustomersCustomerTaxIds"),
     ("when will the next payout arrive", "GetPayouts"),
 ];
@@ -140,23 +209,38 @@ pub const CLOUDFLARE_TASKS2: &[(&str, &str)] = &[
     ("turn on always use https", CF_SETTING),
     ("block visitors from a country", CF_BLOCK),
     ("put the site in under attack mode", CF_SETTING),
-    ("create a worker script", "worker-script-upload-worker-module"),
+    (
+        "create a worker script",
+        "worker-script-upload-worker-module",
+    ),
     ("list my zones", "zones-get"),
-    ("make an API token with limited permissions", "user-api-tokens-create-token"),
+    (
+        "make an API token with limited permissions",
+        "user-api-tokens-create-token",
+    ),
     (
         "set up a redirect from the old domain to the new one",
         "page-rules-create-a-page-rule|createZoneRuleset|updateZoneEntrypointRuleset|createAccountRuleset|updateAccountEntrypointRuleset",
     ),
     ("create a page rule", "page-rules-create-a-page-rule"),
-    ("delete a DNS record", "dns-records-for-a-zone-delete-dns-record"),
+    (
+        "delete a DNS record",
+        "dns-records-for-a-zone-delete-dns-record",
+    ),
     ("block an IP address from reaching my site", CF_BLOCK),
     ("set the SSL mode to strict", CF_SETTING),
     (
         "create a tunnel to my home server",
         "cloudflare-tunnel-create-a-cloudflare-tunnel|argo-tunnel-create-an-argo-tunnel",
     ),
-    ("list the members of my account", "account-members-list-members"),
-    ("add a KV namespace", "workers-kv-namespace-create-a-namespace"),
+    (
+        "list the members of my account",
+        "account-members-list-members",
+    ),
+    (
+        "add a KV namespace",
+        "workers-kv-namespace-create-a-namespace",
+    ),
     (
         "write a value into a key value store",
         "workers-kv-namespace-write-key-value-pair-with-metadata|workers-kv-namespace-write-multiple-key-value-pairs",
@@ -184,7 +268,10 @@ pub const CLOUDFLARE_TASKS2: &[(&str, &str)] = &[
 
 /// For `k8s-swagger-2.0.json`.
 pub const K8S_TASKS2: &[(&str, &str)] = &[
-    ("list the pods in the default namespace", "listCoreV1NamespacedPod"),
+    (
+        "list the pods in the default namespace",
+        "listCoreV1NamespacedPod",
+    ),
     ("show the logs of a pod", "readCoreV1NamespacedPodLog"),
     (
         "scale the web deployment to 5 replicas",
@@ -214,7 +301,10 @@ pub const K8S_TASKS2: &[(&str, &str)] = &[
         "patchAppsV1NamespacedDeployment|replaceAppsV1NamespacedDeployment",
     ),
     ("run a one-off job", "createBatchV1NamespacedJob"),
-    ("schedule a backup every night", "createBatchV1NamespacedCronJob"),
+    (
+        "schedule a backup every night",
+        "createBatchV1NamespacedCronJob",
+    ),
     (
         "how much cpu quota is left in the namespace",
         "listCoreV1NamespacedResourceQuota|readCoreV1NamespacedResourceQuota|readCoreV1NamespacedResourceQuotaStatus",
@@ -227,7 +317,10 @@ pub const K8S_TASKS2: &[(&str, &str)] = &[
         "create a persistent volume claim of 10 gigabytes",
         "createCoreV1NamespacedPersistentVolumeClaim",
     ),
-    ("evict a pod from a node", "createCoreV1NamespacedPodEviction"),
+    (
+        "evict a pod from a node",
+        "createCoreV1NamespacedPodEviction",
+    ),
     (
         "give a service account permission to read pods",
         "createRbacAuthorizationV1NamespacedRole|createRbacAuthorizationV1NamespacedRoleBinding",
