@@ -533,6 +533,9 @@ impl SearchIndex {
         let mut best = vec![0f32; self.docs.len()];
         let mut sum = vec![0f32; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
+        // How much of what the user said each document matches (each group by its weight).
+        let mut matched = vec![0f32; self.docs.len()];
+        let mut said = 0f32;
         let idf = |df: usize| (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
         for group in &groups {
             // What a word means is no better evidence than the word itself, when the index has
@@ -571,8 +574,11 @@ impl SearchIndex {
                 }
             }
             // One thing said counts about once, however many of its API words a document has.
+            let weight = group.iter().map(|(_, w)| *w).fold(0f32, f32::max);
+            said += weight;
             for d in touched.drain(..) {
                 let d = d as usize;
+                matched[d] += weight;
                 scores[d] += best[d] + GROUP_REST * (sum[d] - best[d]);
                 best[d] = 0.0;
                 sum[d] = 0.0;
@@ -600,6 +606,11 @@ impl SearchIndex {
             .map(|(d, s)| {
                 let cover = coverage(&self.name_terms[d]).max(coverage(&self.summary_terms[d]));
                 let mut score = s * (1.0 + COVER_BOOST * cover);
+                // A document that matches more of what was said beats one that matches a
+                // single rare word very well.
+                if said > 0.0 {
+                    score *= (matched[d] / said).powf(COORD);
+                }
                 if self.deprecated[d] {
                     score *= 0.8;
                 }
@@ -661,6 +672,9 @@ impl SearchIndex {
 
 /// How much a document whose name or summary the query fully covers gains.
 const COVER_BOOST: f32 = 0.5;
+/// How strongly the share of the query (its groups, by weight) a document matches scales its
+/// score: `score × share^COORD` (Lucene's coordination factor, softened).
+const COORD: f32 = 0.3;
 /// How much a group's terms other than its best count (a group is one thing the user said: a
 /// word and what it means in the API's words).
 const GROUP_REST: f32 = 0.25;
@@ -1235,7 +1249,7 @@ const LEXICON: &[(&str, &str, f32)] = &[
     ),
     ("entry|entries", "record item", 0.5),
     (
-        "www|subdomain|cname|a record|mx record|txt record|nameserver|nameservers",
+        "www|subdomain|cname|mx record|txt record|nameserver|nameservers",
         "dns record",
         0.6,
     ),
