@@ -553,6 +553,7 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
     out
 }
 
+pub mod exchange;
 pub mod introspect;
 
 #[cfg(test)]

@@ -31,6 +31,18 @@ pub enum Transport {
     Http,
 }
 
+/// Where the API's credentials come from (`--upstream-auth`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+pub enum UpstreamAuth {
+    /// `--auth` and the OPENAPI_MCP_* variables, the same for every caller.
+    #[default]
+    Static,
+    /// Each caller's token for this server, exchanged at the --oauth-issuer for one for the API
+    /// (RFC 8693), for the operations' oauth2 and http bearer schemes.
+    TokenExchange,
+}
+
 /// How operations are exposed (`--mode`); defined by the contract, which codegen shares.
 pub use openapi_mcp_toolset::model::Exposure as Mode;
 
@@ -71,10 +83,20 @@ pub struct ServeArgs {
     /// 30 s at most (a revoked token stops working within 30 s).
     #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
     pub oauth_introspection_url: Option<String>,
-    /// This server's client id at the --oauth-issuer (for --oauth-introspection-url); its secret
-    /// is read from OPENAPI_MCP_OAUTH_CLIENT_SECRET.
+    /// This server's client id at the --oauth-issuer (for --oauth-introspection-url and
+    /// --upstream-auth token-exchange); its secret is read from OPENAPI_MCP_OAUTH_CLIENT_SECRET.
     #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
     pub oauth_client_id: Option<String>,
+    /// Where the API's credentials come from: static (--auth and OPENAPI_MCP_* variables, shared
+    /// by every caller) or token-exchange (HTTP with --oauth-issuer and --oauth-client-id: each
+    /// caller's token is exchanged at the issuer, RFC 8693, for a token for the API, sent for the
+    /// operations' oauth2 and http bearer schemes; the caller's own token never reaches the API).
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = UpstreamAuth::Static))]
+    pub upstream_auth: UpstreamAuth,
+    /// With --upstream-auth token-exchange: the API the exchanged tokens are for, sent as
+    /// `resource` when an absolute URI, else as `audience` (default: the base URL's origin).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URI"))]
+    pub token_exchange_audience: Option<String>,
     /// HTTP, with --oauth-issuer: tools/list shows only the tools the caller's token has the
     /// scopes for (a call to any other still gets the 403 scope challenge).
     #[cfg_attr(feature = "cli", arg(long))]
@@ -226,6 +248,8 @@ impl Default for ServeArgs {
             oauth_jwks_url: None,
             oauth_introspection_url: None,
             oauth_client_id: None,
+            upstream_auth: UpstreamAuth::Static,
+            token_exchange_audience: None,
             hide_unauthorized_tools: false,
             allowed_host: Vec::new(),
             allowed_origin: Vec::new(),
@@ -415,6 +439,22 @@ impl ServeArgs {
     /// `--oauth-*`: an issuer with an http(s) URL, not with `--auth-token`, never passing the
     /// client's token on to the API (MCP forbids token passthrough).
     fn check_oauth(&self) -> Result<(), UserError> {
+        let exchange = self.upstream_auth == UpstreamAuth::TokenExchange;
+        if self.token_exchange_audience.is_some() && !exchange {
+            return Err(UserError::msg(
+                "--token-exchange-audience is for --upstream-auth token-exchange",
+            ));
+        }
+        if exchange && (self.oauth_issuer.is_none() || self.transport != Transport::Http) {
+            return Err(UserError::msg(
+                "--upstream-auth token-exchange exchanges each caller's OAuth token: it needs --transport http and --oauth-issuer (and --oauth-client-id)",
+            ));
+        }
+        if exchange && self.oauth_client_id.is_none() {
+            return Err(UserError::msg(
+                "--upstream-auth token-exchange needs --oauth-client-id (and its secret in OPENAPI_MCP_OAUTH_CLIENT_SECRET): this server authenticates at the issuer's token endpoint to exchange tokens",
+            ));
+        }
         let Some(issuer) = &self.oauth_issuer else {
             if self.oauth_audience.is_some()
                 || self.oauth_jwks_url.is_some()
@@ -427,7 +467,7 @@ impl ServeArgs {
             }
             if self.oauth_client_id.is_some() {
                 return Err(UserError::msg(
-                    "--oauth-client-id is this server's client at the --oauth-issuer: give --oauth-issuer and --oauth-introspection-url",
+                    "--oauth-client-id is this server's client at the --oauth-issuer: give --oauth-issuer (with --oauth-introspection-url or --upstream-auth token-exchange)",
                 ));
             }
             return Ok(());
@@ -498,6 +538,41 @@ impl ServeArgs {
             scopes_supported: Vec::new(),
             introspection,
         }))
+    }
+
+    /// `--upstream-auth token-exchange`: its provider of per-caller credentials for `forwarder`'s
+    /// schemes (`None`: static credentials).
+    fn token_exchange(
+        &self,
+        forwarder: &Forwarder,
+    ) -> Result<Option<crate::oauth::exchange::TokenExchange>, UserError> {
+        if self.upstream_auth != UpstreamAuth::TokenExchange {
+            return Ok(None);
+        }
+        let issuer = self
+            .oauth_issuer
+            .clone()
+            .ok_or_else(|| UserError::msg("--upstream-auth token-exchange needs --oauth-issuer"))?;
+        let audience = match &self.token_exchange_audience {
+            Some(a) if !a.trim().is_empty() => a.trim().to_string(),
+            Some(_) => return Err(UserError::msg("--token-exchange-audience is empty")),
+            None => forwarder.options().base_url.origin().ascii_serialization(),
+        };
+        let exchange = crate::oauth::exchange::TokenExchange::new(
+            crate::oauth::exchange::ExchangeOptions {
+                issuer,
+                client: self.oauth_client()?,
+                audience,
+                token_endpoint: None,
+            },
+            forwarder.schemes(),
+        );
+        if exchange.schemes().is_empty() {
+            tracing::warn!(
+                "--upstream-auth token-exchange: the spec declares no oauth2, openIdConnect or http bearer scheme, so no exchanged token is ever sent"
+            );
+        }
+        Ok(Some(exchange))
     }
 
     /// `--oauth-client-id` with its secret from the environment.
@@ -721,7 +796,12 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
     args.check_gate()?;
     let oauth = args.oauth_options()?;
     let mode = args.tool_mode()?;
-    let (forwarder, missing) = args.forwarder(&set)?;
+    let (forwarder, mut missing) = args.forwarder(&set)?;
+    if let Some(exchange) = args.token_exchange(&forwarder)? {
+        // Those schemes get each caller's exchanged token: not missing.
+        missing.retain(|m| !exchange.schemes().contains(m));
+        forwarder.set_caller_credentials(Arc::new(exchange));
+    }
     // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
     // off the async workers). The guard flushes the last spans when serving ends.
     let otel = tokio::task::spawn_blocking(crate::otel::init_from_env)

@@ -15,7 +15,12 @@ and by raw HTTP for what a client library hides:
 - opaque tokens (`--oauth-introspection-url`, RFC 7662): the same checks against an Authlib AS
   issuing opaque tokens, the proxy authenticating at its introspection endpoint with
   `--oauth-client-id` and OPENAPI_MCP_OAUTH_CLIENT_SECRET; a revoked token is refused; the SDK
-  client's flow works unchanged.
+  client's flow works unchanged;
+- `--upstream-auth token-exchange` (RFC 8693): two users call concurrently; every upstream
+  request carries the token the AS issued to the proxy for that user's own token (audience: the
+  API's origin), never the other user's, never an MCP token; one exchange per user (cached); a
+  user whose token the AS will not exchange gets a tool error saying to authorize again, and
+  nothing is sent.
 
 Usage: oauth_e2e.py --bin target/debug/openapi-mcp
 """
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import json
 import os
 import re
@@ -204,6 +210,48 @@ def introspection_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpst
     return [reader, writer, elsewhere, revoked]
 
 
+def exchange_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpstream, base: str) -> list[str]:
+    """Token exchange: each user's calls carry that user's exchanged token (stateless proxy)."""
+    print("[--upstream-auth token-exchange]")
+    upstream.take()
+    users = {u: auth.token(u, CLIENTS[u][0], "pets:read pets:write", proxy.url) for u in ("alice", "bob")}
+    h = era_headers("2025-11-25", "scoped_add_pet")
+
+    def add(user: str, i: int) -> tuple[int, str]:
+        status, _, body = http("POST", proxy.url, call("scoped_add_pet", {"name": f"{user}-{i}"}),
+                               {**h, "Authorization": f"Bearer {users[user]}"})
+        return status, body
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        jobs = [pool.submit(add, u, i) for i in range(12) for u in users]
+        results = [j.result() for j in jobs]
+    failed = [b[:160] for st, b in results if st != 200 or '"isError":false' not in b.replace(" ", "")]
+    check(not failed, f"24 concurrent calls by two users all succeed: {failed[:2]}")
+    sent = upstream.take()
+    exchanged = auth.exchanged
+    by_user = {u: {t for sub, t, aud in exchanged if sub == u} for u in users}
+    check(all(len(by_user[u]) == 1 for u in users), f"one exchange per user, then cached: {[(s, a) for s, _, a in exchanged]}")
+    check(all(aud == base for _, _, aud in exchanged), f"each exchange asked for the API's origin ({base}) as resource")
+    ok = len(sent) == 24
+    for rec in sent:
+        user = json.loads(rec["body"])["name"].split("-")[0]
+        token = rec["headers"].get("authorization", "").removeprefix("Bearer ")
+        ok &= token in by_user[user] and token not in users.values()
+        ok &= all(t not in by_user[other] for other in users if other != user for t in [token])
+    check(ok, "every upstream request carries its own user's exchanged token: not the other's, not an MCP token")
+    # A user whose token the AS will not exchange (revoked there; still a valid JWT here).
+    carol = auth.token("carol", CLIENTS["carol"][0], "pets:read pets:write", proxy.url)
+    auth.revoke(carol)
+    status, _, body = http("POST", proxy.url, call("scoped_add_pet", {"name": "carol-0"}),
+                           {**h, "Authorization": f"Bearer {carol}"})
+    result = json.loads(body)["result"]
+    text = result["content"][0]["text"]
+    check(status == 200 and result["isError"] and "authorize again" in text and "Nothing was sent" in text,
+          f"an exchange refused: a tool error saying what to do: {text}")
+    check(carol not in body and upstream.take() == [], "nothing sent, no token in the error")
+    return [*users.values(), carol, *(t for _, t, _ in exchanged)]
+
+
 async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: bool, label: str = "") -> None:
     """The SDK's OAuth client finds everything from the 401 and calls a tool."""
 
@@ -274,6 +322,18 @@ def main() -> int:
     proxy = Proxy(args, spec.name, auth.issuer, base, introspect, secret_env)
     try:
         asyncio.run(sdk_checks(proxy, auth, "writer", False, " (opaque token)"))
+    finally:
+        outputs.append(proxy.stop())
+    auth.close()
+    # Token exchange: JWTs for the proxy, exchanged at the AS for tokens for the API.
+    users = {"alice": ("alice-secret-value", "pets:read pets:write"), "bob": ("bob-secret-value", "pets:read pets:write"),
+             "carol": ("carol-secret-value", "pets:read pets:write")}
+    CLIENTS.update(users)
+    auth = AuthServer({**users, PROXY_CLIENT[0]: PROXY_CLIENT[1:]}, exchangers=[PROXY_CLIENT[0]])
+    exchange = ["--upstream-auth", "token-exchange", "--oauth-client-id", PROXY_CLIENT[0]]
+    proxy = Proxy(args, spec.name, auth.issuer, base, ["--stateless", *exchange], secret_env)
+    try:
+        tokens += exchange_checks(proxy, auth, upstream, base)
     finally:
         outputs.append(proxy.stop())
     auth.close()

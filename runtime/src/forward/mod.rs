@@ -426,6 +426,16 @@ async fn read_capped(
     Ok((buf, false))
 }
 
+/// A per-caller credential's refusal as the call's tool error.
+fn nothing_sent(e: &CallerCredentialError) -> String {
+    let m = e.message.trim_end();
+    if m.ends_with('.') {
+        format!("{m} Nothing was sent.")
+    } else {
+        format!("{m}. Nothing was sent.")
+    }
+}
+
 fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
@@ -501,6 +511,11 @@ impl Forwarder {
 
     pub fn credentials(&self) -> &Credentials {
         &self.inner.creds
+    }
+
+    /// The API's security schemes by name.
+    pub fn schemes(&self) -> &[(String, SecurityScheme)] {
+        &self.inner.schemes
     }
 
     /// Per-caller upstream credentials, consulted before the static ones for every call made
@@ -763,7 +778,7 @@ impl Forwarder {
         let caller = CALL_SCOPE.try_with(|s| s.caller.clone()).ok().flatten();
         match self.caller_credentials(route, caller.as_deref()).await {
             Ok(v) => *per_caller = v,
-            Err(e) => return (error_result(format!("{e} Nothing was sent.")), None),
+            Err(e) => return (error_result(nothing_sent(&e)), None),
         }
         if let Err(message) = self.check_credentials(route, args, per_caller) {
             return (error_result(message), None);
@@ -831,9 +846,7 @@ impl Forwarder {
                             }
                             match self.caller_credentials(route, Some(c)).await {
                                 Ok(v) => *per_caller = v,
-                                Err(e) => {
-                                    return (error_result(format!("{e} Nothing was sent.")), None);
-                                }
+                                Err(e) => return (error_result(nothing_sent(&e)), None),
                             }
                             cc = self.client_credential_schemes(route, per_caller);
                         }

@@ -559,6 +559,52 @@ async fn an_introspection_failure_refuses_without_caching_or_telling_secrets() {
 }
 
 #[test]
+fn upstream_auth_options_are_checked_at_start() {
+    use crate::serve::{ServeArgs, Transport, UpstreamAuth};
+    let base = || ServeArgs {
+        transport: Transport::Http,
+        oauth_issuer: Some(ISS.into()),
+        oauth_client_id: Some("rs".into()),
+        upstream_auth: UpstreamAuth::TokenExchange,
+        ..ServeArgs::default()
+    };
+    assert!(base().check_gate().is_ok());
+    let refused = |a: ServeArgs, words: &str| {
+        let e = a.check_gate().unwrap_err().to_string();
+        assert!(e.contains(words), "{e}");
+    };
+    refused(
+        ServeArgs {
+            oauth_client_id: None,
+            ..base()
+        },
+        "needs --oauth-client-id",
+    );
+    refused(
+        ServeArgs {
+            oauth_issuer: None,
+            ..base()
+        },
+        "needs --transport http and --oauth-issuer",
+    );
+    refused(
+        ServeArgs {
+            transport: Transport::Stdio,
+            ..base()
+        },
+        "needs --transport http and --oauth-issuer",
+    );
+    refused(
+        ServeArgs {
+            upstream_auth: UpstreamAuth::Static,
+            token_exchange_audience: Some("https://api.example".into()),
+            ..base()
+        },
+        "is for --upstream-auth token-exchange",
+    );
+}
+
+#[test]
 fn introspection_options_are_checked_at_start() {
     use crate::serve::ServeArgs;
     let base = || ServeArgs {
@@ -632,4 +678,164 @@ async fn a_validated_jwt_is_reused_until_its_expiry_only() {
     let forger = key("k1");
     *rs.decoding.write().unwrap() = Arc::default();
     assert!(rs.validate(&sign(&forger, &claims())).await.is_err());
+}
+
+/// An RFC 8693 token endpoint (and the RFC 8414 metadata naming it) for the client `rs`:
+/// `exchanged-<n>-for-<subject token>`, an hour; `invalid_grant` (echoing the subject token, as
+/// careless servers do) for subject tokens starting `revoked`. The forms it got are kept.
+struct Exchanger {
+    issuer: String,
+    forms: Arc<Mutex<Vec<std::collections::HashMap<String, String>>>>,
+}
+
+async fn exchanger() -> Exchanger {
+    use axum::http::{HeaderMap, StatusCode};
+    let forms: Arc<Mutex<Vec<std::collections::HashMap<String, String>>>> = Arc::default();
+    let f = Arc::clone(&forms);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let issuer = format!("http://{}", listener.local_addr().unwrap());
+    let meta = json!({"issuer": issuer, "token_endpoint": format!("{issuer}/token")}).to_string();
+    let app = axum::Router::new()
+        .route(
+            "/.well-known/oauth-authorization-server",
+            axum::routing::get(move || std::future::ready(meta.clone())),
+        )
+        .route(
+            "/token",
+            axum::routing::post(move |headers: HeaderMap, body: String| {
+                let want = format!(
+                    "Basic {}",
+                    base64::engine::general_purpose::STANDARD.encode("rs:rs-secret-value")
+                );
+                let authed = headers.get("authorization").and_then(|v| v.to_str().ok())
+                    == Some(want.as_str());
+                let form: std::collections::HashMap<String, String> =
+                    url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+                let mut all = f.lock().unwrap();
+                all.push(form.clone());
+                let n = all.len();
+                let subject = form.get("subject_token").cloned().unwrap_or_default();
+                async move {
+                    if !authed {
+                        return (StatusCode::UNAUTHORIZED, json!({"error": "invalid_client"}).to_string());
+                    }
+                    if subject.starts_with("revoked") {
+                        let e = json!({"error": "invalid_grant", "error_description": format!("subject token {subject} is revoked")});
+                        return (StatusCode::BAD_REQUEST, e.to_string());
+                    }
+                    let t = json!({"access_token": format!("exchanged-{n}-for-{subject}"), "token_type": "Bearer",
+                        "expires_in": 3600, "issued_token_type": exchange::ACCESS_TOKEN_TYPE});
+                    (StatusCode::OK, t.to_string())
+                }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Exchanger { issuer, forms }
+}
+
+fn exchange_provider(issuer: &str, secret: &str, audience: &str) -> exchange::TokenExchange {
+    use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme};
+    exchange::TokenExchange::new(
+        exchange::ExchangeOptions {
+            issuer: issuer.into(),
+            client: ClientAuth::new("rs".into(), secret.into()),
+            audience: audience.into(),
+            token_endpoint: None,
+        },
+        &[
+            ("oauth".into(), SecurityScheme::OAuth2Token),
+            ("bearer".into(), SecurityScheme::Bearer),
+            (
+                "key".into(),
+                SecurityScheme::ApiKey {
+                    name: "X-Key".into(),
+                    location: ApiKeyLocation::Header,
+                },
+            ),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn token_exchange_gives_each_caller_its_own_cached_token() {
+    use crate::forward::{Caller, CallerCredentials};
+    let ex = exchanger().await;
+    let p = exchange_provider(&ex.issuer, "rs-secret-value", "https://api.example");
+    let alice = Caller::new("alice".into(), "mcp-token-alice", None);
+    let bob = Caller::new("bob".into(), "mcp-token-bob", None);
+    // Concurrent first calls of one caller: one exchange.
+    let got = futures::future::join_all((0..8).map(|_| p.credential(&alice, "oauth"))).await;
+    let a = got[0].clone().unwrap().unwrap();
+    assert!(
+        got.iter()
+            .all(|g| g.as_ref().unwrap().as_deref() == Some(a.as_str()))
+    );
+    assert!(a.ends_with("-for-mcp-token-alice"), "{a}");
+    // The bearer scheme gets the same token; the API key none (static credentials apply).
+    assert_eq!(
+        p.credential(&alice, "bearer").await.unwrap().as_deref(),
+        Some(a.as_str())
+    );
+    assert_eq!(p.credential(&alice, "key").await.unwrap(), None);
+    let b = p.credential(&bob, "oauth").await.unwrap().unwrap();
+    assert!(b.ends_with("-for-mcp-token-bob") && b != a, "{b}");
+    {
+        let forms = ex.forms.lock().unwrap();
+        assert_eq!(forms.len(), 2, "one exchange per caller");
+        let f = &forms[0];
+        assert_eq!(f["grant_type"], exchange::GRANT_TYPE);
+        assert_eq!(f["subject_token"], "mcp-token-alice");
+        assert_eq!(f["subject_token_type"], exchange::ACCESS_TOKEN_TYPE);
+        assert_eq!(f["resource"], "https://api.example");
+        assert!(!f.contains_key("audience"));
+    }
+    // The API refused alice's token: dropped, exchanged again next time.
+    p.rejected(&alice, "oauth");
+    let a2 = p.credential(&alice, "oauth").await.unwrap().unwrap();
+    assert_ne!(a2, a);
+    assert_eq!(ex.forms.lock().unwrap().len(), 3);
+    assert_eq!(p.held(), 2);
+    // Never past the caller's own token's expiry.
+    let carol = Caller::new("carol".into(), "mcp-token-carol", Some(now() + 1));
+    p.credential(&carol, "oauth").await.unwrap();
+    p.credential(&carol, "oauth").await.unwrap();
+    assert_eq!(ex.forms.lock().unwrap().len(), 4);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    p.credential(&carol, "oauth").await.unwrap();
+    assert_eq!(ex.forms.lock().unwrap().len(), 5);
+    // Debug shows no token.
+    let dbg = format!("{alice:?} {p:?}");
+    assert!(
+        !dbg.contains("mcp-token") && !dbg.contains("rs-secret-value"),
+        "{dbg}"
+    );
+}
+
+#[tokio::test]
+async fn token_exchange_refusals_say_what_to_do_and_show_no_token() {
+    use crate::forward::{Caller, CallerCredentials};
+    let ex = exchanger().await;
+    // A logical audience goes as `audience`.
+    let p = exchange_provider(&ex.issuer, "rs-secret-value", "orders-api");
+    let dave = Caller::new("dave".into(), "revoked-mcp-token-dave", None);
+    let e = p.credential(&dave, "oauth").await.unwrap_err();
+    assert!(e.message.contains("authorize again"), "{e}");
+    assert!(
+        !e.message.contains("revoked-mcp-token-dave") && e.message.contains("[redacted]"),
+        "{e}"
+    );
+    assert_eq!(ex.forms.lock().unwrap()[0]["audience"], "orders-api");
+    // Refusals are not cached: asked again.
+    assert!(p.credential(&dave, "oauth").await.is_err());
+    assert_eq!(ex.forms.lock().unwrap().len(), 2);
+    // This server's own client refused: the operator's problem, said so.
+    let p = exchange_provider(&ex.issuer, "wrong-secret-value", "orders-api");
+    let erin = Caller::new("erin".into(), "mcp-token-erin", None);
+    let e = p.credential(&erin, "oauth").await.unwrap_err();
+    assert!(e.message.contains("--oauth-client-id"), "{e}");
+    assert!(!e.message.contains("wrong-secret-value") && !e.message.contains("mcp-token-erin"));
+    // No authorization server at all.
+    let p = exchange_provider("http://127.0.0.1:9", "rs-secret-value", "orders-api");
+    let e = p.credential(&erin, "oauth").await.unwrap_err();
+    assert!(e.message.contains("try again later"), "{e}");
 }
