@@ -584,6 +584,18 @@ impl SearchIndex {
                 sum[d] = 0.0;
             }
         }
+        // The query's own consecutive words (stop words left out), for the phrase boost.
+        let pairs: Vec<(String, String)> = {
+            let own: Vec<String> = words(query)
+                .into_iter()
+                .filter(|w| !is_stopword(w) && w.len() > 1)
+                .map(|w| stem(&w))
+                .collect();
+            own.windows(2)
+                .filter(|w| w[0] != w[1])
+                .map(|w| (w[0].clone(), w[1].clone()))
+                .collect()
+        };
         let terms: Vec<&(String, f32)> = groups.iter().flatten().collect();
         let qset: HashSet<&str> = terms.iter().map(|(t, _)| t.as_str()).collect();
         // Terms in most documents (an API-wide prefix, "get") say nothing about coverage.
@@ -611,6 +623,17 @@ impl SearchIndex {
                 if said > 0.0 {
                     score *= (matched[d] / said).powf(COORD);
                 }
+                // Two words said together that the name or summary has together ("pull
+                // request", "payment link"): a phrase, not two loose words.
+                let together = pairs
+                    .iter()
+                    .filter(|(a, b)| {
+                        [&self.name_terms[d], &self.summary_terms[d]]
+                            .iter()
+                            .any(|t| t.windows(2).any(|w| w[0] == *a && w[1] == *b))
+                    })
+                    .count();
+                score *= 1.0 + PAIR_BOOST * together.min(2) as f32;
                 if self.deprecated[d] {
                     score *= 0.8;
                 }
@@ -675,6 +698,9 @@ const COVER_BOOST: f32 = 0.5;
 /// How strongly the share of the query (its groups, by weight) a document matches scales its
 /// score: `score × share^COORD` (Lucene's coordination factor, softened).
 const COORD: f32 = 0.3;
+/// How much a document gains per pair of the query's consecutive words that its name or summary
+/// has side by side (at most two pairs count).
+const PAIR_BOOST: f32 = 0.1;
 /// How much a group's terms other than its best count (a group is one thing the user said: a
 /// word and what it means in the API's words).
 const GROUP_REST: f32 = 0.25;
