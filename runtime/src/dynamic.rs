@@ -2055,6 +2055,77 @@ mod tests {
         assert!(index.search("", 10).is_empty());
     }
 
+    /// The values an argument takes and the path's last segment are evidence of their own: each
+    /// pair below ties on every other field, and the first operation would win the tie.
+    #[test]
+    fn argument_values_and_the_path_leaf_are_searched() {
+        let priority = |values: Vec<String>| {
+            json!({"type": "object", "properties": {
+                "id": {"type": "string"},
+                "body": {"type": "object", "properties": {
+                    "priority": {"type": "string", "enum": values}
+                }}
+            }})
+        };
+        let few = vec!["urgent".to_string(), "low".to_string()];
+        // Thirteen values: a long enum says little and is left out.
+        let many: Vec<String> = (0..12)
+            .map(|i| format!("level{i}"))
+            .chain(["urgent".to_string()])
+            .collect();
+        let defs = vec![
+            op(
+                "get_thing",
+                HttpMethod::Get,
+                "/things/{id}",
+                "Get a thing",
+                json!({}),
+            ),
+            op(
+                "update_thing",
+                HttpMethod::Patch,
+                "/things/{id}",
+                "Update a thing",
+                priority(few),
+            ),
+            op(
+                "edit_thing",
+                HttpMethod::Patch,
+                "/things/{id}/edit",
+                "Edit a thing",
+                priority(many),
+            ),
+            op(
+                "list_items_a",
+                HttpMethod::Get,
+                "/archive/{id}/items",
+                "List items",
+                json!({}),
+            ),
+            op(
+                "list_items_b",
+                HttpMethod::Get,
+                "/items/{id}/archive",
+                "List items",
+                json!({}),
+            ),
+        ];
+        let index = SearchIndex::build(&defs, 0..defs.len());
+        assert_eq!(
+            top(&index, &defs, "mark the thing urgent").as_deref(),
+            Some("update_thing")
+        );
+        let hits = index.search("urgent", 10);
+        assert!(
+            hits.iter().all(|h| defs[h.op].name() != "edit_thing"),
+            "a 13-value enum is not indexed"
+        );
+        assert_eq!(
+            top(&index, &defs, "archive items").as_deref(),
+            Some("list_items_b")
+        );
+    }
+
     /// The spec's tag descriptions are evidence for the operations of their tag.
     #[test]
     fn tag_descriptions_are_searched() {
