@@ -1158,6 +1158,7 @@ impl<'a> OpContext<'a> {
                         s,
                         SecurityScheme::OAuth2ClientCredentials { .. }
                             | SecurityScheme::OAuth2Token
+                            | SecurityScheme::OAuth2AuthorizationCode { .. }
                     )
             })
         };
@@ -1946,16 +1947,39 @@ fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, Securi
                 } else {
                     s.get("flows").and_then(|f| f.get("clientCredentials"))
                 };
-                match cc.and_then(|c| c.get("tokenUrl").and_then(Node::as_str)) {
+                let code = if spec.version == SpecVersion::Swagger2 {
+                    (s.get("flow").and_then(Node::as_str) == Some("accessCode")).then_some(s)
+                } else {
+                    s.get("flows").and_then(|f| f.get("authorizationCode"))
+                };
+                let scopes_of = |flow: Option<&Node>| -> Vec<String> {
+                    flow.and_then(|c| c.get("scopes"))
+                        .and_then(Node::as_object)
+                        .map(|m| m.keys().map(str::to_string).collect())
+                        .unwrap_or_default()
+                };
+                let text = |flow: Option<&Node>, key: &str| {
+                    flow.and_then(|c| c.get(key))
+                        .and_then(Node::as_str)
+                        .filter(|u| !u.trim().is_empty())
+                        .map(str::to_string)
+                };
+                match text(cc, "tokenUrl") {
                     Some(url) => Some(SecurityScheme::OAuth2ClientCredentials {
-                        token_url: url.to_string(),
-                        scopes: cc
-                            .and_then(|c| c.get("scopes"))
-                            .and_then(Node::as_object)
-                            .map(|m| m.keys().map(str::to_string).collect())
-                            .unwrap_or_default(),
+                        token_url: url,
+                        scopes: scopes_of(cc),
                     }),
-                    None => Some(SecurityScheme::OAuth2Token),
+                    None => match (text(code, "authorizationUrl"), text(code, "tokenUrl")) {
+                        (Some(authorization_url), Some(token_url)) => {
+                            Some(SecurityScheme::OAuth2AuthorizationCode {
+                                authorization_url,
+                                token_url,
+                                refresh_url: text(code, "refreshUrl"),
+                                scopes: scopes_of(code),
+                            })
+                        }
+                        _ => Some(SecurityScheme::OAuth2Token),
+                    },
                 }
             }
             "openIdConnect" => Some(SecurityScheme::OAuth2Token),

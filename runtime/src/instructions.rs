@@ -190,7 +190,9 @@ fn authentication(set: &ToolSet) -> Option<String> {
             SecurityScheme::OAuth2ClientCredentials { .. } => {
                 "an OAuth 2.0 token (client credentials)".to_string()
             }
-            SecurityScheme::OAuth2Token => "an OAuth 2.0 token".to_string(),
+            SecurityScheme::OAuth2Token | SecurityScheme::OAuth2AuthorizationCode { .. } => {
+                "an OAuth 2.0 token".to_string()
+            }
         })
         .collect();
     let mut unique: Vec<&String> = Vec::new();

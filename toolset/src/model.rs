@@ -406,7 +406,8 @@ impl CredentialParam {
             SecurityScheme::Bearer
             | SecurityScheme::Basic
             | SecurityScheme::OAuth2ClientCredentials { .. }
-            | SecurityScheme::OAuth2Token => header && same("Authorization"),
+            | SecurityScheme::OAuth2Token
+            | SecurityScheme::OAuth2AuthorizationCode { .. } => header && same("Authorization"),
         }
     }
 }
@@ -478,6 +479,18 @@ pub enum SecurityScheme {
     },
     /// OAuth2 flows other than client credentials, and OpenID Connect: a token supplied by the user.
     OAuth2Token,
+    /// An OAuth2 scheme whose flows include authorization code (OpenAPI 3 `authorizationCode`,
+    /// Swagger 2 `accessCode`) and not client credentials: a user's token, given like
+    /// [`SecurityScheme::OAuth2Token`]'s, or obtained per user by `--oauth-proxy`, which sends
+    /// each user through this flow.
+    OAuth2AuthorizationCode {
+        authorization_url: String,
+        token_url: String,
+        /// `refreshUrl`, when the flow names one (else refreshes go to `token_url`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        refresh_url: Option<String>,
+        scopes: Vec<String>,
+    },
 }
 
 /// `OPENAPI_MCP_` + the scheme name in upper snake case: the environment variable (or the stem
@@ -526,7 +539,8 @@ impl SecurityScheme {
             }
             SecurityScheme::ApiKey { .. }
             | SecurityScheme::Bearer
-            | SecurityScheme::OAuth2Token => vec![base],
+            | SecurityScheme::OAuth2Token
+            | SecurityScheme::OAuth2AuthorizationCode { .. } => vec![base],
         }
     }
 }

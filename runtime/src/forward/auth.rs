@@ -116,7 +116,8 @@ impl Credentials {
                 },
                 SecurityScheme::ApiKey { .. }
                 | SecurityScheme::Bearer
-                | SecurityScheme::OAuth2Token => get(&base).map(Secret::Raw),
+                | SecurityScheme::OAuth2Token
+                | SecurityScheme::OAuth2AuthorizationCode { .. } => get(&base).map(Secret::Raw),
             };
             if let Some(s) = secret {
                 creds.map.insert(name.clone(), s);
