@@ -87,6 +87,8 @@ pub struct OAuthOptions {
     /// `--oauth-introspection-url`: tokens are checked by the authorization server (RFC 7662),
     /// not as JWTs.
     pub introspection: Option<introspect::Introspection>,
+    /// The issuer's keys, given rather than fetched (`--oauth-proxy`: this server's own).
+    pub jwks: Option<JwkSet>,
 }
 
 /// This server's own client credentials at the authorization server (`--oauth-client-id`, the
@@ -300,6 +302,9 @@ impl ResourceServer {
             .introspection
             .clone()
             .map(introspect::Introspector::new);
+        let decoding = std::sync::RwLock::new(Arc::new(
+            opts.jwks.as_ref().map(decoding_keys).unwrap_or_default(),
+        ));
         ResourceServer {
             opts,
             http,
@@ -307,7 +312,7 @@ impl ResourceServer {
             validated: Validated::default(),
             jwks_url,
             cache: Default::default(),
-            decoding: Default::default(),
+            decoding,
         }
     }
 
@@ -422,6 +427,9 @@ impl ResourceServer {
 
     /// Fetches the JWKS again, unless it was fetched less than [`REFETCH_MIN`] ago.
     async fn refresh(&self) -> Result<(), TokenError> {
+        if self.opts.jwks.is_some() {
+            return Ok(());
+        }
         let mut cache = self.cache.lock().await;
         if cache.fetched.is_some_and(|t| t.elapsed() < REFETCH_MIN) {
             return Ok(());
@@ -432,18 +440,7 @@ impl ResourceServer {
             .get_or_try_init(|| self.discover_jwks_url())
             .await?;
         let set: JwkSet = self.get_json(url).await?;
-        let mut map = HashMap::new();
-        for (i, jwk) in set.keys.iter().enumerate() {
-            let Ok(key) = DecodingKey::from_jwk(jwk) else {
-                continue;
-            };
-            let alg = jwk
-                .common
-                .key_algorithm
-                .and_then(|a| a.to_string().parse::<Algorithm>().ok());
-            let id = jwk.common.key_id.clone().unwrap_or_else(|| format!("#{i}"));
-            map.insert(id, (key, alg));
-        }
+        let map = decoding_keys(&set);
         if let Ok(mut d) = self.decoding.write() {
             *d = Arc::new(map);
         }
@@ -497,6 +494,23 @@ impl ResourceServer {
             TokenError::KeysUnavailable
         })
     }
+}
+
+/// The usable keys of a JWKS by `kid` (`#index` for a key without one).
+fn decoding_keys(set: &JwkSet) -> HashMap<String, (DecodingKey, Option<Algorithm>)> {
+    let mut map = HashMap::new();
+    for (i, jwk) in set.keys.iter().enumerate() {
+        let Ok(key) = DecodingKey::from_jwk(jwk) else {
+            continue;
+        };
+        let alg = jwk
+            .common
+            .key_algorithm
+            .and_then(|a| a.to_string().parse::<Algorithm>().ok());
+        let id = jwk.common.key_id.clone().unwrap_or_else(|| format!("#{i}"));
+        map.insert(id, (key, alg));
+    }
+    map
 }
 
 /// A space-separated `scope` value as a list.
@@ -555,6 +569,7 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
 
 pub mod exchange;
 pub mod introspect;
+pub mod proxy;
 
 #[cfg(test)]
 mod tests;

@@ -101,6 +101,26 @@ pub struct ServeArgs {
     /// scopes for (a call to any other still gets the 403 scope challenge).
     #[cfg_attr(feature = "cli", arg(long))]
     pub hide_unauthorized_tools: bool,
+    /// HTTP: be the OAuth authorization server of MCP clients at this public base URL (e.g.
+    /// https://mcp.example.com; MCP at /mcp), and send each user through the API's own
+    /// authorization-code flow from the spec; each call carries that user's API token
+    /// (README: OAuth proxy). Needs --upstream-client-id and OPENAPI_MCP_STORE_KEY.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub oauth_proxy: Option<String>,
+    /// With --oauth-proxy: the spec's oauth2 scheme whose authorizationCode flow is run
+    /// (default: the only one).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "SCHEME"))]
+    pub oauth_proxy_scheme: Option<String>,
+    /// With --oauth-proxy: this server's client id at the API's authorization server (its
+    /// secret in OPENAPI_MCP_UPSTREAM_CLIENT_SECRET); register {URL}/oauth/callback there as
+    /// the redirect URI.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
+    pub upstream_client_id: Option<String>,
+    /// With --oauth-proxy: where clients, sign-ins and users' API tokens (encrypted) are kept:
+    /// sqlite:PATH (default: oauth-proxy.sqlite3 in $OPENAPI_MCP_DATA_DIR, else
+    /// $XDG_DATA_HOME/openapi-mcp, else ~/.local/share/openapi-mcp).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
+    pub oauth_store: Option<String>,
     /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
     #[cfg_attr(feature = "cli", arg(long))]
     pub allowed_host: Vec<String>,
@@ -251,6 +271,10 @@ impl Default for ServeArgs {
             upstream_auth: UpstreamAuth::Static,
             token_exchange_audience: None,
             hide_unauthorized_tools: false,
+            oauth_proxy: None,
+            oauth_proxy_scheme: None,
+            upstream_client_id: None,
+            oauth_store: None,
             allowed_host: Vec::new(),
             allowed_origin: Vec::new(),
             forward_header: Vec::new(),
@@ -439,6 +463,7 @@ impl ServeArgs {
     /// `--oauth-*`: an issuer with an http(s) URL, not with `--auth-token`, never passing the
     /// client's token on to the API (MCP forbids token passthrough).
     fn check_oauth(&self) -> Result<(), UserError> {
+        self.check_oauth_proxy()?;
         let exchange = self.upstream_auth == UpstreamAuth::TokenExchange;
         if self.token_exchange_audience.is_some() && !exchange {
             return Err(UserError::msg(
@@ -456,6 +481,9 @@ impl ServeArgs {
             ));
         }
         let Some(issuer) = &self.oauth_issuer else {
+            if self.oauth_proxy.is_some() {
+                return Ok(());
+            }
             if self.oauth_audience.is_some()
                 || self.oauth_jwks_url.is_some()
                 || self.oauth_introspection_url.is_some()
@@ -537,6 +565,7 @@ impl ServeArgs {
             hide_unauthorized_tools: self.hide_unauthorized_tools,
             scopes_supported: Vec::new(),
             introspection,
+            jwks: None,
         }))
     }
 
@@ -592,6 +621,78 @@ impl ServeArgs {
                 ))
             })?;
         Ok(crate::oauth::ClientAuth::new(id, secret))
+    }
+
+    /// `--oauth-proxy` and its options: HTTP only, not with another gate, never passing the
+    /// client's token on.
+    fn check_oauth_proxy(&self) -> Result<(), UserError> {
+        if self.oauth_proxy.is_none() {
+            if self.oauth_proxy_scheme.is_some()
+                || self.upstream_client_id.is_some()
+                || self.oauth_store.is_some()
+            {
+                return Err(UserError::msg(
+                    "--oauth-proxy-scheme, --upstream-client-id and --oauth-store need --oauth-proxy",
+                ));
+            }
+            return Ok(());
+        }
+        let clash = if self.oauth_issuer.is_some() {
+            Some("--oauth-issuer (this server is the issuer)")
+        } else if self.auth_token.is_some() {
+            Some("--auth-token")
+        } else if self.oauth_jwks_url.is_some() {
+            Some("--oauth-jwks-url (the proxy signs its own tokens)")
+        } else if self.oauth_introspection_url.is_some() {
+            Some("--oauth-introspection-url (the proxy checks its own tokens)")
+        } else if self.oauth_client_id.is_some() {
+            Some(
+                "--oauth-client-id (the client id at the API's authorization server is --upstream-client-id)",
+            )
+        } else if self.transport != Transport::Http {
+            Some("--transport stdio (it is an HTTP server)")
+        } else if self
+            .forward_header
+            .iter()
+            .any(|h| h.trim().eq_ignore_ascii_case("authorization"))
+        {
+            Some("--forward-header Authorization (the client's token must never reach the API)")
+        } else {
+            None
+        };
+        match clash {
+            Some(c) => Err(UserError::msg(format!(
+                "--oauth-proxy cannot be combined with {c}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// The `--oauth-proxy` authorization server for `set`, opened (store, keys), when asked for.
+    pub fn oauth_proxy(
+        &self,
+        set: &ToolSet,
+        base_url: &url::Url,
+    ) -> Result<Option<Arc<crate::oauth::proxy::OAuthProxy>>, UserError> {
+        use crate::oauth::proxy::{OAuthProxy, ProxyArgs, configure};
+        let Some(url) = &self.oauth_proxy else {
+            return Ok(None);
+        };
+        let cfg = configure(
+            ProxyArgs {
+                url,
+                scheme: self.oauth_proxy_scheme.as_deref(),
+                client_id: self.upstream_client_id.as_deref(),
+                store: self.oauth_store.as_deref(),
+                audience: self.oauth_audience.as_deref(),
+            },
+            &set.security_schemes,
+            base_url,
+            |k| std::env::var(k).ok(),
+        )
+        .map_err(UserError::msg)?;
+        let proxy = OAuthProxy::new(cfg).map_err(|e| UserError::msg(e.to_string()))?;
+        Ok(Some(Arc::new(proxy)))
     }
 
     /// The key sealing 2026-era confirmations ([`CONFIRM_KEY_ENV`]), when one is set.
@@ -802,6 +903,12 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         missing.retain(|m| !exchange.schemes().contains(m));
         forwarder.set_caller_credentials(Arc::new(exchange));
     }
+    let oauth_proxy = args.oauth_proxy(&set, &forwarder.options().base_url)?;
+    if let Some(p) = &oauth_proxy {
+        // Its scheme gets each caller's own API token: not missing.
+        missing.retain(|m| *m != p.config().scheme);
+        forwarder.set_caller_credentials(Arc::clone(p) as _);
+    }
     // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
     // off the async workers). The guard flushes the last spans when serving ends.
     let otel = tokio::task::spawn_blocking(crate::otel::init_from_env)
@@ -830,7 +937,9 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             mode,
             list_caching: ListCaching::new(
                 serving.watched,
-                args.auth_token.is_some() || args.oauth_issuer.is_some(),
+                args.auth_token.is_some()
+                    || args.oauth_issuer.is_some()
+                    || args.oauth_proxy.is_some(),
             ),
             confirm: args.confirm,
             confirm_key: args.confirm_key()?,
@@ -903,6 +1012,25 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             http.stateless = args.stateless;
             http.auth_token = args.auth_token.clone();
             http.oauth = oauth;
+            if let Some(p) = &oauth_proxy {
+                http.oauth = Some(OAuthOptions {
+                    issuer: p.config().issuer.clone(),
+                    audience: p.config().resource.clone(),
+                    jwks_url: None,
+                    hide_unauthorized_tools: args.hide_unauthorized_tools,
+                    scopes_supported: Vec::new(),
+                    introspection: None,
+                    jwks: Some(p.jwks().clone()),
+                });
+                eprintln!(
+                    "{program}: OAuth proxy: authorization server {} (scheme {}; register {} at the API's authorization server); store {}",
+                    p.config().issuer,
+                    p.config().scheme,
+                    p.callback_url(),
+                    p.store_description()
+                );
+                http.oauth_proxy = Some(Arc::clone(p));
+            }
             http.allowed_hosts = args.allowed_host.clone();
             http.allowed_origins = args.allowed_origin.clone();
             http.max_body_bytes = args.max_request_bytes;
@@ -919,6 +1047,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             }
             if args.auth_token.is_none()
                 && args.oauth_issuer.is_none()
+                && oauth_proxy.is_none()
                 && !args.listen.ip().is_loopback()
             {
                 tracing::warn!(

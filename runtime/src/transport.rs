@@ -102,6 +102,8 @@ pub struct HttpOptions {
     /// empty audience is `http://<bound address>/mcp`; `scopes_supported`, when empty, is
     /// filled from the operations' scopes.
     pub oauth: Option<OAuthOptions>,
+    /// `--oauth-proxy`: its authorization server's routes are served beside `/mcp`.
+    pub oauth_proxy: Option<Arc<crate::oauth::proxy::OAuthProxy>>,
 }
 
 impl HttpOptions {
@@ -120,6 +122,7 @@ impl HttpOptions {
             metrics_on_mcp_port: false,
             readiness: Readiness::ready(),
             oauth: None,
+            oauth_proxy: None,
         }
     }
 }
@@ -309,6 +312,9 @@ pub fn http_router(
                 "/.well-known/oauth-protected-resource/{*path}",
                 axum::routing::get(metadata),
             );
+    }
+    if let Some(p) = &opts.oauth_proxy {
+        open = open.merge(p.router());
     }
     open.route("/healthz", axum::routing::get(|| async { "ok\n" }))
         .route(

@@ -89,6 +89,7 @@ fn server(jwks_url: &str) -> ResourceServer {
         hide_unauthorized_tools: false,
         scopes_supported: vec![],
         introspection: None,
+        jwks: None,
     })
 }
 
@@ -239,6 +240,7 @@ async fn the_jwks_url_comes_from_the_issuer_metadata() {
         hide_unauthorized_tools: false,
         scopes_supported: vec![],
         introspection: None,
+        jwks: None,
     });
     let mut c = claims();
     c["iss"] = json!(issuer);

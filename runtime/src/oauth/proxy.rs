@@ -1,0 +1,1495 @@
+//! `--oauth-proxy` (#21): this server is the OAuth 2.1 authorization server its MCP clients see,
+//! and behind it each user goes through the API's own authorization-code flow, taken from the
+//! spec's `securitySchemes` (an oauth2 scheme with an `authorizationCode` flow: its
+//! `authorizationUrl`, `tokenUrl` and scopes), with the client id the operator registered there.
+//!
+//! ```text
+//! MCP client ──/authorize (PKCE S256, resource)──▶ proxy ──authorizationUrl (its own PKCE, state)──▶ API's AS
+//!            ◀──redirect_uri?code (proxy's code)── proxy ◀──/oauth/callback?code──────────────────── (user signs in)
+//!            ──/token (code + verifier)──────────▶ proxy ──tokenUrl (code, client secret)──────────▶ API's AS
+//!            ◀──proxy's access + refresh token─── proxy   (API tokens stored sealed, never shown)
+//!            ──/mcp tools/call (proxy token)─────▶ proxy ──API call with the user's API token──────▶ API
+//! ```
+//!
+//! The proxy's access tokens are short-lived JWTs ([`ACCESS_TTL`]) signed with an Ed25519 key
+//! derived from `OPENAPI_MCP_STORE_KEY` (instances sharing the store and the key accept each
+//! other's tokens); their `sub` names the grant that holds the user's API tokens, which the
+//! forwarder gets for each call through [`CallerCredentials`] (refreshed at the API's token
+//! endpoint when they expire). The API's tokens never reach the MCP client, and the proxy's
+//! tokens never reach the API. Clients register by RFC 7591 dynamic registration (`/register`).
+
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::forward::{Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture};
+use store::{Sealer, Store, StoreError, StoreSpec, now};
+
+/// The environment variable holding the key that seals the store and signs the proxy's tokens
+/// (32 bytes or more).
+pub const STORE_KEY_ENV: &str = "OPENAPI_MCP_STORE_KEY";
+/// The environment variable holding the secret of `--upstream-client-id` (never a flag).
+pub const UPSTREAM_SECRET_ENV: &str = "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET";
+/// Lifetime of the proxy's access tokens.
+pub const ACCESS_TTL: u64 = 15 * 60;
+/// Lifetime of the proxy's authorization codes.
+pub const CODE_TTL: u64 = 60;
+/// How long a user has to sign in at the API's authorization server.
+pub const PENDING_TTL: u64 = 10 * 60;
+/// Lifetime of the proxy's refresh tokens (each use gives a new one).
+pub const REFRESH_TTL: u64 = 30 * 24 * 3600;
+/// How long a grant (the user's API tokens) is kept after its last use of a refresh.
+pub const GRANT_TTL: u64 = 30 * 24 * 3600;
+/// How long a registered client is kept.
+pub const CLIENT_TTL: u64 = 365 * 24 * 3600;
+/// An API token is renewed this long before it expires.
+pub const RENEW_MARGIN: u64 = 30;
+
+/// How the proxy is configured (from the command line, the spec and the environment).
+#[derive(Clone)]
+pub struct ProxyConfig {
+    /// The public base URL of this server (an origin): the issuer of its tokens.
+    pub issuer: String,
+    /// The MCP endpoint's URL: the `aud` of the tokens, the `resource` clients ask for.
+    pub resource: String,
+    /// The spec's security scheme whose flow is run.
+    pub scheme: String,
+    pub authorization_url: Url,
+    pub token_url: Url,
+    /// Where refreshes go (`refreshUrl`, else `tokenUrl`).
+    pub refresh_url: Url,
+    /// The flow's scopes (what clients may ask for).
+    pub scopes: Vec<String>,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    pub store: StoreSpec,
+    /// `OPENAPI_MCP_STORE_KEY`.
+    pub key: Vec<u8>,
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyConfig")
+            .field("issuer", &self.issuer)
+            .field("resource", &self.resource)
+            .field("scheme", &self.scheme)
+            .field("client_id", &self.client_id)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why the proxy cannot start (said to the operator).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The authorization server and per-caller credential source of `--oauth-proxy`.
+pub struct OAuthProxy {
+    cfg: ProxyConfig,
+    store: Box<dyn Store>,
+    sealer: Sealer,
+    signing: jsonwebtoken::EncodingKey,
+    kid: String,
+    jwks: jsonwebtoken::jwk::JwkSet,
+    http: reqwest::Client,
+    /// One refresh of a grant's API token at a time (per instance).
+    renewing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl std::fmt::Debug for OAuthProxy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthProxy")
+            .field("cfg", &self.cfg)
+            .field("kid", &self.kid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Fills `buf` with random bytes (the system's CSPRNG).
+pub(crate) fn random_bytes(buf: &mut [u8]) {
+    if aws_lc_rs::rand::fill(buf).is_err() {
+        // aws-lc's generator does not fail once initialised; fall back to the OS anyway.
+        let _ = getrandom::fill(buf);
+    }
+}
+
+/// 32 random bytes, base64url: codes, tokens, ids, states, PKCE verifiers.
+fn random_token() -> String {
+    let mut b = [0u8; 32];
+    random_bytes(&mut b);
+    b64(&b)
+}
+
+fn b64(b: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
+}
+
+fn sha256(s: &str) -> Vec<u8> {
+    aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, s.as_bytes())
+        .as_ref()
+        .to_vec()
+}
+
+/// The store key of a record named by a secret: its SHA-256, hex.
+fn hashed(secret: &str) -> String {
+    sha256(secret).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// PKCE S256 (RFC 7636 §4.2).
+pub fn s256(verifier: &str) -> String {
+    b64(&sha256(verifier))
+}
+
+/// HKDF-SHA256 of the store key for one purpose.
+fn derive(key: &[u8], info: &str) -> [u8; 32] {
+    struct Len;
+    impl aws_lc_rs::hkdf::KeyType for Len {
+        fn len(&self) -> usize {
+            32
+        }
+    }
+    let mut out = [0u8; 32];
+    let prk = aws_lc_rs::hkdf::Salt::new(aws_lc_rs::hkdf::HKDF_SHA256, b"openapi-mcp oauth-proxy")
+        .extract(key);
+    let info = [info.as_bytes()];
+    if let Ok(okm) = prk.expand(&info, Len) {
+        let _ = okm.fill(&mut out);
+    }
+    out
+}
+
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Whether `url` names this machine (where plain http is allowed: tests, local development).
+pub fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(a)) => a.is_loopback(),
+        Some(url::Host::Ipv6(a)) => a.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    }
+}
+
+// ------------------------------------------------------------------------- stored records
+
+const CLIENT: &str = "client";
+const PENDING: &str = "pending";
+const CODE: &str = "code";
+const GRANT: &str = "grant";
+const REFRESH: &str = "refresh";
+
+/// A registered client (RFC 7591).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Client {
+    redirect_uris: Vec<String>,
+    /// SHA-256 of the secret of a confidential client.
+    #[serde(default)]
+    secret_sha256: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+/// An authorization in progress: the client's request, and the proxy's PKCE verifier for the
+/// API's authorization server. Keyed by the hash of the `state` sent there.
+#[derive(Serialize, Deserialize)]
+struct Pending {
+    client_id: String,
+    redirect_uri: String,
+    state: Option<String>,
+    code_challenge: String,
+    resource: String,
+    scopes: Vec<String>,
+    verifier: String,
+}
+
+/// A proxy authorization code (keyed by its hash).
+#[derive(Serialize, Deserialize)]
+struct Code {
+    client_id: String,
+    redirect_uri: String,
+    code_challenge: String,
+    resource: String,
+    scopes: Vec<String>,
+    grant: String,
+}
+
+/// A user's API tokens (keyed by the grant id, the `sub` of the proxy's tokens).
+#[derive(Serialize, Deserialize)]
+struct Grant {
+    access_token: String,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    /// Unix seconds; `None`: the API did not say.
+    #[serde(default)]
+    expires_at: Option<u64>,
+    /// When the API issued the access token (Unix seconds).
+    #[serde(default)]
+    issued_at: u64,
+    client_id: String,
+}
+
+impl Grant {
+    /// Whether the access token is good for a call now: it does not expire within
+    /// [`RENEW_MARGIN`] (or half its lifetime, for tokens that live less than twice that).
+    fn fresh(&self) -> bool {
+        self.expires_at.is_none_or(|e| {
+            let margin = RENEW_MARGIN.min(e.saturating_sub(self.issued_at) / 2);
+            now() + margin < e
+        })
+    }
+}
+
+/// A proxy refresh token (keyed by its hash).
+#[derive(Serialize, Deserialize)]
+struct Refresh {
+    client_id: String,
+    grant: String,
+    scopes: Vec<String>,
+    resource: String,
+}
+
+/// The claims of the proxy's access tokens.
+#[derive(Serialize)]
+struct AccessClaims<'a> {
+    iss: &'a str,
+    sub: &'a str,
+    aud: &'a str,
+    client_id: &'a str,
+    scope: String,
+    iat: u64,
+    exp: u64,
+    jti: String,
+}
+
+impl OAuthProxy {
+    /// Opens the store and derives the keys.
+    pub fn new(cfg: ProxyConfig) -> Result<Self, SetupError> {
+        if cfg.key.len() < 32 {
+            return Err(SetupError::Config(format!(
+                "{STORE_KEY_ENV} must be at least 32 bytes (it is {})",
+                cfg.key.len()
+            )));
+        }
+        let store = cfg.store.open()?;
+        let sealer = Sealer::new(&derive(&cfg.key, "store sealing v1"));
+        let seed = derive(&cfg.key, "token signing v1");
+        let pair = aws_lc_rs::signature::Ed25519KeyPair::from_seed_unchecked(&seed)
+            .map_err(|e| SetupError::Config(format!("signing key: {e}")))?;
+        let pkcs8 = pair
+            .to_pkcs8()
+            .map_err(|_| SetupError::Config("signing key: cannot encode it".into()))?;
+        let signing = jsonwebtoken::EncodingKey::from_ed_der(pkcs8.as_ref());
+        use aws_lc_rs::signature::KeyPair as _;
+        let public = pair.public_key().as_ref().to_vec();
+        let kid = hashed(&b64(&public))[..16].to_string();
+        let jwks: jsonwebtoken::jwk::JwkSet = serde_json::from_value(serde_json::json!({
+            "keys": [{"kty": "OKP", "crv": "Ed25519", "x": b64(&public), "kid": kid,
+                      "alg": "EdDSA", "use": "sig"}]
+        }))
+        .map_err(|e| SetupError::Config(format!("signing key: {e}")))?;
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(15))
+            .build()
+            .map_err(|e| SetupError::Config(format!("HTTP client: {e}")))?;
+        Ok(OAuthProxy {
+            cfg,
+            store,
+            sealer,
+            signing,
+            kid,
+            jwks,
+            http,
+            renewing: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn config(&self) -> &ProxyConfig {
+        &self.cfg
+    }
+
+    /// The public keys of the proxy's tokens (for the resource server, and `/oauth/jwks`).
+    pub fn jwks(&self) -> &jsonwebtoken::jwk::JwkSet {
+        &self.jwks
+    }
+
+    /// What the store is, for the start-up line.
+    pub fn store_description(&self) -> String {
+        self.store.describe()
+    }
+
+    /// The callback URL the API's authorization server sends users back to: register it there.
+    pub fn callback_url(&self) -> String {
+        format!("{}/oauth/callback", self.cfg.issuer)
+    }
+
+    async fn put<T: Serialize>(
+        &self,
+        kind: &str,
+        key: &str,
+        v: &T,
+        ttl: u64,
+    ) -> Result<(), StoreError> {
+        let plain = serde_json::to_vec(v).unwrap_or_default();
+        let sealed = self.sealer.seal(kind, key, &plain);
+        self.store.put(kind, key, sealed, now() + ttl).await
+    }
+
+    fn open<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: &str,
+        key: &str,
+        sealed: Option<Vec<u8>>,
+    ) -> Result<Option<T>, StoreError> {
+        let Some(sealed) = sealed else {
+            return Ok(None);
+        };
+        let plain = self.sealer.open(kind, key, &sealed)?;
+        serde_json::from_slice(&plain)
+            .map(Some)
+            .map_err(|_| StoreError::Sealed)
+    }
+
+    async fn get<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: &str,
+        key: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let v = self.store.get(kind, key).await?;
+        self.open(kind, key, v)
+    }
+
+    async fn take<T: for<'de> Deserialize<'de>>(
+        &self,
+        kind: &str,
+        key: &str,
+    ) -> Result<Option<T>, StoreError> {
+        let v = self.store.take(kind, key).await?;
+        self.open(kind, key, v)
+    }
+
+    /// The authorization server metadata (RFC 8414).
+    pub fn metadata(&self) -> serde_json::Value {
+        let i = &self.cfg.issuer;
+        serde_json::json!({
+            "issuer": i,
+            "authorization_endpoint": format!("{i}/authorize"),
+            "token_endpoint": format!("{i}/token"),
+            "registration_endpoint": format!("{i}/register"),
+            "jwks_uri": format!("{i}/oauth/jwks"),
+            "scopes_supported": self.cfg.scopes,
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": true,
+        })
+    }
+
+    /// The routes of the authorization server (unauthenticated; beside `/mcp`).
+    pub fn router(self: &Arc<Self>) -> axum::Router {
+        use axum::routing::{get, post};
+        axum::Router::new()
+            .route("/.well-known/oauth-authorization-server", get(metadata))
+            .route("/authorize", get(authorize))
+            .route("/oauth/callback", get(callback))
+            .route("/token", post(token))
+            .route("/register", post(register))
+            .route("/oauth/jwks", get(jwks))
+            .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
+            .with_state(Arc::clone(self))
+    }
+
+    /// A registered client.
+    async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError> {
+        if client_id.is_empty() || client_id.len() > 256 {
+            return Ok(None);
+        }
+        self.get(CLIENT, client_id).await
+    }
+
+    /// Issues an access token and a refresh token for `grant`.
+    async fn issue(
+        &self,
+        client_id: &str,
+        grant: &str,
+        scopes: &[String],
+        resource: &str,
+    ) -> Result<serde_json::Value, StoreError> {
+        let t = now();
+        let claims = AccessClaims {
+            iss: &self.cfg.issuer,
+            sub: grant,
+            aud: resource,
+            client_id,
+            scope: scopes.join(" "),
+            iat: t,
+            exp: t + ACCESS_TTL,
+            jti: random_token(),
+        };
+        let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::EdDSA);
+        header.kid = Some(self.kid.clone());
+        header.typ = Some("at+jwt".into());
+        let access = jsonwebtoken::encode(&header, &claims, &self.signing)
+            .map_err(|e| StoreError::Backend("token signing".into(), e.to_string()))?;
+        let refresh = random_token();
+        self.put(
+            REFRESH,
+            &hashed(&refresh),
+            &Refresh {
+                client_id: client_id.to_string(),
+                grant: grant.to_string(),
+                scopes: scopes.to_vec(),
+                resource: resource.to_string(),
+            },
+            REFRESH_TTL,
+        )
+        .await?;
+        Ok(serde_json::json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_TTL,
+            "refresh_token": refresh,
+            "scope": scopes.join(" "),
+        }))
+    }
+
+    /// The user's API access token for `grant`, renewed at the API's token endpoint when it
+    /// is about to expire.
+    async fn upstream_token(&self, grant_id: &str) -> Result<String, CallerCredentialError> {
+        let unavailable = |e: StoreError| {
+            tracing::warn!("oauth-proxy: {e}");
+            CallerCredentialError::new(unavailable_message("the credential store cannot be read"))
+        };
+        let gone = || reauthorize("no authorization of the API is on record for this sign-in");
+        let grant: Grant = self
+            .get(GRANT, grant_id)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(gone)?;
+        if grant.fresh() {
+            return Ok(grant.access_token);
+        }
+        let lock = {
+            let mut m = self.renewing.lock().unwrap_or_else(|e| e.into_inner());
+            if m.len() > 1024 {
+                m.retain(|_, l| Arc::strong_count(l) > 1);
+            }
+            Arc::clone(m.entry(grant_id.to_string()).or_default())
+        };
+        let _renewing = lock.lock().await;
+        // Another call may have renewed it meanwhile.
+        let grant: Grant = self
+            .get(GRANT, grant_id)
+            .await
+            .map_err(unavailable)?
+            .ok_or_else(gone)?;
+        if grant.fresh() {
+            return Ok(grant.access_token);
+        }
+        let Some(refresh) = grant.refresh_token.clone() else {
+            if grant.expires_at.is_some_and(|e| now() >= e) {
+                let _ = self.store.delete(GRANT, grant_id).await;
+                return Err(reauthorize(
+                    "the API's token expired and the API gave no refresh token",
+                ));
+            }
+            return Ok(grant.access_token);
+        };
+        let mut form = vec![
+            ("grant_type", "refresh_token".to_string()),
+            ("refresh_token", refresh.clone()),
+        ];
+        self.client_auth(&mut form);
+        match self
+            .upstream_token_request(&self.cfg.refresh_url, &form)
+            .await
+        {
+            Ok(t) => {
+                let renewed = Grant {
+                    access_token: t.access_token.clone(),
+                    refresh_token: t.refresh_token.or(Some(refresh)),
+                    expires_at: t.expires_in.map(|s| now() + s),
+                    issued_at: now(),
+                    client_id: grant.client_id,
+                };
+                self.put(GRANT, grant_id, &renewed, GRANT_TTL)
+                    .await
+                    .map_err(unavailable)?;
+                tracing::debug!("oauth-proxy: renewed a user's API token");
+                Ok(t.access_token)
+            }
+            Err(UpstreamError::Refused(why)) => {
+                let _ = self.store.delete(GRANT, grant_id).await;
+                tracing::info!("oauth-proxy: the API refused to renew a user's token ({why})");
+                Err(reauthorize(format!(
+                    "the API refused to renew its token: {why}"
+                )))
+            }
+            Err(UpstreamError::Unavailable(why)) => {
+                tracing::warn!("oauth-proxy: renewing a user's API token: {why}");
+                Err(CallerCredentialError::new(unavailable_message(&why)))
+            }
+        }
+    }
+
+    /// The proxy's own client authentication at the API's token endpoint
+    /// (`client_secret_post`; a public client sends its id only).
+    fn client_auth(&self, form: &mut Vec<(&'static str, String)>) {
+        form.push(("client_id", self.cfg.client_id.clone()));
+        if let Some(s) = &self.cfg.client_secret {
+            form.push(("client_secret", s.clone()));
+        }
+    }
+
+    /// A request to the API's token endpoint.
+    async fn upstream_token_request(
+        &self,
+        url: &Url,
+        form: &[(&'static str, String)],
+    ) -> Result<UpstreamTokens, UpstreamError> {
+        let body = {
+            let mut ser = url::form_urlencoded::Serializer::new(String::new());
+            for (k, v) in form {
+                ser.append_pair(k, v);
+            }
+            ser.finish()
+        };
+        let shown = format!("{}{}", url.origin().ascii_serialization(), url.path());
+        let resp = self
+            .http
+            .post(url.clone())
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "application/json")
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| {
+                UpstreamError::Unavailable(format!(
+                    "the API's token endpoint {shown} cannot be reached ({})",
+                    e.without_url()
+                ))
+            })?;
+        let status = resp.status();
+        let ct = resp
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        let body = resp.bytes().await.map_err(|e| {
+            UpstreamError::Unavailable(format!(
+                "reading the answer of {shown}: {}",
+                e.without_url()
+            ))
+        })?;
+        let fields = parse_token_answer(&ct, &body);
+        let error = fields.get("error").cloned();
+        if !status.is_success() || error.is_some() {
+            let code = error.unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
+            // Only the OAuth error code: descriptions may echo what was sent.
+            return Err(
+                if status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS {
+                    UpstreamError::Unavailable(format!("{shown} answered {code}"))
+                } else {
+                    UpstreamError::Refused(format!("{shown} answered {}", short(&code)))
+                },
+            );
+        }
+        let Some(access_token) = fields.get("access_token").filter(|t| !t.is_empty()) else {
+            return Err(UpstreamError::Refused(format!(
+                "{shown} gave no access_token"
+            )));
+        };
+        Ok(UpstreamTokens {
+            access_token: access_token.clone(),
+            refresh_token: fields
+                .get("refresh_token")
+                .filter(|t| !t.is_empty())
+                .cloned(),
+            expires_in: fields.get("expires_in").and_then(|s| {
+                s.parse::<u64>()
+                    .ok()
+                    .or_else(|| s.parse::<f64>().ok().map(|f| f.max(0.0) as u64))
+            }),
+            scope: fields.get("scope").map(|s| {
+                s.split([' ', ','])
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            }),
+        })
+    }
+}
+
+/// The tool error when the user must sign in again (no secret in it).
+fn reauthorize(why: impl std::fmt::Display) -> CallerCredentialError {
+    CallerCredentialError::new(format!(
+        "the API needs your authorization again ({why}); nothing was sent. Sign in again: reconnect this MCP server in your client (its OAuth flow starts over)"
+    ))
+}
+
+/// The tool error when the user's API credential cannot be had now.
+fn unavailable_message(why: &str) -> String {
+    format!("your API credential cannot be obtained now ({why}); nothing was sent. Try again later")
+}
+
+fn short(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "_- .".contains(*c))
+        .take(60)
+        .collect()
+}
+
+/// What the API's token endpoint gave.
+struct UpstreamTokens {
+    access_token: String,
+    refresh_token: Option<String>,
+    expires_in: Option<u64>,
+    scope: Option<Vec<String>>,
+}
+
+enum UpstreamError {
+    /// The API's authorization server said no (the grant is no good): authorize again.
+    Refused(String),
+    /// It could not be asked (network, 5xx): try later.
+    Unavailable(String),
+}
+
+/// A token endpoint's answer as strings: JSON (RFC 6749), or the form encoding some servers
+/// (GitHub without `Accept: application/json`) answer with.
+fn parse_token_answer(content_type: &str, body: &[u8]) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(body) {
+        for (k, v) in m {
+            let s = match v {
+                serde_json::Value::String(s) => s,
+                serde_json::Value::Number(n) => n.to_string(),
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .filter_map(|x| x.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => continue,
+            };
+            out.insert(k, s);
+        }
+    } else if content_type.contains("x-www-form-urlencoded") || !body.starts_with(b"{") {
+        for (k, v) in url::form_urlencoded::parse(body) {
+            out.insert(k.into_owned(), v.into_owned());
+        }
+    }
+    out
+}
+
+impl CallerCredentials for OAuthProxy {
+    fn credential<'a>(&'a self, caller: &'a Caller, scheme: &'a str) -> CredentialFuture<'a> {
+        Box::pin(async move {
+            if scheme != self.cfg.scheme {
+                return Ok(None);
+            }
+            if caller.subject.is_empty() {
+                return Err(reauthorize("the token names no grant"));
+            }
+            self.upstream_token(&caller.subject).await.map(Some)
+        })
+    }
+}
+
+// ------------------------------------------------------------------------------ endpoints
+
+fn json_response(status: StatusCode, v: &serde_json::Value) -> Response {
+    let mut resp = (status, v.to_string()).into_response();
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+/// An OAuth error answer (RFC 6749 §5.2).
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    let mut resp = json_response(
+        status,
+        &serde_json::json!({"error": error, "error_description": description}),
+    );
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic realm=\"token\""),
+        );
+    }
+    resp
+}
+
+fn server_error(e: StoreError) -> Response {
+    tracing::warn!("oauth-proxy: {e}");
+    oauth_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        "the authorization store cannot be used now; try again later",
+    )
+}
+
+/// A page for the user when the request cannot go back to the client.
+fn page(status: StatusCode, text: &str) -> Response {
+    let mut resp = (status, format!("{text}\n")).into_response();
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+fn redirect(to: &str) -> Response {
+    let mut resp = StatusCode::FOUND.into_response();
+    if let Ok(v) = HeaderValue::from_str(to) {
+        resp.headers_mut().insert(header::LOCATION, v);
+    }
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+fn params(raw: Option<&str>) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    for (k, v) in url::form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        // A repeated parameter is an error in OAuth; keeping the first is the safe reading.
+        out.entry(k.into_owned()).or_insert_with(|| v.into_owned());
+    }
+    out
+}
+
+/// `redirect_uri` with the authorization response's parameters added.
+fn back_to(redirect_uri: &str, pairs: &[(&str, &str)]) -> String {
+    match Url::parse(redirect_uri) {
+        Ok(mut u) => {
+            {
+                let mut q = u.query_pairs_mut();
+                for (k, v) in pairs {
+                    q.append_pair(k, v);
+                }
+            }
+            u.to_string()
+        }
+        Err(_) => redirect_uri.to_string(),
+    }
+}
+
+async fn metadata(State(p): State<Arc<OAuthProxy>>) -> Response {
+    let mut resp = json_response(StatusCode::OK, &p.metadata());
+    resp.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    resp
+}
+
+async fn jwks(State(p): State<Arc<OAuthProxy>>) -> Response {
+    json_response(
+        StatusCode::OK,
+        &serde_json::to_value(p.jwks()).unwrap_or_default(),
+    )
+}
+
+/// Same resource, ignoring one trailing slash.
+fn same_resource(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/') == b.trim_end_matches('/')
+}
+
+async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) -> Response {
+    let q = params(raw.as_deref());
+    let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let Some(client_id) = get("client_id") else {
+        return page(StatusCode::BAD_REQUEST, "invalid request: no client_id");
+    };
+    let client = match p.client(client_id).await {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "invalid request: unknown client_id (register first, at /register)",
+            );
+        }
+        Err(e) => return server_error(e),
+    };
+    let redirect_uri = match get("redirect_uri") {
+        Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
+        Some(_) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "invalid request: redirect_uri is not one this client registered",
+            );
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "invalid request: redirect_uri is required (the client registered several)",
+            );
+        }
+    };
+    let state = get("state").map(str::to_string);
+    let fail = |error: &str, desc: &str| {
+        let mut pairs = vec![
+            ("error", error),
+            ("error_description", desc),
+            ("iss", p.cfg.issuer.as_str()),
+        ];
+        if let Some(s) = &state {
+            pairs.push(("state", s));
+        }
+        redirect(&back_to(&redirect_uri, &pairs))
+    };
+    if get("response_type") != Some("code") {
+        return fail(
+            "unsupported_response_type",
+            "only response_type=code is supported",
+        );
+    }
+    let Some(challenge) = get("code_challenge") else {
+        return fail(
+            "invalid_request",
+            "PKCE is required: send code_challenge with code_challenge_method=S256",
+        );
+    };
+    if get("code_challenge_method") != Some("S256") {
+        return fail(
+            "invalid_request",
+            "code_challenge_method must be S256 (plain is not accepted)",
+        );
+    }
+    if !(43..=128).contains(&challenge.len()) {
+        return fail("invalid_request", "code_challenge is not an S256 challenge");
+    }
+    let resource = match get("resource") {
+        Some(r) if same_resource(r, &p.cfg.resource) => p.cfg.resource.clone(),
+        Some(_) => {
+            return fail(
+                "invalid_target",
+                "this authorization server issues tokens for its own MCP endpoint only",
+            );
+        }
+        None => p.cfg.resource.clone(),
+    };
+    let scopes: Vec<String> = get("scope")
+        .unwrap_or("")
+        .split_ascii_whitespace()
+        .map(str::to_string)
+        .collect();
+    if !p.cfg.scopes.is_empty()
+        && let Some(bad) = scopes.iter().find(|s| !p.cfg.scopes.contains(s))
+    {
+        return fail("invalid_scope", &format!("unknown scope {:?}", short(bad)));
+    }
+    let verifier = random_token();
+    let upstream_state = random_token();
+    let pending = Pending {
+        client_id: client_id.to_string(),
+        redirect_uri,
+        state,
+        code_challenge: challenge.to_string(),
+        resource,
+        scopes: scopes.clone(),
+        verifier: verifier.clone(),
+    };
+    if let Err(e) = p
+        .put(PENDING, &hashed(&upstream_state), &pending, PENDING_TTL)
+        .await
+    {
+        return server_error(e);
+    }
+    let mut to = p.cfg.authorization_url.clone();
+    {
+        let mut qp = to.query_pairs_mut();
+        qp.append_pair("response_type", "code")
+            .append_pair("client_id", &p.cfg.client_id)
+            .append_pair("redirect_uri", &p.callback_url())
+            .append_pair("state", &upstream_state)
+            .append_pair("code_challenge", &s256(&verifier))
+            .append_pair("code_challenge_method", "S256");
+        if !scopes.is_empty() {
+            qp.append_pair("scope", &scopes.join(" "));
+        }
+    }
+    redirect(to.as_str())
+}
+
+async fn callback(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) -> Response {
+    let q = params(raw.as_deref());
+    let Some(state) = q.get("state").filter(|s| !s.is_empty()) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "invalid request: no state (start again from your MCP client)",
+        );
+    };
+    let pending: Pending = match p.take(PENDING, &hashed(state)).await {
+        Ok(Some(x)) => x,
+        Ok(None) => {
+            return page(
+                StatusCode::BAD_REQUEST,
+                "this sign-in is unknown, used already or expired: start again from your MCP client",
+            );
+        }
+        Err(e) => return server_error(e),
+    };
+    let back = |pairs: &[(&str, &str)]| {
+        let mut all: Vec<(&str, &str)> = pairs.to_vec();
+        all.push(("iss", p.cfg.issuer.as_str()));
+        if let Some(s) = &pending.state {
+            all.push(("state", s));
+        }
+        redirect(&back_to(&pending.redirect_uri, &all))
+    };
+    if let Some(err) = q.get("error") {
+        let error = match err.as_str() {
+            "access_denied" | "invalid_scope" | "temporarily_unavailable" | "server_error" => {
+                err.as_str()
+            }
+            _ => "access_denied",
+        };
+        return back(&[
+            ("error", error),
+            (
+                "error_description",
+                "the API's authorization server did not grant access",
+            ),
+        ]);
+    }
+    let Some(code) = q.get("code").filter(|c| !c.is_empty()) else {
+        return back(&[
+            ("error", "server_error"),
+            (
+                "error_description",
+                "the API's authorization server sent no code",
+            ),
+        ]);
+    };
+    let mut form = vec![
+        ("grant_type", "authorization_code".to_string()),
+        ("code", code.clone()),
+        ("redirect_uri", p.callback_url()),
+        ("code_verifier", pending.verifier.clone()),
+    ];
+    p.client_auth(&mut form);
+    let tokens = match p.upstream_token_request(&p.cfg.token_url, &form).await {
+        Ok(t) => t,
+        Err(UpstreamError::Refused(why)) | Err(UpstreamError::Unavailable(why)) => {
+            tracing::warn!("oauth-proxy: exchanging a user's code at the API: {why}");
+            return back(&[
+                ("error", "server_error"),
+                (
+                    "error_description",
+                    "the API's authorization server did not give a token for this sign-in",
+                ),
+            ]);
+        }
+    };
+    // The scopes the API granted, when it says (GitHub separates them with commas).
+    let scopes = match &tokens.scope {
+        Some(granted) => pending
+            .scopes
+            .iter()
+            .filter(|s| granted.contains(s))
+            .cloned()
+            .chain(
+                granted
+                    .iter()
+                    .filter(|g| !pending.scopes.contains(g) && p.cfg.scopes.contains(g))
+                    .cloned(),
+            )
+            .collect(),
+        None => pending.scopes.clone(),
+    };
+    let grant_id = random_token();
+    let grant = Grant {
+        access_token: tokens.access_token,
+        refresh_token: tokens.refresh_token,
+        expires_at: tokens.expires_in.map(|s| now() + s),
+        issued_at: now(),
+        client_id: pending.client_id.clone(),
+    };
+    if let Err(e) = p.put(GRANT, &grant_id, &grant, GRANT_TTL).await {
+        return server_error(e);
+    }
+    let our_code = random_token();
+    let record = Code {
+        client_id: pending.client_id.clone(),
+        redirect_uri: pending.redirect_uri.clone(),
+        code_challenge: pending.code_challenge.clone(),
+        resource: pending.resource.clone(),
+        scopes,
+        grant: grant_id,
+    };
+    if let Err(e) = p.put(CODE, &hashed(&our_code), &record, CODE_TTL).await {
+        return server_error(e);
+    }
+    back(&[("code", &our_code)])
+}
+
+/// The client's credentials at `/token`: `Authorization: Basic` or the form's
+/// `client_id`/`client_secret`.
+fn client_credentials(
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Option<(String, Option<String>)> {
+    if let Some(basic) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, rest) = v.split_once(' ')?;
+            scheme.eq_ignore_ascii_case("basic").then_some(rest.trim())
+        })
+    {
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic)
+            .ok()?;
+        let text = String::from_utf8(decoded).ok()?;
+        let (id, secret) = text.split_once(':')?;
+        let dec = |s: &str| {
+            url::form_urlencoded::parse(format!("x={s}").as_bytes())
+                .next()
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_default()
+        };
+        return Some((dec(id), Some(dec(secret))));
+    }
+    let id = form.get("client_id").filter(|s| !s.is_empty())?.clone();
+    Some((id, form.get("client_secret").cloned()))
+}
+
+async fn token(
+    State(p): State<Arc<OAuthProxy>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let form = params(std::str::from_utf8(&body).ok());
+    let Some((client_id, secret)) = client_credentials(&headers, &form) else {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "no client authentication (client_id)",
+        );
+    };
+    let client = match p.client(&client_id).await {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "unknown client");
+        }
+        Err(e) => return server_error(e),
+    };
+    if let Some(want) = &client.secret_sha256 {
+        let ok = secret
+            .as_deref()
+            .is_some_and(|s| same_bytes(hashed(s).as_bytes(), want.as_bytes()));
+        if !ok {
+            return oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client authentication failed",
+            );
+        }
+    }
+    let get = |k: &str| form.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let invalid_grant = |d: &str| oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", d);
+    match get("grant_type") {
+        Some("authorization_code") => {
+            let Some(code) = get("code") else {
+                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "no code");
+            };
+            let record: Code = match p.take(CODE, &hashed(code)).await {
+                Ok(Some(c)) => c,
+                Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
+                Err(e) => return server_error(e),
+            };
+            if record.client_id != client_id {
+                return invalid_grant("the code was issued to another client");
+            }
+            if get("redirect_uri").is_some_and(|r| r != record.redirect_uri) {
+                return invalid_grant("redirect_uri differs from the authorization request's");
+            }
+            let Some(verifier) = get("code_verifier") else {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "PKCE code_verifier is required",
+                );
+            };
+            if !same_bytes(s256(verifier).as_bytes(), record.code_challenge.as_bytes()) {
+                return invalid_grant("code_verifier does not match the code_challenge");
+            }
+            if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_target",
+                    "resource differs from the authorization request's",
+                );
+            }
+            match p
+                .issue(&client_id, &record.grant, &record.scopes, &record.resource)
+                .await
+            {
+                Ok(v) => json_response(StatusCode::OK, &v),
+                Err(e) => server_error(e),
+            }
+        }
+        Some("refresh_token") => {
+            let Some(rt) = get("refresh_token") else {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "no refresh_token",
+                );
+            };
+            let record: Refresh = match p.take(REFRESH, &hashed(rt)).await {
+                Ok(Some(r)) => r,
+                Ok(None) => {
+                    return invalid_grant("the refresh token is unknown, used already or expired");
+                }
+                Err(e) => return server_error(e),
+            };
+            if record.client_id != client_id {
+                return invalid_grant("the refresh token was issued to another client");
+            }
+            if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
+                return oauth_error(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_target",
+                    "resource differs from the original grant's",
+                );
+            }
+            let scopes: Vec<String> = match get("scope") {
+                None => record.scopes.clone(),
+                Some(s) => {
+                    let asked: Vec<String> =
+                        s.split_ascii_whitespace().map(str::to_string).collect();
+                    if asked.iter().any(|a| !record.scopes.contains(a)) {
+                        return oauth_error(
+                            StatusCode::BAD_REQUEST,
+                            "invalid_scope",
+                            "a refresh cannot add scopes; authorize again for more",
+                        );
+                    }
+                    asked
+                }
+            };
+            match p.get::<Grant>(GRANT, &record.grant).await {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    return invalid_grant(
+                        "the API authorization behind this token is gone; authorize again",
+                    );
+                }
+                Err(e) => return server_error(e),
+            }
+            match p
+                .issue(&client_id, &record.grant, &scopes, &record.resource)
+                .await
+            {
+                Ok(v) => json_response(StatusCode::OK, &v),
+                Err(e) => server_error(e),
+            }
+        }
+        Some(_) => oauth_error(
+            StatusCode::BAD_REQUEST,
+            "unsupported_grant_type",
+            "grant_type must be authorization_code or refresh_token",
+        ),
+        None => oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "no grant_type"),
+    }
+}
+
+/// Whether a client may register `uri` as a redirect URI: an absolute URI without a fragment;
+/// https, http to this machine only (native apps, RFC 8252 §7.3), or a private-use scheme
+/// (`cursor://…`, RFC 8252 §7.1); never `javascript:`, `data:`, `file:` and the like.
+fn redirect_uri_ok(uri: &str) -> Result<(), String> {
+    let u = Url::parse(uri).map_err(|_| format!("{uri:?} is not an absolute URI"))?;
+    if u.fragment().is_some() {
+        return Err(format!("{uri:?} has a fragment"));
+    }
+    match u.scheme() {
+        "https" => Ok(()),
+        "http" if is_loopback(&u) => Ok(()),
+        "http" => Err(format!(
+            "{uri:?}: plain http only to this machine (localhost, 127.0.0.1, [::1])"
+        )),
+        "javascript" | "data" | "file" | "blob" | "about" | "vbscript" | "ftp" | "ws" | "wss" => {
+            Err(format!("{uri:?}: scheme {} is not allowed", u.scheme()))
+        }
+        // Private-use schemes of native apps (RFC 8252 §7.1).
+        _ => Ok(()),
+    }
+}
+
+async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> Response {
+    let bad = |d: String| {
+        json_response(
+            StatusCode::BAD_REQUEST,
+            &serde_json::json!({"error": "invalid_client_metadata", "error_description": d}),
+        )
+    };
+    let meta: serde_json::Value = match serde_json::from_slice(&body) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => return bad("the body must be a JSON object of client metadata (RFC 7591)".into()),
+    };
+    let uris: Vec<String> = match meta.get("redirect_uris").and_then(|v| v.as_array()) {
+        Some(a) if !a.is_empty() && a.len() <= 16 => {
+            let mut out = Vec::new();
+            for u in a {
+                let Some(s) = u.as_str().filter(|s| s.len() <= 2048) else {
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": "redirect_uris must be strings"}),
+                    );
+                };
+                if let Err(e) = redirect_uri_ok(s) {
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": e}),
+                    );
+                }
+                out.push(s.to_string());
+            }
+            out
+        }
+        _ => return bad("redirect_uris: 1 to 16 redirect URIs are required".into()),
+    };
+    let method = meta
+        .get("token_endpoint_auth_method")
+        .and_then(|v| v.as_str())
+        .unwrap_or("client_secret_basic");
+    if !["none", "client_secret_post", "client_secret_basic"].contains(&method) {
+        return bad(format!(
+            "token_endpoint_auth_method {:?} is not supported (none, client_secret_post, client_secret_basic)",
+            short(method)
+        ));
+    }
+    let strings = |k: &str| -> Option<Vec<String>> {
+        meta.get(k)?.as_array().map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+    };
+    let grant_types =
+        strings("grant_types").unwrap_or_else(|| vec!["authorization_code".to_string()]);
+    if let Some(g) = grant_types
+        .iter()
+        .find(|g| !["authorization_code", "refresh_token"].contains(&g.as_str()))
+    {
+        return bad(format!(
+            "grant type {:?} is not supported (authorization_code, refresh_token)",
+            short(g)
+        ));
+    }
+    let response_types = strings("response_types").unwrap_or_else(|| vec!["code".to_string()]);
+    if response_types.iter().any(|r| r != "code") {
+        return bad("response_types: only code".into());
+    }
+    let name = meta
+        .get("client_name")
+        .and_then(|v| v.as_str())
+        .map(|s| s.chars().take(200).collect::<String>());
+    let client_id = random_token();
+    let secret = (method != "none").then(random_token);
+    let client = Client {
+        redirect_uris: uris.clone(),
+        secret_sha256: secret.as_deref().map(hashed),
+        name: name.clone(),
+    };
+    if let Err(e) = p.put(CLIENT, &client_id, &client, CLIENT_TTL).await {
+        return server_error(e);
+    }
+    let mut out = serde_json::json!({
+        "client_id": client_id,
+        "client_id_issued_at": now(),
+        "redirect_uris": uris,
+        "token_endpoint_auth_method": method,
+        "grant_types": grant_types,
+        "response_types": response_types,
+    });
+    if let Some(n) = name {
+        out["client_name"] = n.into();
+    }
+    if let Some(scope) = meta.get("scope").and_then(|v| v.as_str()) {
+        out["scope"] = scope.into();
+    }
+    if let Some(s) = secret {
+        out["client_secret"] = s.into();
+        out["client_secret_expires_at"] = 0.into();
+    }
+    json_response(StatusCode::CREATED, &out)
+}
+
+#[cfg(test)]
+mod tests;
+
+// ------------------------------------------------------------------------------ setup
+
+/// The `--oauth-proxy` options as given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProxyArgs<'a> {
+    /// `--oauth-proxy URL`: the public base URL (an origin).
+    pub url: &'a str,
+    /// `--oauth-proxy-scheme`.
+    pub scheme: Option<&'a str>,
+    /// `--upstream-client-id`.
+    pub client_id: Option<&'a str>,
+    /// `--oauth-store`.
+    pub store: Option<&'a str>,
+    /// `--oauth-audience` (default: the base URL + `/mcp`).
+    pub audience: Option<&'a str>,
+}
+
+/// An authorization-code scheme: name, authorizationUrl, tokenUrl, refreshUrl, scopes.
+type Flow<'a> = (
+    &'a String,
+    &'a String,
+    &'a String,
+    &'a Option<String>,
+    &'a Vec<String>,
+);
+
+/// Checks the options against the spec's schemes and the environment ([`STORE_KEY_ENV`],
+/// [`UPSTREAM_SECRET_ENV`]); relative flow URLs are resolved against the API's base URL.
+pub fn configure(
+    args: ProxyArgs<'_>,
+    schemes: &[(String, openapi_mcp_toolset::model::SecurityScheme)],
+    base_url: &Url,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<ProxyConfig, String> {
+    use openapi_mcp_toolset::model::SecurityScheme;
+    let url = Url::parse(args.url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+        .ok_or_else(|| format!("--oauth-proxy {:?} is not an http(s) URL", args.url))?;
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(format!(
+            "--oauth-proxy {:?}: give the public base URL of this server without a path (https://mcp.example.com): its endpoints are /authorize, /token, /register and /oauth/callback there, and MCP is at /mcp",
+            args.url
+        ));
+    }
+    if url.scheme() != "https" && !is_loopback(&url) {
+        return Err(format!(
+            "--oauth-proxy {:?}: an authorization server is served over https (plain http only on this machine: localhost, 127.0.0.1)",
+            args.url
+        ));
+    }
+    let issuer = url.origin().ascii_serialization();
+    let flows: Vec<Flow<'_>> = schemes
+        .iter()
+        .filter_map(|(n, s)| match s {
+            SecurityScheme::OAuth2AuthorizationCode {
+                authorization_url,
+                token_url,
+                refresh_url,
+                scopes,
+            } => Some((n, authorization_url, token_url, refresh_url, scopes)),
+            _ => None,
+        })
+        .collect();
+    let names = || {
+        flows
+            .iter()
+            .map(|f| f.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let flow = match args.scheme {
+        Some(name) => flows.iter().find(|f| f.0 == name).ok_or_else(|| {
+            if flows.is_empty() {
+                format!("--oauth-proxy-scheme {name:?}: the spec declares no oauth2 scheme with an authorizationCode flow (and no clientCredentials flow)")
+            } else {
+                format!("--oauth-proxy-scheme {name:?}: not an oauth2 scheme with an authorizationCode flow in the spec; those are: {}", names())
+            }
+        })?,
+        None => match flows.as_slice() {
+            [one] => one,
+            [] => {
+                return Err("--oauth-proxy runs the API's own authorization-code flow, and the spec declares no oauth2 scheme with an authorizationCode flow (and no clientCredentials flow)".into());
+            }
+            _ => {
+                return Err(format!(
+                    "the spec declares several oauth2 authorizationCode schemes ({}): choose one with --oauth-proxy-scheme",
+                    names()
+                ));
+            }
+        },
+    };
+    let (scheme, authorization_url, token_url, refresh_url, scopes) = *flow;
+    let resolve = |what: &str, u: &str| -> Result<Url, String> {
+        let parsed = match Url::parse(u) {
+            Ok(p) => p,
+            Err(url::ParseError::RelativeUrlWithoutBase) => base_url
+                .join(u)
+                .map_err(|e| format!("the {what} {u:?} of scheme {scheme}: {e}"))?,
+            Err(e) => return Err(format!("the {what} {u:?} of scheme {scheme}: {e}")),
+        };
+        if parsed.scheme() != "https" && !(parsed.scheme() == "http" && is_loopback(&parsed)) {
+            return Err(format!(
+                "the {what} of scheme {scheme} ({}) is not https: codes and secrets travel only over TLS (or to this machine)",
+                parsed.origin().ascii_serialization()
+            ));
+        }
+        Ok(parsed)
+    };
+    let authorization_url = resolve("authorizationUrl", authorization_url)?;
+    let token_url = resolve("tokenUrl", token_url)?;
+    let refresh_url = match refresh_url {
+        Some(r) => resolve("refreshUrl", r)?,
+        None => token_url.clone(),
+    };
+    let client_id = args
+        .client_id
+        .filter(|c| !c.is_empty())
+        .ok_or("--oauth-proxy needs --upstream-client-id: the client id this server has at the API's authorization server (and its secret in OPENAPI_MCP_UPSTREAM_CLIENT_SECRET)")?
+        .to_string();
+    let client_secret = env(UPSTREAM_SECRET_ENV).filter(|s| !s.is_empty());
+    let key = env(STORE_KEY_ENV).filter(|k| !k.is_empty()).ok_or(
+        "--oauth-proxy stores users' API tokens encrypted: set OPENAPI_MCP_STORE_KEY (32 bytes or more, e.g. `openssl rand -base64 32`; the same on every instance sharing the store)",
+    )?;
+    if key.len() < 32 {
+        return Err(format!(
+            "{STORE_KEY_ENV} must be at least 32 bytes (it is {})",
+            key.len()
+        ));
+    }
+    let store = match args.store {
+        Some(s) => StoreSpec::parse(s)?,
+        None => StoreSpec::Sqlite(StoreSpec::default_path(&env)),
+    };
+    let resource = match args.audience {
+        Some(a) => a.to_string(),
+        None => format!("{issuer}/mcp"),
+    };
+    Ok(ProxyConfig {
+        issuer,
+        resource,
+        scheme: scheme.clone(),
+        authorization_url,
+        token_url,
+        refresh_url,
+        scopes: scopes.clone(),
+        client_id,
+        client_secret,
+        store,
+        key: key.into_bytes(),
+    })
+}

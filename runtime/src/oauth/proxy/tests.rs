@@ -1,0 +1,450 @@
+use super::*;
+use openapi_mcp_toolset::model::SecurityScheme;
+use tower::ServiceExt as _;
+
+const KEY: &str = "0123456789abcdef0123456789abcdef-test-key";
+
+fn code_scheme(name: &str, auth: &str, token: &str) -> (String, SecurityScheme) {
+    (
+        name.into(),
+        SecurityScheme::OAuth2AuthorizationCode {
+            authorization_url: auth.into(),
+            token_url: token.into(),
+            refresh_url: None,
+            scopes: vec!["repo".into(), "user".into()],
+        },
+    )
+}
+
+fn env(extra: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    move |k: &str| {
+        extra
+            .iter()
+            .find(|(n, _)| *n == k)
+            .map(|(_, v)| v.to_string())
+    }
+}
+
+fn base() -> Url {
+    Url::parse("https://api.example.com/v3/").expect("static URL")
+}
+
+fn args(store: &str) -> ProxyArgs<'_> {
+    ProxyArgs {
+        url: "http://127.0.0.1:7000",
+        client_id: Some("up-client"),
+        store: Some(store),
+        ..Default::default()
+    }
+}
+
+fn temp_store() -> (tempdir::Dir, String) {
+    let d = tempdir::Dir::new();
+    let spec = format!("sqlite:{}", d.0.join("s.sqlite3").display());
+    (d, spec)
+}
+
+mod tempdir {
+    pub struct Dir(pub std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Self {
+            let mut b = [0u8; 8];
+            super::random_bytes(&mut b);
+            let name: String = b.iter().map(|x| format!("{x:02x}")).collect();
+            let p = std::env::temp_dir().join(format!("openapi-mcp-oauth-proxy-{name}"));
+            let _ = std::fs::create_dir_all(&p);
+            Dir(p)
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+fn proxy(store: &str) -> Arc<OAuthProxy> {
+    let schemes = [code_scheme(
+        "oauth",
+        "https://as.example.com/authorize",
+        "/oauth/token",
+    )];
+    let cfg = configure(
+        args(store),
+        &schemes,
+        &base(),
+        env(&[(STORE_KEY_ENV, KEY), (UPSTREAM_SECRET_ENV, "up-secret")]),
+    )
+    .expect("configured");
+    Arc::new(OAuthProxy::new(cfg).expect("opened"))
+}
+
+#[test]
+fn configure_takes_the_only_authorization_code_scheme_and_resolves_its_urls() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let c = p.config();
+    assert_eq!(c.issuer, "http://127.0.0.1:7000");
+    assert_eq!(c.resource, "http://127.0.0.1:7000/mcp");
+    assert_eq!(c.scheme, "oauth");
+    assert_eq!(c.token_url.as_str(), "https://api.example.com/oauth/token");
+    assert_eq!(c.refresh_url, c.token_url);
+    assert_eq!(c.client_secret.as_deref(), Some("up-secret"));
+    assert_eq!(p.callback_url(), "http://127.0.0.1:7000/oauth/callback");
+    assert!(!format!("{c:?}").contains("up-secret"));
+    assert!(!format!("{c:?}").contains(KEY));
+}
+
+#[test]
+fn configure_refuses_what_cannot_work() {
+    let keyed = || env(&[(STORE_KEY_ENV, KEY)]);
+    let one = [code_scheme("a", "https://as/a", "https://as/t")];
+    let err = |a: ProxyArgs<'_>, s: &[(String, SecurityScheme)], e| {
+        configure(a, s, &base(), e).expect_err("refused")
+    };
+    let a = args("sqlite:/tmp/x");
+    // No authorization-code scheme at all; several without a choice; a wrong choice.
+    assert!(err(a, &[("k".into(), SecurityScheme::Bearer)], keyed()).contains("no oauth2 scheme"));
+    let two = [
+        one[0].clone(),
+        code_scheme("b", "https://as/a", "https://as/t"),
+    ];
+    assert!(err(a, &two, keyed()).contains("--oauth-proxy-scheme"));
+    let named = ProxyArgs {
+        scheme: Some("b"),
+        ..a
+    };
+    assert_eq!(
+        configure(named, &two, &base(), keyed())
+            .expect("chosen")
+            .scheme,
+        "b"
+    );
+    let wrong = ProxyArgs {
+        scheme: Some("zzz"),
+        ..a
+    };
+    assert!(err(wrong, &two, keyed()).contains("a, b"));
+    // Secrets over plain http to another host; a URL with a path; http to another host.
+    let http = [code_scheme("a", "https://as/a", "http://as.example/t")];
+    assert!(err(a, &http, keyed()).contains("not https"));
+    for url in [
+        "https://mcp.example.com/x",
+        "http://mcp.example.com",
+        "ftp://x",
+    ] {
+        let a2 = ProxyArgs { url, ..a };
+        assert!(err(a2, &one, keyed()).contains("--oauth-proxy"), "{url}");
+    }
+    // No client id; no key; a short key.
+    let no_id = ProxyArgs {
+        client_id: None,
+        ..a
+    };
+    assert!(err(no_id, &one, keyed()).contains("--upstream-client-id"));
+    assert!(err(a, &one, env(&[])).contains(STORE_KEY_ENV));
+    assert!(err(a, &one, env(&[(STORE_KEY_ENV, "short")])).contains("at least 32 bytes"));
+    // Stores this build does not have.
+    let redis = ProxyArgs {
+        store: Some("redis://127.0.0.1:6379"),
+        ..a
+    };
+    assert!(err(redis, &one, keyed()).contains("redis"));
+}
+
+#[test]
+fn the_default_store_is_in_a_data_directory() {
+    let p = StoreSpec::default_path(env(&[("XDG_DATA_HOME", "/data"), ("HOME", "/home/u")]));
+    assert_eq!(
+        p,
+        std::path::PathBuf::from("/data/openapi-mcp/oauth-proxy.sqlite3")
+    );
+    let p = StoreSpec::default_path(env(&[("HOME", "/home/u")]));
+    assert_eq!(
+        p,
+        std::path::PathBuf::from("/home/u/.local/share/openapi-mcp/oauth-proxy.sqlite3")
+    );
+}
+
+#[test]
+fn sealed_values_open_only_with_their_key_and_record() {
+    let s = Sealer::new(&derive(KEY.as_bytes(), "store sealing v1"));
+    let sealed = s.seal("grant", "g1", b"upstream-token");
+    assert!(
+        !sealed
+            .windows(b"upstream-token".len())
+            .any(|w| w == b"upstream-token")
+    );
+    assert_eq!(
+        s.open("grant", "g1", &sealed).expect("opens"),
+        b"upstream-token"
+    );
+    assert!(s.open("grant", "g2", &sealed).is_err(), "another record");
+    assert!(s.open("code", "g1", &sealed).is_err(), "another kind");
+    let mut tampered = sealed.clone();
+    let last = tampered.len() - 1;
+    tampered[last] ^= 1;
+    assert!(s.open("grant", "g1", &tampered).is_err(), "tampered");
+    let other = Sealer::new(&derive(
+        b"another-key-another-key-another-key!",
+        "store sealing v1",
+    ));
+    assert!(other.open("grant", "g1", &sealed).is_err(), "another key");
+    assert_ne!(
+        s.seal("grant", "g1", b"x"),
+        s.seal("grant", "g1", b"x"),
+        "a fresh nonce per value"
+    );
+}
+
+#[tokio::test]
+async fn the_sqlite_store_takes_a_record_once_and_forgets_expired_ones() {
+    let d = tempdir::Dir::new();
+    let st = store::SqliteStore::open(&d.0.join("sub/dir/s.sqlite3")).expect("opens");
+    st.put("code", "k", b"v".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert_eq!(st.get("code", "k").await.expect("get"), Some(b"v".to_vec()));
+    assert_eq!(
+        st.take("code", "k").await.expect("take"),
+        Some(b"v".to_vec())
+    );
+    assert_eq!(st.take("code", "k").await.expect("take"), None);
+    st.put("code", "old", b"v".to_vec(), now() - 1)
+        .await
+        .expect("put");
+    assert_eq!(st.get("code", "old").await.expect("get"), None);
+    assert_eq!(st.take("code", "old").await.expect("take"), None);
+    st.put("grant", "g", b"1".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    st.put("grant", "g", b"2".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert_eq!(
+        st.get("grant", "g").await.expect("get"),
+        Some(b"2".to_vec())
+    );
+    st.delete("grant", "g").await.expect("delete");
+    assert_eq!(st.get("grant", "g").await.expect("get"), None);
+    assert!(st.describe().starts_with("sqlite:"));
+}
+
+#[tokio::test]
+async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let tokens = p
+        .issue(
+            "client-1",
+            "grant-1",
+            &["repo".into()],
+            &p.config().resource,
+        )
+        .await
+        .expect("issued");
+    let access = tokens["access_token"].as_str().expect("a token");
+    let rs = crate::oauth::ResourceServer::new(crate::oauth::OAuthOptions {
+        issuer: p.config().issuer.clone(),
+        audience: p.config().resource.clone(),
+        jwks_url: None,
+        hide_unauthorized_tools: false,
+        scopes_supported: vec![],
+        introspection: None,
+        jwks: Some(p.jwks().clone()),
+    });
+    let claims = rs.validate(access).await.expect("valid");
+    assert_eq!(claims.subject.as_deref(), Some("grant-1"));
+    assert_eq!(claims.scopes, vec!["repo".to_string()]);
+    assert_eq!(tokens["expires_in"], ACCESS_TTL);
+    // Another audience does not pass; nor does a token of another key.
+    let elsewhere = p
+        .issue("client-1", "grant-1", &[], "http://127.0.0.1:1/mcp")
+        .await
+        .expect("issued");
+    assert_eq!(
+        rs.validate(elsewhere["access_token"].as_str().expect("token"))
+            .await
+            .expect_err("refused"),
+        crate::oauth::TokenError::Audience
+    );
+    // Instances sharing the store key accept each other's tokens.
+    let (_d2, store2) = temp_store();
+    let twin = proxy(&store2);
+    assert_eq!(twin.jwks().keys.len(), 1);
+    assert_eq!(
+        serde_json::to_value(twin.jwks()).expect("json"),
+        serde_json::to_value(p.jwks()).expect("json")
+    );
+}
+
+#[tokio::test]
+async fn caller_credentials_come_from_the_grant_or_ask_to_authorize_again() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let caller = Caller::new("grant-1".into(), "mcp-token", None);
+    // Another scheme: not this proxy's business.
+    assert_eq!(p.credential(&caller, "other").await, Ok(None));
+    // No grant on record.
+    let e = p.credential(&caller, "oauth").await.expect_err("no grant");
+    assert!(
+        e.message.contains("sign in again") || e.message.contains("Sign in again"),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("again"), "{e}");
+    // A live grant: its API token.
+    let g = Grant {
+        access_token: "api-token-1".into(),
+        refresh_token: None,
+        expires_at: Some(now() + 3600),
+        issued_at: now(),
+        client_id: "c".into(),
+    };
+    p.put(GRANT, "grant-1", &g, GRANT_TTL).await.expect("put");
+    assert_eq!(
+        p.credential(&caller, "oauth").await,
+        Ok(Some("api-token-1".into()))
+    );
+    // Expired, and nothing to renew it with: authorize again (and the grant is gone).
+    let g = Grant {
+        expires_at: Some(now() - 5),
+        issued_at: now() - 100,
+        ..g
+    };
+    p.put(GRANT, "grant-1", &g, GRANT_TTL).await.expect("put");
+    let e = p.credential(&caller, "oauth").await.expect_err("expired");
+    assert!(
+        e.message.contains("sign in again") || e.message.contains("Sign in again"),
+        "{e:?}"
+    );
+    assert!(
+        p.get::<Grant>(GRANT, "grant-1")
+            .await
+            .expect("get")
+            .is_none()
+    );
+}
+
+#[test]
+fn short_lived_api_tokens_are_renewed_from_half_their_life() {
+    let g = |issued: u64, expires: u64| Grant {
+        access_token: String::new(),
+        refresh_token: None,
+        expires_at: Some(expires),
+        issued_at: issued,
+        client_id: String::new(),
+    };
+    let t = now();
+    assert!(g(t, t + 3600).fresh());
+    assert!(!g(t - 3600, t + 20).fresh(), "within the 30 s margin");
+    assert!(g(t, t + 6).fresh(), "6 s token: fresh for 3 s");
+    assert!(!g(t - 4, t + 2).fresh());
+}
+
+#[test]
+fn redirect_uris_are_https_loopback_http_or_an_app_scheme() {
+    for ok in [
+        "https://claude.ai/api/mcp/auth_callback",
+        "http://127.0.0.1:33418/callback",
+        "http://localhost:8000/cb",
+        "http://[::1]:9/cb",
+        "cursor://anysphere.cursor-retrieval/oauth/callback",
+    ] {
+        assert!(redirect_uri_ok(ok).is_ok(), "{ok}");
+    }
+    for bad in [
+        "http://evil.example/cb",
+        "javascript:alert(1)",
+        "data:text/html,x",
+        "https://x.example/cb#frag",
+        "/relative",
+        "file:///etc/passwd",
+    ] {
+        assert!(redirect_uri_ok(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn token_answers_are_json_or_form_encoded() {
+    let j = parse_token_answer(
+        "application/json",
+        br#"{"access_token":"a","expires_in":3600,"scope":"repo user","refresh_token":"r"}"#,
+    );
+    assert_eq!(j["access_token"], "a");
+    assert_eq!(j["expires_in"], "3600");
+    let f = parse_token_answer(
+        "application/x-www-form-urlencoded",
+        b"access_token=gho_x&scope=repo%2Cgist&token_type=bearer",
+    );
+    assert_eq!(f["access_token"], "gho_x");
+    assert_eq!(f["scope"], "repo,gist");
+}
+
+async fn send(p: &Arc<OAuthProxy>, req: axum::http::Request<axum::body::Body>) -> Response {
+    p.router().oneshot(req).await.expect("infallible")
+}
+
+fn get(uri: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::get(uri)
+        .body(axum::body::Body::empty())
+        .expect("request")
+}
+
+async fn body_json(resp: Response) -> serde_json::Value {
+    let b = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    serde_json::from_slice(&b).unwrap_or(serde_json::Value::Null)
+}
+
+#[tokio::test]
+async fn registration_then_authorize_redirects_to_the_api_with_the_proxys_own_pkce() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let meta = body_json(send(&p, get("/.well-known/oauth-authorization-server")).await).await;
+    assert_eq!(meta["issuer"], "http://127.0.0.1:7000");
+    assert_eq!(
+        meta["code_challenge_methods_supported"],
+        serde_json::json!(["S256"])
+    );
+    let reg = axum::http::Request::post("/register")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(
+            r#"{"redirect_uris":["http://127.0.0.1:5000/cb"],"token_endpoint_auth_method":"client_secret_post","client_name":"t"}"#,
+        ))
+        .expect("request");
+    let resp = send(&p, reg).await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let reg = body_json(resp).await;
+    let cid = reg["client_id"].as_str().expect("client_id").to_string();
+    assert!(reg["client_secret"].as_str().is_some_and(|s| s.len() >= 40));
+    let challenge = s256(&"v".repeat(50));
+    let q = format!(
+        "/authorize?response_type=code&client_id={cid}&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcb&state=xyz&code_challenge={challenge}&code_challenge_method=S256&scope=repo&resource=http%3A%2F%2F127.0.0.1%3A7000%2Fmcp"
+    );
+    let resp = send(&p, get(&q)).await;
+    assert_eq!(resp.status(), StatusCode::FOUND);
+    let to = Url::parse(resp.headers()[header::LOCATION].to_str().expect("location")).expect("url");
+    assert_eq!(to.host_str(), Some("as.example.com"));
+    let qp: HashMap<String, String> = to.query_pairs().into_owned().collect();
+    assert_eq!(qp["client_id"], "up-client");
+    assert_eq!(qp["redirect_uri"], "http://127.0.0.1:7000/oauth/callback");
+    assert_eq!(qp["code_challenge_method"], "S256");
+    assert_ne!(qp["code_challenge"], challenge, "the proxy's own verifier");
+    assert_ne!(qp["state"], "xyz", "the proxy's own state");
+    assert_eq!(qp["scope"], "repo");
+    // A confidential client must authenticate at /token.
+    let t = axum::http::Request::post("/token")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from(format!(
+            "grant_type=authorization_code&code=nope&client_id={cid}"
+        )))
+        .expect("request");
+    let resp = send(&p, t).await;
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(body_json(resp).await["error"], "invalid_client");
+    // An unknown state at the callback: a page, no redirect.
+    let resp = send(&p, get("/oauth/callback?code=c&state=unknown")).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.headers().get(header::LOCATION).is_none());
+}
