@@ -22,6 +22,9 @@ fi
 # OAuth resource server (--oauth-issuer): a real authorization server (Authlib, oauth_as.py), the
 # SDK's own OAuth client, 401/403 challenges in both eras, scopes per tool.
 "$venv/bin/python" "$here/oauth_e2e.py" --bin "$bin"
+# OAuth proxy (--oauth-proxy): the proxy as its clients' authorization server, each user sent
+# through the API's own authorization-code flow (Authlib, oauth_code_as.py); two users at once.
+"$venv/bin/python" "$here/oauth_proxy_e2e.py" --bin "$bin"
 
 # Every tool of the bundled 3.x fixtures, and of the small real-world specs in ../shared/specs
 # when they are there, called once; each request the upstream receives is checked against the
