@@ -103,6 +103,7 @@ impl TokenExchange {
                         s,
                         SecurityScheme::Bearer
                             | SecurityScheme::OAuth2Token
+                            | SecurityScheme::OAuth2AuthorizationCode { .. }
                             | SecurityScheme::OAuth2ClientCredentials { .. }
                     )
                 })
