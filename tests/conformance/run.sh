@@ -224,6 +224,25 @@ for s in result-type tampered-state missing-input-response validate-input; do
     run "2026-confirm-$s" confirm 2026-07-28 fixtures "input-required-result-$s"
 done
 
+# The suite's authorization-server scenarios against --oauth-proxy (#21): the proxy in front of
+# a real authorization server (Authlib), so this runs with the Python venv tests/python/run.sh
+# made (CI runs that job first); skipped, and said so, without it.
+py_venv="${OPENAPI_MCP_PY_VENV:-$root/target/py-e2e-venv}"
+if [[ -x "$py_venv/bin/python" ]] && "$py_venv/bin/python" -c "import authlib, mcp" 2>/dev/null; then
+    runs=$((runs + 1))
+    echo
+    echo "== oauth-proxy-authorization: conformance authorization (metadata, authorization code grant) against --oauth-proxy"
+    if (cd "$root/tests/python" && timeout "$run_timeout" "$py_venv/bin/python" oauth_proxy_conformance.py \
+        --bin "$bin" --node "$node" --cli "$cli"); then
+        verdicts+=("$(printf '%-36s %s' oauth-proxy-authorization PASS)")
+    else
+        failed=$((failed + 1))
+        verdicts+=("$(printf '%-36s %s' oauth-proxy-authorization FAIL)")
+    fi
+else
+    echo "conformance: oauth-proxy-authorization skipped: no Python venv with authlib and mcp at $py_venv (bash tests/python/run.sh makes it)"
+fi
+
 for p in stateful stateless headers confirm; do
     pid_var="pid_$p" log_var="log_$p"
     if ! kill -0 "${!pid_var}" 2>/dev/null; then

@@ -97,7 +97,11 @@ class Token(TokenMixin):
 class CodeAuthServer:
     """The API's authorization server on 127.0.0.1:0, in a thread."""
 
-    def __init__(self, client_id: str, secret: str, scopes: list[str], expires_in: int = 3600) -> None:
+    def __init__(self, client_id: str, secret: str, scopes: list[str], expires_in: int = 3600,
+                 default_user: str | None = None) -> None:
+        # default_user: who is signed in when a request names nobody (for clients that cannot
+        # send X-Test-User, such as the conformance suite's).
+        self.default_user = default_user
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.issuer = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.authorize_url = f"{self.issuer}/login/oauth/authorize"
@@ -226,7 +230,7 @@ class CodeAuthServer:
                 if path != "/login/oauth/authorize":
                     self._send(404, {"error": "not_found"})
                     return
-                user = self.headers.get("X-Test-User")
+                user = self.headers.get("X-Test-User") or this.default_user
                 form = dict(urllib.parse.parse_qsl(query))
                 headers = {k: v for k, v in self.headers.items()}
                 with this.lock:
