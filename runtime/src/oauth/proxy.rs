@@ -193,6 +193,146 @@ const PENDING: &str = "pending";
 const CODE: &str = "code";
 const GRANT: &str = "grant";
 const REFRESH: &str = "refresh";
+const CIMD: &str = "cimd";
+
+/// How long a fetched client metadata document is used before it is fetched again.
+pub const CIMD_TTL: u64 = 3600;
+/// The largest client metadata document read.
+pub const CIMD_MAX_BYTES: usize = 16 * 1024;
+
+/// Whether an address is one a fetch on a client's say-so may reach: globally routable
+/// (not loopback, private, link-local, CGNAT, multicast, documentation, unspecified).
+fn public_address(ip: std::net::IpAddr) -> bool {
+    use std::net::IpAddr;
+    match ip {
+        IpAddr::V4(a) => {
+            let [b0, b1, ..] = a.octets();
+            !(a.is_loopback()
+                || a.is_private()
+                || a.is_link_local()
+                || a.is_unspecified()
+                || a.is_broadcast()
+                || a.is_multicast()
+                || a.is_documentation()
+                || b0 == 0
+                || b0 >= 240
+                || (b0 == 100 && (64..128).contains(&b1)))
+        }
+        IpAddr::V6(a) => {
+            if let Some(v4) = a.to_ipv4_mapped() {
+                return public_address(IpAddr::V4(v4));
+            }
+            let s = a.segments();
+            !(a.is_loopback()
+                || a.is_unspecified()
+                || a.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || (s[0] == 0x2001 && s[1] == 0xdb8)
+                || s[..6] == [0; 6])
+        }
+    }
+}
+
+/// Fetches and checks a client metadata document (see [`OAuthProxy::metadata_document`]).
+async fn fetch_client_document(url: &str, local: bool) -> Result<Client, String> {
+    let u = Url::parse(url).map_err(|_| "not a URL".to_string())?;
+    let https = u.scheme() == "https";
+    if !(https || (local && u.scheme() == "http" && is_loopback(&u))) {
+        return Err("a client_id URL must be https".into());
+    }
+    if u.path() == "/"
+        || u.fragment().is_some()
+        || !u.username().is_empty()
+        || u.password().is_some()
+    {
+        return Err("a client_id URL needs a path, and no fragment or user info".into());
+    }
+    let host = u.host_str().ok_or("no host")?.to_string();
+    let port = u.port_or_known_default().ok_or("no port")?;
+    let addrs: Vec<std::net::SocketAddr> =
+        tokio::net::lookup_host((host.trim_matches(['[', ']']), port))
+            .await
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect();
+    let allowed =
+        |a: &std::net::SocketAddr| public_address(a.ip()) || (local && a.ip().is_loopback());
+    let addr = addrs
+        .iter()
+        .copied()
+        .find(allowed)
+        .ok_or_else(|| format!("{host} resolves to no public address"))?;
+    if !addrs.iter().all(allowed) {
+        return Err(format!("{host} resolves to a private or loopback address"));
+    }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_secs(5))
+        .resolve(&host, addr)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut resp = client
+        .get(u.clone())
+        .header(header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
+    if !resp.status().is_success() {
+        return Err(format!("HTTP {}", resp.status().as_u16()));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| e.without_url().to_string())?
+    {
+        if body.len() + chunk.len() > CIMD_MAX_BYTES {
+            return Err(format!("larger than {CIMD_MAX_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let doc: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|_| "not a JSON document".to_string())?;
+    if doc.get("client_id").and_then(|v| v.as_str()) != Some(url) {
+        return Err("its client_id is not its own URL".into());
+    }
+    if let Some(m) = doc
+        .get("token_endpoint_auth_method")
+        .and_then(|v| v.as_str())
+        && m != "none"
+    {
+        return Err(format!(
+            "token_endpoint_auth_method {:?}: only public clients (none) are supported",
+            short(m)
+        ));
+    }
+    if doc.get("client_secret").is_some() {
+        return Err("a metadata document must not hold a client_secret".into());
+    }
+    let uris: Vec<String> = doc
+        .get("redirect_uris")
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if uris.is_empty() || uris.len() > 16 {
+        return Err("redirect_uris: 1 to 16 are required".into());
+    }
+    for r in &uris {
+        redirect_uri_ok(r)?;
+    }
+    Ok(Client {
+        redirect_uris: uris,
+        secret_sha256: None,
+        name: doc
+            .get("client_name")
+            .and_then(|v| v.as_str())
+            .map(|s| s.chars().take(200).collect()),
+    })
+}
 
 /// A registered client (RFC 7591).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -400,6 +540,7 @@ impl OAuthProxy {
             "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
             "authorization_response_iss_parameter_supported": true,
+            "client_id_metadata_document_supported": true,
         })
     }
 
@@ -419,10 +560,40 @@ impl OAuthProxy {
 
     /// A registered client.
     async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError> {
+        if client_id.starts_with("https://") || client_id.starts_with("http://") {
+            return Ok(self.metadata_document(client_id).await);
+        }
         if client_id.is_empty() || client_id.len() > 256 {
             return Ok(None);
         }
         self.get(CLIENT, client_id).await
+    }
+
+    /// A client whose `client_id` is the URL of its metadata document (Client ID Metadata
+    /// Documents, draft-ietf-oauth-client-id-metadata-document): fetched (and cached for
+    /// [`CIMD_TTL`]) with the care remote spec references get: https only, no credentials, no
+    /// redirects, 5 s, at most [`CIMD_MAX_BYTES`], and only from public addresses (resolved
+    /// once, and that address is the one connected to). When this server itself is on a
+    /// loopback address (local use, tests), http and loopback addresses are allowed too.
+    /// `None` for anything that is not a valid document for that URL (logged).
+    async fn metadata_document(&self, url: &str) -> Option<Client> {
+        let key = hashed(url);
+        if let Ok(Some(c)) = self.get::<Client>(CIMD, &key).await {
+            return Some(c);
+        }
+        let local = Url::parse(&self.cfg.issuer).is_ok_and(|u| is_loopback(&u));
+        match fetch_client_document(url, local).await {
+            Ok(c) => {
+                if let Err(e) = self.put(CIMD, &key, &c, CIMD_TTL).await {
+                    tracing::warn!("oauth-proxy: {e}");
+                }
+                Some(c)
+            }
+            Err(why) => {
+                tracing::info!("oauth-proxy: client metadata document {url}: {why}");
+                None
+            }
+        }
     }
 
     /// Issues an access token and a refresh token for `grant`.
@@ -825,7 +996,7 @@ async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) ->
         Ok(None) => {
             return page(
                 StatusCode::BAD_REQUEST,
-                "invalid request: unknown client_id (register first, at /register)",
+                "invalid request: unknown client_id (register first, at /register, or use the URL of a client metadata document)",
             );
         }
         Err(e) => return server_error(e),

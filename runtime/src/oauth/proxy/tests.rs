@@ -448,3 +448,88 @@ async fn registration_then_authorize_redirects_to_the_api_with_the_proxys_own_pk
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
     assert!(resp.headers().get(header::LOCATION).is_none());
 }
+
+#[test]
+fn only_public_addresses_are_fetched_on_a_clients_say_so() {
+    for ip in [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.1",
+        "192.168.1.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "fe80::1",
+        "fd00::1",
+        "::ffff:10.0.0.1",
+    ] {
+        assert!(!public_address(ip.parse().expect("ip")), "{ip}");
+    }
+    for ip in ["93.184.216.34", "2606:4700::1111", "8.8.8.8"] {
+        assert!(public_address(ip.parse().expect("ip")), "{ip}");
+    }
+}
+
+#[tokio::test]
+async fn a_client_metadata_document_is_a_client_when_it_names_itself() {
+    // A document server on this machine: allowed because this proxy is on loopback too.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let me = format!("http://{addr}/client.json");
+    let doc = serde_json::json!({
+        "client_id": me, "client_name": "cimd test",
+        "redirect_uris": ["http://127.0.0.1:5000/cb"], "token_endpoint_auth_method": "none"
+    });
+    let liar = serde_json::json!({"client_id": "http://elsewhere/x", "redirect_uris": ["http://127.0.0.1:5000/cb"]});
+    let app = axum::Router::new()
+        .route(
+            "/client.json",
+            axum::routing::get(move || {
+                let d = doc.to_string();
+                async move { d }
+            }),
+        )
+        .route(
+            "/liar.json",
+            axum::routing::get(move || {
+                let d = liar.to_string();
+                async move { d }
+            }),
+        );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let meta = body_json(send(&p, get("/.well-known/oauth-authorization-server")).await).await;
+    assert_eq!(meta["client_id_metadata_document_supported"], true);
+    let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let challenge = s256(&"v".repeat(50));
+    let authorize = |cid: &str| {
+        format!(
+            "/authorize?response_type=code&client_id={}&redirect_uri={}&state=s&code_challenge={challenge}&code_challenge_method=S256",
+            enc(cid),
+            enc("http://127.0.0.1:5000/cb")
+        )
+    };
+    let resp = send(&p, get(&authorize(&me))).await;
+    assert_eq!(resp.status(), StatusCode::FOUND, "the document's client");
+    assert!(
+        resp.headers()[header::LOCATION]
+            .to_str()
+            .expect("location")
+            .starts_with("https://as.example.com/authorize?")
+    );
+    for bad in [
+        format!("http://{addr}/liar.json"),
+        format!("http://{addr}/missing.json"),
+        format!("http://{addr}/"),
+        "http://10.0.0.1/client.json".to_string(),
+    ] {
+        let resp = send(&p, get(&authorize(&bad))).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{bad}");
+    }
+    // On a public host, plain http and loopback documents are refused.
+    assert!(fetch_client_document(&me, false).await.is_err());
+}
