@@ -26,6 +26,9 @@ use serde_json::Value;
 /// The id of the argument naming the config file.
 pub const CONFIG_ARG: &str = "config";
 
+/// The top-level key listing several APIs served by one server (`openapi-mcp proxy`).
+pub const APIS_KEY: &str = "apis";
+
 /// What shows instead of a secret.
 pub const MASK: &str = "***";
 
@@ -87,6 +90,9 @@ pub struct Expanded {
     pub from_file: BTreeSet<String>,
     /// Lines for stderr: literal secrets in the file.
     pub warnings: Vec<String>,
+    /// The file's `apis:` list (several APIs in one server), each entry as written; the
+    /// command that serves them reads them ([`entry_tokens`]).
+    pub apis: Option<Vec<Value>>,
 }
 
 /// Puts the settings of the file named by `--config` into `argv`, for `root` (the command whose
@@ -140,30 +146,24 @@ pub fn expand(
     let mut from_file = BTreeSet::new();
     let mut warnings = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
+    let mut apis = None;
     for (key, value) in settings {
-        let arg = find_key(cmd, &key).ok_or_else(|| {
-            let keys = keys(cmd);
-            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-            ConfigError::UnknownKey {
-                file: file.clone(),
-                suggestion: closest(&key.replace('_', "-"), &keys, Tolerance::HALF)
-                    .map(str::to_string),
-                key: key.clone(),
+        if key == APIS_KEY && find_key(cmd, &key).is_none() {
+            match value {
+                Value::Array(items) => apis = Some(items),
+                other => {
+                    return Err(ConfigError::Type {
+                        file,
+                        key,
+                        expected: "a list of APIs (maps with `name`, `spec`, …)",
+                        found: type_name(&other),
+                    });
+                }
             }
-        })?;
+            continue;
+        }
+        let (arg, values) = setting(cmd, &file, &key, &key, &value, &mut seen)?;
         let id = arg.get_id().to_string();
-        if id == CONFIG_ARG {
-            return Err(ConfigError::NotSettable { file, key });
-        }
-        if let Some((other, _)) = seen.iter().find(|(_, i)| *i == id) {
-            return Err(ConfigError::Duplicate {
-                file,
-                key,
-                other: other.clone(),
-            });
-        }
-        seen.push((key.clone(), id.clone()));
-        let values = values(cmd, arg, &file, &key, &value)?;
         // The command line (or the option's environment variable) wins, lists included.
         if matches!(
             given.value_source(&id),
@@ -174,7 +174,7 @@ pub fn expand(
         if values.is_empty() {
             continue;
         }
-        if let Some(w) = secret_warning(arg, &file, &key, &values) {
+        if let Some(w) = secret_warning(arg, &file, &key, &values, None) {
             warnings.push(w);
         }
         from_file.insert(id);
@@ -221,7 +221,113 @@ pub fn expand(
         file: Some(path),
         from_file,
         warnings,
+        apis,
     })
+}
+
+/// One setting of a file, checked: the argument `key` names (`shown`: the key as errors name
+/// it, e.g. `apis[1].base-url`), and its tokens. `seen` holds the (key, id) pairs already set,
+/// so that `base_url` and `base-url` together are an error.
+fn setting<'a>(
+    cmd: &'a Command,
+    file: &str,
+    key: &str,
+    shown: &str,
+    value: &Value,
+    seen: &mut Vec<(String, String)>,
+) -> Result<(&'a Arg, Vec<Token>), ConfigError> {
+    let arg = find_key(cmd, key).ok_or_else(|| {
+        let keys = keys(cmd);
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        ConfigError::UnknownKey {
+            file: file.to_string(),
+            suggestion: closest(&key.replace('_', "-"), &keys, Tolerance::HALF).map(str::to_string),
+            key: shown.to_string(),
+        }
+    })?;
+    let id = arg.get_id().to_string();
+    if id == CONFIG_ARG {
+        return Err(ConfigError::NotSettable {
+            file: file.to_string(),
+            key: shown.to_string(),
+        });
+    }
+    if let Some((other, _)) = seen.iter().find(|(_, i)| *i == id) {
+        return Err(ConfigError::Duplicate {
+            file: file.to_string(),
+            key: shown.to_string(),
+            other: other.clone(),
+        });
+    }
+    seen.push((shown.to_string(), id));
+    let values = values(cmd, arg, file, shown, value)?;
+    Ok((arg, values))
+}
+
+/// The settings of one entry of a list in a config file (an API of `apis:`) as a command line
+/// for `cmd` (options first, then `--` and the positionals), every value checked by its
+/// argument's own parser. `path` names the entry in errors (`apis[1]`: a key is
+/// `apis[1].base-url`); `auth_env` is what warnings about a literal `auth` secret suggest
+/// instead (`OPENAPI_MCP_PETS_<SCHEME>`).
+#[derive(Debug, Clone, Default)]
+pub struct EntryTokens {
+    /// The command line (without a program name).
+    pub argv: Vec<OsString>,
+    /// Ids of the arguments the entry sets.
+    pub from_file: BTreeSet<String>,
+    /// Lines for stderr: literal secrets in the entry.
+    pub warnings: Vec<String>,
+}
+
+/// See [`EntryTokens`]. An entry that is not a map is an error naming `path`.
+pub fn entry_tokens(
+    cmd: &Command,
+    file: &str,
+    path: &str,
+    entry: &Value,
+    auth_env: &str,
+) -> Result<EntryTokens, ConfigError> {
+    let Value::Object(map) = entry else {
+        return Err(ConfigError::Type {
+            file: file.to_string(),
+            key: path.to_string(),
+            expected: "a map of settings (name, spec, …)",
+            found: type_name(entry),
+        });
+    };
+    let mut out = EntryTokens::default();
+    let mut positionals = Vec::new();
+    let mut seen = Vec::new();
+    for (key, value) in map {
+        let shown = format!("{path}.{key}");
+        let (arg, values) = setting(cmd, file, key, &shown, value, &mut seen)?;
+        if values.is_empty() {
+            continue;
+        }
+        if let Some(w) = secret_warning(arg, file, &shown, &values, Some(auth_env)) {
+            out.warnings.push(w);
+        }
+        out.from_file.insert(arg.get_id().to_string());
+        match arg.get_long() {
+            Some(long) if !arg.is_positional() => {
+                for v in values {
+                    out.argv.push(match v {
+                        Token::Flag => format!("--{long}").into(),
+                        Token::Value(v) => format!("--{long}={v}").into(),
+                    });
+                }
+            }
+            _ => positionals.extend(values.into_iter().filter_map(|v| match v {
+                Token::Value(v) => Some(OsString::from(v)),
+                Token::Flag => None,
+            })),
+        }
+    }
+    if !positionals.is_empty() {
+        out.argv.push("--".into());
+        out.argv.extend(positionals);
+    }
+    Ok(out)
 }
 
 /// One command-line token from the file: a flag set, or an option's value.
@@ -441,7 +547,13 @@ fn is_secret(arg: &Arg) -> bool {
 }
 
 /// A warning when the file holds a literal secret for `arg`.
-fn secret_warning(arg: &Arg, file: &str, key: &str, values: &[Token]) -> Option<String> {
+fn secret_warning(
+    arg: &Arg,
+    file: &str,
+    key: &str,
+    values: &[Token],
+    auth_env: Option<&str>,
+) -> Option<String> {
     let long = arg.get_long().unwrap_or_default();
     let literal = is_secret(arg)
         || long == "auth"
@@ -458,7 +570,10 @@ fn secret_warning(arg: &Arg, file: &str, key: &str, values: &[Token]) -> Option<
     }
     let instead = match (long, arg.get_env()) {
         (_, Some(env)) => format!("set {} instead", env.to_string_lossy()),
-        ("auth", _) => "set OPENAPI_MCP_<SCHEME> instead (see `Credentials` in the README)".into(),
+        ("auth", _) => format!(
+            "set {} instead (see `Credentials` in the README)",
+            auth_env.unwrap_or("OPENAPI_MCP_<SCHEME>")
+        ),
         _ => "keep secrets in environment variables".into(),
     };
     Some(format!(

@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme, ToolSet};
 
 use crate::dynamic;
+use crate::multi::ApiInfo;
 
 /// Characters of instructions at most.
 pub const MAX_CHARS: usize = 2000;
@@ -73,6 +74,59 @@ pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
             out.push('…');
         }
     }
+    finish(set, out)
+}
+
+/// Characters of one API's line (several APIs) at most.
+const MAX_API_LINE_CHARS: usize = 200;
+
+/// [`build`] for the merged tool set of several `apis` (with fewer than two, [`build`] itself):
+/// the first paragraph names each API (its name, title, version and the first sentence of its
+/// description); the areas and authentication are all the APIs'.
+pub fn build_for(set: &ToolSet, apis: &[ApiInfo], exposure: &Exposure) -> String {
+    if apis.len() < 2 {
+        return build(set, exposure);
+    }
+    let n = apis.len();
+    let mut out = match exposure {
+        Exposure::Tools => format!(
+            "Tools for {n} APIs: each tool is one HTTP operation of one of them (its name starts with its API's prefix); call it with the arguments its inputSchema describes."
+        ),
+        Exposure::Discovery { searchable, direct } => format!(
+            "Tools for {n} APIs. {searchable} operations of them are reached through three tools: `{}` to find operations for a task (search by what you want done, or by an area below; each result names its API), `{}` for an operation's arguments (inputSchema), then `{}` to run it.{}",
+            dynamic::SEARCH,
+            dynamic::DESCRIBE,
+            dynamic::CALL,
+            if *direct == 0 {
+                ""
+            } else {
+                " The other tools are operations you can call directly."
+            }
+        ),
+        Exposure::Code { searchable } => format!(
+            "Tools for {n} APIs. {searchable} operations of them are functions of an `api` object in JavaScript scripts: find them with `{}` (each result names its API), read their TypeScript declarations with `{}`, then run a script with `{}` (several dependent calls in one step, across the APIs).",
+            dynamic::SEARCH,
+            dynamic::DESCRIBE,
+            crate::code::EXECUTE,
+        ),
+    };
+    out.push_str("\n\nThe APIs:");
+    for a in apis {
+        let mut line = format!("\n- {}: {} (version {})", a.name, a.title, a.version);
+        if let Some(d) = a.description.as_deref().and_then(first_sentence) {
+            let _ = write!(line, " \u{2014} {d}");
+        }
+        if line.chars().count() > MAX_API_LINE_CHARS {
+            line = line.chars().take(MAX_API_LINE_CHARS - 1).collect();
+            line.push('…');
+        }
+        out.push_str(&line);
+    }
+    finish(set, out)
+}
+
+/// The areas and authentication paragraphs after `out`, all capped at [`MAX_CHARS`].
+fn finish(set: &ToolSet, mut out: String) -> String {
     if let Some(areas) = areas(set) {
         out.push_str("\n\n");
         out.push_str(&areas);
@@ -308,6 +362,46 @@ mod tests {
         assert!(
             areas.contains("tag14 (6)") && !areas.contains("Area number 14"),
             "{areas}"
+        );
+    }
+
+    #[test]
+    fn several_apis_are_each_named_within_the_cap() {
+        let api = |name: &str, title: &str, d: &str| ApiInfo {
+            name: name.into(),
+            title: title.into(),
+            version: "2".into(),
+            description: Some(d.into()),
+            tag_descriptions: Vec::new(),
+            security_schemes: Vec::new(),
+        };
+        let apis = [
+            api("pets", "Swagger Petstore", "A pet store. With more text."),
+            api("crm", "Acme CRM", &"customers ".repeat(100)),
+        ];
+        let text = build_for(
+            &set(None, Vec::new()),
+            &apis,
+            &Exposure::Discovery {
+                searchable: 9,
+                direct: 0,
+            },
+        );
+        assert!(text.starts_with("Tools for 2 APIs. 9 operations"), "{text}");
+        assert!(
+            text.contains("\n- pets: Swagger Petstore (version 2) \u{2014} A pet store\n- crm: Acme CRM (version 2)"),
+            "{text}"
+        );
+        let crm = text.lines().find(|l| l.starts_with("- crm")).unwrap();
+        assert!(
+            crm.chars().count() < MAX_API_LINE_CHARS && crm.ends_with('…'),
+            "{crm}"
+        );
+        assert!(text.chars().count() <= MAX_CHARS);
+        // One API: the single-API instructions.
+        assert_eq!(
+            build_for(&set(None, Vec::new()), &apis[..1], &Exposure::Tools),
+            build(&set(None, Vec::new()), &Exposure::Tools)
         );
     }
 

@@ -12,6 +12,7 @@
 //! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
 //! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
 //! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
+//! - [`multi`]: several APIs in one server (`apis:`): merged tool sets, per-API variables.
 //! - [`observe`]: Prometheus metrics, the audit log, readiness (`/metrics`, `--audit-log`, `/readyz`).
 
 pub mod code;
@@ -23,6 +24,7 @@ pub mod dynamic;
 pub mod exit;
 pub mod forward;
 pub mod instructions;
+pub mod multi;
 pub mod oauth;
 pub mod observe;
 pub mod otel;

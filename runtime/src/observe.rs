@@ -99,10 +99,27 @@ impl Outcome {
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+/// `api` (only when the server serves several APIs: one of their names from the config),
+/// `tool`, `outcome`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 struct CallLabels {
+    api: Option<Arc<str>>,
     tool: String,
     outcome: &'static str,
+}
+
+impl EncodeLabelSet for CallLabels {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelSetEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeLabel;
+        if let Some(api) = &self.api {
+            ("api", &**api).encode(encoder.encode_label())?;
+        }
+        ("tool", self.tool.as_str()).encode(encoder.encode_label())?;
+        ("outcome", self.outcome).encode(encoder.encode_label())
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -227,10 +244,12 @@ impl Metrics {
         out
     }
 
-    /// A call of `tool` (a name of the tool set, or [`UNKNOWN_TOOL`]) ended as `outcome`.
-    pub fn count_call(&self, tool: &str, outcome: Outcome) {
+    /// A call of `tool` (a name of the tool set, or [`UNKNOWN_TOOL`]) of API `api` (when
+    /// several are served) ended as `outcome`.
+    pub fn count_call(&self, api: Option<&Arc<str>>, tool: &str, outcome: Outcome) {
         self.calls
             .get_or_create(&CallLabels {
+                api: api.cloned(),
                 tool: tool.to_string(),
                 outcome: outcome.as_str(),
             })
@@ -832,11 +851,19 @@ mod tests {
     #[test]
     fn metrics_text_names_the_counts() {
         let m = Metrics::new();
-        m.count_call("get_pet", Outcome::Ok);
-        m.count_call("get_pet", Outcome::Ok);
-        m.count_call("get_pet", Outcome::Upstream(4));
+        m.count_call(None, "get_pet", Outcome::Ok);
+        m.count_call(None, "get_pet", Outcome::Ok);
+        m.count_call(None, "get_pet", Outcome::Upstream(4));
+        let crm: Arc<str> = Arc::from("crm");
+        m.count_call(Some(&crm), "crm_get_contact", Outcome::Ok);
         m.reloaded(false);
         let text = m.encode();
+        assert!(
+            text.contains(
+                r#"openapi_mcp_tool_calls_total{api="crm",tool="crm_get_contact",outcome="ok"} 1"#
+            ),
+            "{text}"
+        );
         assert!(
             text.contains(r#"openapi_mcp_tool_calls_total{tool="get_pet",outcome="ok"} 2"#),
             "{text}"

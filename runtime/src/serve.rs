@@ -400,7 +400,17 @@ impl ServeArgs {
     /// when the base URL is the spec's own (no `--base-url`), the spec's operation-level servers
     /// (the spec names them as the API's hosts). With `--base-url` (a mock, staging), operation
     /// servers elsewhere get requests without credentials, and start-up says so.
-    fn credential_origins(&self, set: &ToolSet, base: &url::Url) -> Result<Vec<String>, UserError> {
+    ///
+    /// `others` are the base URL origins of the other APIs of a server of several: an
+    /// operation-level server there never gets this API's credentials unless
+    /// `--credential-origin` names it.
+    fn credential_origins(
+        &self,
+        set: &ToolSet,
+        base: &url::Url,
+        others: &[String],
+        api: Option<&str>,
+    ) -> Result<Vec<String>, UserError> {
         let mut origins = Vec::new();
         for o in &self.credential_origin {
             let u = url::Url::parse(o)
@@ -429,12 +439,17 @@ impl ServeArgs {
                 None => elsewhere.push((origin, 1)),
             }
         }
-        if self.base_url.is_none() {
-            origins.extend(elsewhere.into_iter().map(|(o, _)| o));
-        } else {
-            for (origin, n) in elsewhere {
+        let of_api = api.map(|a| format!("API {a}: ")).unwrap_or_default();
+        for (origin, n) in elsewhere {
+            if others.contains(&origin) {
                 tracing::warn!(
-                    "{n} operation(s) are served from {origin} (their own `servers`), not from --base-url: they are sent without credentials; add --credential-origin {origin} to send them"
+                    "{of_api}{n} operation(s) are served from {origin} (their own `servers`), another API's base URL: they are sent without this API's credentials; add its credential-origin {origin} to send them"
+                );
+            } else if self.base_url.is_none() {
+                origins.push(origin);
+            } else {
+                tracing::warn!(
+                    "{of_api}{n} operation(s) are served from {origin} (their own `servers`), not from --base-url: they are sent without credentials; add --credential-origin {origin} to send them"
                 );
             }
         }
@@ -777,15 +792,21 @@ impl ServeArgs {
     /// The forwarder for `set`: base URL, credentials (environment and `--auth`), static headers,
     /// timeouts and retries. Also returns the schemes that have no credential.
     pub fn forwarder(&self, set: &ToolSet) -> Result<(Forwarder, Vec<String>), StartError> {
+        let base = self.base_url(set)?;
+        self.forwarder_for(set, base, None, &[])
+    }
+
+    /// The base URL for `set`: `--base-url`, else the spec's first server.
+    fn base_url(&self, set: &ToolSet) -> Result<url::Url, UserError> {
         let base = match self.base_url.clone().or_else(|| set.base_url.clone()) {
             Some(b) => b,
             None => {
-                return Err(
-                    UserError::msg("the spec declares no server URL: pass --base-url").into(),
-                );
+                return Err(UserError::msg(
+                    "the spec declares no server URL: pass --base-url",
+                ));
             }
         };
-        let base_url = url::Url::parse(&base).map_err(|e| {
+        url::Url::parse(&base).map_err(|e| {
             // Not parsed: shown without what may hold secrets (user info, the query).
             let (head, query) = match base.find('?') {
                 Some(i) => (&base[..i], "?…"),
@@ -801,14 +822,33 @@ impl ServeArgs {
             UserError::msg(format!(
                 "invalid base URL {safe:?} (pass an absolute --base-url): {e}"
             ))
-        })?;
-        for (var, names) in openapi_mcp_toolset::model::ambiguous_env(&set.security_schemes) {
+        })
+    }
+
+    /// [`ServeArgs::forwarder`] of API `api` of a server of several (credentials from its own
+    /// variables, `OPENAPI_MCP_<API>_<SCHEME>`; `others`: the other APIs' base URL origins),
+    /// or of the only API (`None`).
+    fn forwarder_for(
+        &self,
+        set: &ToolSet,
+        base_url: url::Url,
+        api: Option<&str>,
+        others: &[String],
+    ) -> Result<(Forwarder, Vec<String>), StartError> {
+        let var = |k: &str| match api {
+            Some(a) => crate::multi::env_var(a, k),
+            None => k.to_string(),
+        };
+        let of_api = api.map(|a| format!("API {a}: ")).unwrap_or_default();
+        for (v, names) in openapi_mcp_toolset::model::ambiguous_env(&set.security_schemes) {
             tracing::warn!(
-                "security schemes {} all read {var}: none of them takes a credential from the environment (one secret would go to each); set each with --auth SCHEME=VALUE",
-                names.join(", ")
+                "{of_api}security schemes {} all read {}: none of them takes a credential from the environment (one secret would go to each); set each with --auth SCHEME=VALUE",
+                names.join(", "),
+                var(&v)
             );
         }
-        let mut creds = Credentials::from_env(&set.security_schemes, |k| std::env::var(k).ok());
+        let mut creds =
+            Credentials::from_env(&set.security_schemes, |k| std::env::var(var(k)).ok());
         for a in &self.auth {
             let Some((scheme, value)) = a.split_once('=') else {
                 return Err(UserError::msg(format!(
@@ -849,7 +889,7 @@ impl ServeArgs {
         forward_opts.retry_writes = self.retry_writes;
         forward_opts.static_headers = static_headers;
         forward_opts.credential_origins =
-            self.credential_origins(set, &forward_opts.base_url.clone())?;
+            self.credential_origins(set, &forward_opts.base_url.clone(), others, api)?;
         let forwarder = Forwarder::new(forward_opts, set.security_schemes.clone(), creds)
             .map_err(StartError::Client)?;
         Ok((forwarder, missing))
@@ -895,7 +935,6 @@ pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 /// start-up line to stderr.
 pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(), StartError> {
     args.check_gate()?;
-    let oauth = args.oauth_options()?;
     let mode = args.tool_mode()?;
     let (forwarder, mut missing) = args.forwarder(&set)?;
     if let Some(exchange) = args.token_exchange(&forwarder)? {
@@ -909,6 +948,202 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         missing.retain(|m| *m != p.config().scheme);
         forwarder.set_caller_credentials(Arc::clone(p) as _);
     }
+    let api_at = shown_url(&forwarder.options().base_url);
+    let upstreams = if args.ready_check {
+        ServeArgs::upstreams(&set, &forwarder.options().base_url)
+    } else {
+        Vec::new()
+    };
+    let warnings = missing
+        .iter()
+        .map(|m| format!("no credentials for security scheme {m} (operations needing it will get 401/403 from the API)"))
+        .collect();
+    let prepared = Prepared {
+        set,
+        apis: Vec::new(),
+        forwarders: vec![forwarder],
+        warnings,
+        upstreams,
+        api_at: format!("API at {api_at}"),
+        oauth_proxy,
+    };
+    run(prepared, mode, args, serving).await
+}
+
+/// One API of a server of several ([`serve_apis`]): its name, tool set, and its own API-side
+/// options (the other serving options are the server's).
+#[derive(Debug)]
+pub struct ApiServing {
+    /// `[a-z][a-z0-9_]*` ([`crate::multi::check_name`]), unique among the APIs.
+    pub name: String,
+    pub set: ToolSet,
+    /// `--base-url` of this API.
+    pub base_url: Option<String>,
+    /// `--credential-origin` of this API.
+    pub credential_origin: Vec<String>,
+    /// `--auth` of this API.
+    pub auth: Vec<String>,
+    /// `--header` of this API.
+    pub header: Vec<String>,
+    /// `--token-exchange-audience` of this API (with `--upstream-auth token-exchange`).
+    pub token_exchange_audience: Option<String>,
+}
+
+/// Serves several APIs from one server (`apis:` in a config file): each API gets its own
+/// forwarder (base URL, credentials from `OPENAPI_MCP_<API>_<SCHEME>` and its own `auth`,
+/// credential origins, static headers, token exchange audience), and every call goes through
+/// its tool's API's. `args`' own API-side options (`base_url`, `credential_origin`, `auth`,
+/// `header`, `token_exchange_audience`) are not used.
+pub async fn serve_apis(
+    apis: Vec<ApiServing>,
+    args: &ServeArgs,
+    serving: Serving,
+) -> Result<(), StartError> {
+    args.check_gate()?;
+    if args.oauth_proxy.is_some() {
+        return Err(UserError::msg(
+            "--oauth-proxy runs one API's authorization-code flow for its users: it cannot serve several APIs (`apis:`); run one proxy per API for it",
+        )
+        .into());
+    }
+    let mode = args.tool_mode()?;
+    let in_api = |name: &str, e: UserError| UserError::msg(format!("API `{name}`: {e}"));
+    let mut bases = Vec::with_capacity(apis.len());
+    for api in &apis {
+        crate::multi::check_name(&api.name).map_err(UserError::msg)?;
+        if api.token_exchange_audience.is_some()
+            && args.upstream_auth != UpstreamAuth::TokenExchange
+        {
+            return Err(in_api(
+                &api.name,
+                UserError::msg("token-exchange-audience is for --upstream-auth token-exchange"),
+            )
+            .into());
+        }
+        let api_args = ServeArgs {
+            base_url: api.base_url.clone(),
+            ..ServeArgs::default()
+        };
+        bases.push(
+            api_args
+                .base_url(&api.set)
+                .map_err(|e| in_api(&api.name, e))?,
+        );
+    }
+    let origins: Vec<String> = bases
+        .iter()
+        .map(|b| b.origin().ascii_serialization())
+        .collect();
+    let mut parts = Vec::with_capacity(apis.len());
+    let mut forwarders = Vec::with_capacity(apis.len());
+    let mut warnings = Vec::new();
+    let mut upstreams = Vec::new();
+    let mut api_at = Vec::new();
+    for (i, (api, base)) in apis.into_iter().zip(bases).enumerate() {
+        let others: Vec<String> = origins
+            .iter()
+            .enumerate()
+            .filter(|&(j, o)| j != i && *o != origins[i])
+            .map(|(_, o)| o.clone())
+            .collect();
+        let api_args = ServeArgs {
+            base_url: api.base_url.clone(),
+            credential_origin: api.credential_origin.clone(),
+            auth: api.auth.clone(),
+            header: api.header.clone(),
+            token_exchange_audience: api.token_exchange_audience.clone(),
+            ..args.clone()
+        };
+        let (forwarder, mut missing) = api_args
+            .forwarder_for(&api.set, base.clone(), Some(&api.name), &others)
+            .map_err(|e| match e {
+                StartError::Input(u) => StartError::Input(in_api(&api.name, u)),
+                other => other,
+            })?;
+        // Each API's exchanged tokens are for its own audience (its base URL's origin, or its
+        // own `token-exchange-audience`).
+        if let Some(exchange) = api_args
+            .token_exchange(&forwarder)
+            .map_err(|e| in_api(&api.name, e))?
+        {
+            missing.retain(|m| !exchange.schemes().contains(m));
+            forwarder.set_caller_credentials(Arc::new(exchange));
+        }
+        for m in missing {
+            let vars: Vec<String> = api
+                .set
+                .security_schemes
+                .iter()
+                .filter(|(n, _)| *n == m)
+                .flat_map(|(n, s)| s.env_var_names(n))
+                .map(|v| crate::multi::env_var(&api.name, &v))
+                .collect();
+            warnings.push(format!(
+                "API {}: no credentials for security scheme {m} (set {}, or `auth` in its entry; operations needing it will get 401/403 from the API)",
+                api.name,
+                vars.join(" or ")
+            ));
+        }
+        if args.ready_check {
+            for u in ServeArgs::upstreams(&api.set, &base) {
+                if !upstreams.contains(&u) {
+                    upstreams.push(u);
+                }
+            }
+        }
+        api_at.push(format!("{} at {}", api.name, shown_url(&base)));
+        forwarders.push(forwarder);
+        parts.push(crate::multi::ApiInfo::split(&api.name, api.set));
+    }
+    let infos: Vec<crate::multi::ApiInfo> = parts.iter().map(|(i, _)| i.clone()).collect();
+    crate::multi::check_variables(&infos).map_err(UserError::new)?;
+    let (set, apis) = crate::multi::merge(parts).map_err(UserError::new)?;
+    let prepared = Prepared {
+        set,
+        apis,
+        forwarders,
+        warnings,
+        upstreams,
+        api_at: format!("APIs: {}", api_at.join(", ")),
+        oauth_proxy: None,
+    };
+    run(prepared, mode, args, serving).await
+}
+
+/// A server's tools and forwarders, ready to serve.
+struct Prepared {
+    /// The tool set (merged, for several APIs).
+    set: ToolSet,
+    /// The APIs, when there are several.
+    apis: Vec<crate::multi::ApiInfo>,
+    /// One per API.
+    forwarders: Vec<Forwarder>,
+    /// Start-up warnings (missing credentials).
+    warnings: Vec<String>,
+    /// What `--ready-check` probes.
+    upstreams: Vec<url::Url>,
+    /// Where the API (or each API) is, for the start-up line.
+    api_at: String,
+    /// `--oauth-proxy`'s authorization server (one API only).
+    oauth_proxy: Option<Arc<crate::oauth::proxy::OAuthProxy>>,
+}
+
+async fn run(
+    prepared: Prepared,
+    mode: ToolMode,
+    args: &ServeArgs,
+    serving: Serving,
+) -> Result<(), StartError> {
+    let Prepared {
+        set,
+        apis,
+        forwarders,
+        warnings,
+        upstreams,
+        api_at,
+        oauth_proxy,
+    } = prepared;
+    let oauth = args.oauth_options()?;
     // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
     // off the async workers). The guard flushes the last spans when serving ends.
     let otel = tokio::task::spawn_blocking(crate::otel::init_from_env)
@@ -917,17 +1152,12 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         .map_err(|e| UserError::msg(e.to_string()))?;
     let _otel = OtelGuard(otel);
     let observe = args.observe()?;
-    let base_url = shown_url(&forwarder.options().base_url);
     let tool_count = set.tools.len();
-    let upstreams = if args.ready_check {
-        ServeArgs::upstreams(&set, &forwarder.options().base_url)
-    } else {
-        Vec::new()
-    };
-    let probe_timeout = forwarder.options().timeout.min(Duration::from_secs(5));
-    let server = ProxyServer::new(
+    let probe_timeout = timeout_duration(args.timeout)?.min(Duration::from_secs(5));
+    let server = ProxyServer::with_apis(
         set,
-        forwarder,
+        apis,
+        forwarders,
         ServerOptions {
             page_size: args.page_size,
             page_bytes: None,
@@ -975,10 +1205,8 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             args.mode.name()
         )
     };
-    for m in &missing {
-        tracing::warn!(
-            "no credentials for security scheme {m} (operations needing it will get 401/403 from the API)"
-        );
+    for w in &warnings {
+        tracing::warn!("{w}");
     }
     let list_bytes = server.state().list_bytes();
     if list_bytes > MAX_PAGE_BYTES {
@@ -1004,7 +1232,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
                     "--ready-check has no effect over stdio (/readyz is served over HTTP)"
                 );
             }
-            eprintln!("{program}: serving {label} ({tools_desc}) over stdio; API at {base_url}");
+            eprintln!("{program}: serving {label} ({tools_desc}) over stdio; {api_at}");
             transport::serve_stdio(server).await?;
         }
         Transport::Http => {
@@ -1057,7 +1285,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
             }
             let handle = transport::start_http(server, http).await?;
             eprintln!(
-                "{program}: serving {label} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; API at {base_url}",
+                "{program}: serving {label} ({tools_desc}) over Streamable HTTP at http://{}/mcp{}; {api_at}",
                 handle.addr,
                 if args.stateless { " (stateless)" } else { "" }
             );
@@ -1185,6 +1413,18 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
             return crate::exit::ExitStatus::Failure.into();
         }
     };
+    if expanded.apis.is_some() {
+        let file = expanded
+            .file
+            .as_ref()
+            .map(|f| f.display().to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "error: config file {file}: `{}` (several APIs in one server) is for `openapi-mcp proxy`; a generated server serves its own API",
+            crate::config::APIS_KEY
+        );
+        return crate::exit::ExitStatus::Failure.into();
+    }
     for w in &expanded.warnings {
         eprintln!("warning: {w}");
     }

@@ -21,6 +21,7 @@ use tokio::sync::Semaphore;
 use crate::confirm::{Confirm, Confirmer, Gate, Retry};
 use crate::dynamic::{self, Meta, SearchIndex, ToolMode};
 use crate::forward::{CallReport, CallScope, Exchange, Forwarder};
+use crate::multi::{ApiInfo, MergeError};
 use crate::observe::{AuditEntry, Caller, Observe, Outcome};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 use openapi_mcp_toolset::validate::{self, LazyValidator};
@@ -171,6 +172,11 @@ pub struct ToolState {
     /// What `get_info` answers for this tool set, made on first use: rmcp asks for it on every
     /// stateless request (2026-07-28 requests and `--stateless` 2025-era ones).
     info: std::sync::OnceLock<ServerConfig>,
+    /// The APIs served, when there are several (`apis:`): [`ToolDef::api`] indexes it. Empty
+    /// for one API.
+    apis: Vec<ApiInfo>,
+    /// The API names as metric labels and audit fields (shared, not copied per call).
+    api_names: Vec<Arc<str>>,
 }
 
 impl ToolState {
@@ -181,6 +187,14 @@ impl ToolState {
 
     /// The tool set exposed as `mode` says; builds the search index for the discovery tools.
     pub fn with_mode(set: ToolSet, mode: &ToolMode) -> Self {
+        Self::with_apis(set, mode, Vec::new())
+    }
+
+    /// [`ToolState::with_mode`] for the merged tool set of several APIs ([`crate::multi::merge`]):
+    /// search results, descriptions, instructions, metrics and the audit log name each
+    /// operation's API.
+    pub fn with_apis(set: ToolSet, mode: &ToolMode, apis: Vec<ApiInfo>) -> Self {
+        let apis = if apis.len() > 1 { apis } else { Vec::new() };
         let ops: HashMap<String, usize> = set
             .tools
             .iter()
@@ -210,13 +224,25 @@ impl ToolState {
                 rest.iter().copied(),
                 &set.tag_descriptions,
             );
+            let mut tools = match mode {
+                ToolMode::Code(limits) => crate::code::meta_tools(&set.title, index.len(), limits),
+                _ => dynamic::meta_tools(&set.title, index.len()),
+            };
+            if !apis.is_empty()
+                && let Some(search) = tools.first_mut()
+            {
+                let list: Vec<String> = apis
+                    .iter()
+                    .map(|a| format!("{} ({})", a.name, a.title))
+                    .collect();
+                let d = search.description.get_or_insert_default();
+                d.to_mut().push_str(&format!(
+                    " The operations are of several APIs: {}; each result names its `api`.",
+                    list.join(", ")
+                ));
+            }
             Discovery {
-                tools: match mode {
-                    ToolMode::Code(limits) => {
-                        crate::code::meta_tools(&set.title, index.len(), limits)
-                    }
-                    _ => dynamic::meta_tools(&set.title, index.len()),
-                },
+                tools,
                 code: matches!(mode, ToolMode::Code(_)),
                 index,
                 validators: Default::default(),
@@ -245,8 +271,9 @@ impl ToolState {
             .iter()
             .map(openapi_mcp_toolset::model::json_size)
             .collect();
-        let instructions = crate::instructions::build(
+        let instructions = crate::instructions::build_for(
             &set,
+            &apis,
             &match &discovery {
                 None => crate::instructions::Exposure::Tools,
                 Some(d) if d.code => crate::instructions::Exposure::Code {
@@ -270,6 +297,30 @@ impl ToolState {
             discovery,
             instructions,
             info: std::sync::OnceLock::new(),
+            api_names: apis.iter().map(|a| Arc::from(a.name.as_str())).collect(),
+            apis,
+        }
+    }
+
+    /// The APIs served, when there are several (empty for one).
+    pub fn apis(&self) -> &[ApiInfo] {
+        &self.apis
+    }
+
+    /// The name of `def`'s API when several are served (the `api` metric label).
+    pub fn api_name(&self, def: &ToolDef) -> Option<&Arc<str>> {
+        self.api_names.get(def.api)
+    }
+
+    /// The audit log's `api` of a call of `def` (none: a call of no operation): the API's name
+    /// when several are served, else the spec's title.
+    pub fn audit_api(&self, def: Option<&ToolDef>) -> Arc<str> {
+        match def.and_then(|d| self.api_name(d)) {
+            Some(name) => Arc::clone(name),
+            None if !self.api_names.is_empty() && def.is_none() => {
+                Arc::from(self.api_names.join(","))
+            }
+            None => Arc::from(self.set.title.as_str()),
         }
     }
 
@@ -310,7 +361,8 @@ impl ToolState {
 
 struct Inner {
     state: RwLock<Arc<ToolState>>,
-    forwarder: Forwarder,
+    /// One per API, in API order ([`ToolDef::api`]); never empty.
+    forwarders: Vec<Forwarder>,
     opts: ServerOptions,
     limiter: Option<Semaphore>,
     /// 2025-era clients (initialized sessions): told of list changes by notification.
@@ -331,6 +383,22 @@ pub struct ProxyServer {
 
 impl ProxyServer {
     pub fn new(set: ToolSet, forwarder: Forwarder, opts: ServerOptions) -> Self {
+        Self::with_apis(set, Vec::new(), vec![forwarder], opts)
+    }
+
+    /// A server of several APIs: `set` is their merged tool set ([`crate::multi::merge`]),
+    /// `apis` describe them and `forwarders` send each one's calls (the same order; a tool's
+    /// [`ToolDef::api`] picks its API's). With one forwarder it is [`ProxyServer::new`].
+    pub fn with_apis(
+        set: ToolSet,
+        apis: Vec<ApiInfo>,
+        forwarders: Vec<Forwarder>,
+        opts: ServerOptions,
+    ) -> Self {
+        assert!(
+            !forwarders.is_empty(),
+            "a server needs a forwarder per API, at least one"
+        );
         let limiter = opts.max_concurrency.map(|n| Semaphore::new(n.max(1)));
         // serve() checks the key before it gets here; should making the gate still fail, the
         // calls it covers fail closed (nothing is sent).
@@ -338,8 +406,8 @@ impl ProxyServer {
             .then(|| Confirmer::new(opts.confirm, opts.confirm_key.as_deref()));
         Self {
             inner: Arc::new(Inner {
-                state: RwLock::new(Arc::new(ToolState::with_mode(set, &opts.mode))),
-                forwarder,
+                state: RwLock::new(Arc::new(ToolState::with_apis(set, &opts.mode, apis))),
+                forwarders,
                 opts,
                 limiter,
                 confirmer,
@@ -384,6 +452,14 @@ impl ProxyServer {
     /// Metrics and the audit log of this server.
     pub fn observe(&self) -> &Observe {
         &self.inner.opts.observe
+    }
+
+    /// The forwarder of `def`'s API.
+    fn forwarder_of(&self, def: &ToolDef) -> &Forwarder {
+        self.inner
+            .forwarders
+            .get(def.api)
+            .unwrap_or(&self.inner.forwarders[0])
     }
 
     /// Whether `tools/list` serves a tool of this name (an operation's or a discovery tool).
@@ -438,6 +514,45 @@ impl ProxyServer {
             m.reloaded(true);
         }
         let new = ToolState::with_mode(set, &self.inner.opts.mode);
+        self.install(new).await
+    }
+
+    /// Replaces the tools of API `api` (`--watch` with several APIs) with `set`'s, the other
+    /// APIs' tools kept. A reload whose names collide with another API's keeps the previous
+    /// tools and says why. Returns whether the list changed.
+    pub async fn replace_api_tools(&self, api: usize, set: ToolSet) -> Result<bool, MergeError> {
+        let old = self.state();
+        let mut parts: Vec<(ApiInfo, Vec<Arc<ToolDef>>)> = old
+            .apis
+            .iter()
+            .map(|info| (info.clone(), Vec::new()))
+            .collect();
+        for def in &old.set.tools {
+            if let Some((_, tools)) = parts.get_mut(def.api) {
+                tools.push(Arc::clone(def));
+            }
+        }
+        let Some(slot) = parts.get_mut(api) else {
+            return Ok(false);
+        };
+        *slot = ApiInfo::split(&slot.0.name, set);
+        let merged = crate::multi::merge(parts);
+        let (set, infos) = match merged {
+            Ok(m) => m,
+            Err(e) => {
+                self.reload_failed();
+                return Err(e);
+            }
+        };
+        if let Some(m) = &self.inner.opts.observe.metrics {
+            m.reloaded(true);
+        }
+        let new = ToolState::with_apis(set, &self.inner.opts.mode, infos);
+        Ok(self.install(new).await)
+    }
+
+    /// Serves `new` from now on; connected clients are told when the list changed.
+    async fn install(&self, new: ToolState) -> bool {
         let old = self.state();
         // In dynamic mode the listed tools barely change; what they reach does.
         let changed = old.tools != new.tools
@@ -797,15 +912,19 @@ impl ProxyServer {
             );
         }
         if let Some(m) = &obs.metrics {
-            m.count_call(label, outcome);
+            let api = match (&note.state, def) {
+                (Some(s), Some(d)) => s.api_name(d).cloned(),
+                _ => None,
+            };
+            m.count_call(api.as_ref(), label, outcome);
             if let Some(took) = note.exchange.upstream {
                 m.upstream(took, note.exchange.sent, note.exchange.received);
             }
         }
         if let Some(audit) = &obs.audit {
             let api: Arc<str> = match &note.state {
-                Some(s) => Arc::from(s.set.title.as_str()),
-                None => Arc::from(self.state().set.title.as_str()),
+                Some(s) => s.audit_api(def.map(|d| &**d)),
+                None => self.state().audit_api(None),
             };
             audit.record(AuditEntry {
                 at,
@@ -987,7 +1106,7 @@ impl ProxyServer {
         };
         let started = Instant::now();
         let route = &def.route;
-        let fwd = &self.inner.forwarder;
+        let fwd = self.forwarder_of(def);
         let call = async {
             let custom = self
                 .inner
@@ -1010,14 +1129,22 @@ impl ProxyServer {
                 .await;
             match report.accepted_at.clone() {
                 Some(at) if self.inner.opts.poll => {
-                    self.poll(state, &at, (&forwarded, &caller), started, result, report)
-                        .await
+                    self.poll(
+                        state,
+                        def.api,
+                        &at,
+                        (&forwarded, &caller),
+                        started,
+                        result,
+                        report,
+                    )
+                    .await
                 }
                 Some(at) => {
                     let mut result = result;
                     result
                         .content
-                        .push(ContentBlock::text(accepted_note(state, fwd, &at)));
+                        .push(ContentBlock::text(accepted_note(state, def.api, fwd, &at)));
                     (result, report)
                 }
                 None => (result, report),
@@ -1351,25 +1478,31 @@ impl ProxyServer {
     /// still going while the status URL answers 202, or a JSON `status` says so (Azure's
     /// `Running`, `InProgress`, `NotStarted`…). Without such a GET tool, or past the timeout, the
     /// result says where the status is and which call reads it, as without `--poll`.
+    #[allow(clippy::too_many_arguments)]
     async fn poll(
         &self,
         state: &ToolState,
+        api: usize,
         at: &url::Url,
         (forwarded, caller): (&[(String, String)], &Option<Arc<crate::forward::Caller>>),
         started: Instant,
         first: CallToolResult,
         first_report: CallReport,
     ) -> (CallToolResult, CallReport) {
-        let fwd = &self.inner.forwarder;
+        let fwd = self
+            .inner
+            .forwarders
+            .get(api)
+            .unwrap_or(&self.inner.forwarders[0]);
         let deadline = started + fwd.options().timeout;
         let mut at = at.clone();
         let mut polls = 0u32;
         loop {
-            let Some((tool, args)) = follow_up(state, &fwd.options().base_url, &at) else {
+            let Some((tool, args)) = follow_up(state, api, &fwd.options().base_url, &at) else {
                 let mut result = first;
                 result
                     .content
-                    .push(ContentBlock::text(accepted_note(state, fwd, &at)));
+                    .push(ContentBlock::text(accepted_note(state, api, fwd, &at)));
                 return (result, first_report);
             };
             let wait = POLL_WAITS[(polls as usize).min(POLL_WAITS.len() - 1)];
@@ -1377,7 +1510,7 @@ impl ProxyServer {
                 let mut result = first;
                 result.content.push(ContentBlock::text(format!(
                     "{} [openapi-mcp: polled {polls} times over {:.0} s (--timeout); the operation was still running.]",
-                    accepted_note(state, fwd, &at),
+                    accepted_note(state, api, fwd, &at),
                     started.elapsed().as_secs_f64()
                 )));
                 return (result, first_report);
@@ -1454,14 +1587,14 @@ fn route_method(def: &ToolDef) -> &'static str {
 /// What a `202 Accepted` result tells the model: the operation goes on, where its status is,
 /// and, when a GET tool of this server reads that URL, the exact call that checks it. The URL is
 /// shown without its query (status URLs can carry signed tokens).
-fn accepted_note(state: &ToolState, fwd: &Forwarder, at: &url::Url) -> String {
+fn accepted_note(state: &ToolState, api: usize, fwd: &Forwarder, at: &url::Url) -> String {
     let mut shown = at.clone();
     shown.set_query(None);
     shown.set_fragment(None);
     let head = format!(
         "[openapi-mcp: the API accepted the request (HTTP 202) and carries it out in the background; its status is at {shown}"
     );
-    match follow_up(state, &fwd.options().base_url, at) {
+    match follow_up(state, api, &fwd.options().base_url, at) {
         Some((tool, args)) => format!(
             "{head}. Check it with `{tool}` {}; do not repeat this call.]",
             Value::Object(args)
@@ -1470,10 +1603,12 @@ fn accepted_note(state: &ToolState, fwd: &Forwarder, at: &url::Url) -> String {
     }
 }
 
-/// The GET tool whose path template matches `url` (same origin as `base`, under its path), with
-/// the path arguments it takes from it: the template with the most literal segments wins.
+/// The GET tool of API `api` whose path template matches `url` (same origin as `base`, that
+/// API's base URL, under its path), with the path arguments it takes from it: the template with
+/// the most literal segments wins.
 fn follow_up(
     state: &ToolState,
+    api: usize,
     base: &url::Url,
     url: &url::Url,
 ) -> Option<(String, serde_json::Map<String, Value>)> {
@@ -1485,7 +1620,10 @@ fn follow_up(
     let mut best: Option<(usize, String, serde_json::Map<String, Value>)> = None;
     for def in state.set.tools.iter() {
         let route = &def.route;
-        if route.method != openapi_mcp_toolset::model::HttpMethod::Get || route.server.is_some() {
+        if def.api != api
+            || route.method != openapi_mcp_toolset::model::HttpMethod::Get
+            || route.server.is_some()
+        {
             continue;
         }
         let template: Vec<&str> = route.path.trim_matches('/').split('/').collect();
@@ -1657,23 +1795,29 @@ fn search_result(
         let def = &state.set.tools[hit.op];
         let summary = dynamic::summary(def);
         let required = dynamic::required_arguments(def);
+        let api = state.api_name(def);
         text.push_str(&format!(
-            "{}. {} — {} {} — {}\n   required: {}\n",
+            "{}. {}{} — {} {} — {}\n   required: {}\n",
             rank + 1,
             def.name(),
+            api.map(|a| format!(" (API {a})")).unwrap_or_default(),
             def.route.method.as_str(),
             def.route.path,
             summary,
             required
         ));
-        results.push(serde_json::json!({
+        let mut result = serde_json::json!({
             "name": def.name(),
             "method": def.route.method.as_str(),
             "path": def.route.path,
             "summary": summary,
             "required_arguments": required,
             "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
-        }));
+        });
+        if let Some(api) = api {
+            result["api"] = Value::from(&**api);
+        }
+        results.push(result);
     }
     if hits.is_empty() {
         text = format!(
@@ -1713,9 +1857,14 @@ fn describe_result(
         return unknown_operation(state, d, name);
     };
     let def = &state.set.tools[i];
+    let api = state.apis().get(def.api);
     if d.code {
-        let v = crate::code::describe(def);
+        let mut v = crate::code::describe(def);
         let mut text = crate::code::declaration(def);
+        if let Some(api) = api {
+            v["api"] = Value::from(api.name.as_str());
+            text = format!("// API: {} ({})\n{text}", api.name, api.title);
+        }
         if let Some(a) = &def.tool().annotations {
             let hints: Vec<&str> = [
                 (a.read_only_hint == Some(true), "read-only"),
@@ -1734,6 +1883,9 @@ fn describe_result(
         return r;
     }
     let mut v = dynamic::describe(def);
+    if let Some(api) = api {
+        v["api"] = Value::from(api.name.as_str());
+    }
     if let Some(arg) = &state.select_args[i]
         && let Some(Value::Object(props)) = v
             .get_mut("inputSchema")
@@ -1742,7 +1894,9 @@ fn describe_result(
         props.insert(arg.clone(), crate::forward::fit::selection_schema());
     }
     let text = format!(
-        "Call it with `{}` {{\"name\": \"{}\", \"arguments\": {{...}}}} where arguments match inputSchema.\n{}",
+        "{}Call it with `{}` {{\"name\": \"{}\", \"arguments\": {{...}}}} where arguments match inputSchema.\n{}",
+        api.map(|a| format!("API: {} ({})\n", a.name, a.title))
+            .unwrap_or_default(),
         dynamic::CALL,
         def.name(),
         serde_json::to_string_pretty(&v).unwrap_or_default()

@@ -816,17 +816,21 @@ async fn refused_call(server: &ProxyServer, observe: &Observe, req: Request) {
     } else {
         crate::observe::UNKNOWN_TOOL
     };
+    let state = server.state();
+    let def = state.set.tools.iter().find(|d| known && d.name() == name);
     if let Some(m) = &observe.metrics {
-        m.count_call(label, Outcome::RateLimited);
+        m.count_call(
+            def.and_then(|d| state.api_name(d)),
+            label,
+            Outcome::RateLimited,
+        );
     }
     if let Some(audit) = &observe.audit {
-        let state = server.state();
-        let def = state.set.tools.iter().find(|d| known && d.name() == name);
         audit.record(AuditEntry {
             at,
             request_id: crate::observe::next_request_id(),
             caller: Caller::http(&parts.headers, &parts.extensions),
-            api: Arc::from(state.set.title.as_str()),
+            api: state.audit_api(def.map(|d| &**d)),
             tool: label.to_string(),
             operation_id: def.and_then(|d| d.operation_id.clone()),
             method: def.map(|d| d.route.method.as_str()),

@@ -581,6 +581,10 @@ pub struct ToolDef {
     pub tags: Vec<String>,
     /// Where the operation is (`file#/paths/...`).
     pub location: Location,
+    /// The API the tool belongs to, as an index into the server's APIs, when one server serves
+    /// several (`apis:` in a config file); 0 otherwise. Each call goes to its API's forwarder
+    /// (base URL, credentials, headers).
+    pub api: usize,
 }
 
 /// Where a tool's deferred schemas come from: the converter implements it (its shared
@@ -634,6 +638,7 @@ impl ToolDef {
             operation_id,
             tags,
             location,
+            api: 0,
         }
     }
 
