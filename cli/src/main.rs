@@ -1,5 +1,6 @@
 //! `openapi-mcp`: a thin CLI over the runtime and codegen libraries.
 
+mod apis;
 mod args;
 mod commands;
 #[cfg(test)]
@@ -36,8 +37,34 @@ fn main() -> ExitCode {
     for w in &expanded.warnings {
         eprintln!("warning: {w}");
     }
-    let matches = args::Cli::command().get_matches_from(&expanded.argv);
+    // `apis:` (several APIs in one server): no spec argument, each API has its own.
+    let command = if expanded.apis.is_some() {
+        apis::relaxed(args::Cli::command())
+    } else {
+        args::Cli::command()
+    };
+    let matches = command.clone().get_matches_from(&expanded.argv);
     let cli = args::Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let served = match matches.subcommand() {
+        Some((name, m)) if expanded.apis.is_some() => {
+            let mut built = command;
+            built.build();
+            let parsed = built
+                .find_subcommand(name)
+                .ok_or_else(|| anyhow::anyhow!("no {name} command"))
+                .and_then(|sub| apis::parse(&expanded, sub, m));
+            match parsed {
+                Ok((apis, warnings)) => {
+                    for w in &warnings {
+                        eprintln!("warning: {w}");
+                    }
+                    apis
+                }
+                Err(e) => return report(&e).into(),
+            }
+        }
+        _ => Vec::new(),
+    };
     init_logging(cli.verbose);
     // `proxy` over stdio serves one client: a single-threaded runtime keeps each call on one
     // thread (no hand-offs between workers) and lets the memory freed after loading the spec be
@@ -59,11 +86,14 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             args::Command::Tools(a) => commands::tools::run(a).await,
+            args::Command::Proxy(a) if !served.is_empty() => {
+                commands::proxy::run_apis(a, served).await
+            }
             args::Command::Proxy(a) => commands::proxy::run(a).await,
             args::Command::Generate(a) => commands::generate::run(a).await,
             args::Command::Lint(a) => commands::lint::run(a).await,
             args::Command::Diff(a) => commands::diff::run(a).await,
-            args::Command::Config(_) => commands::config::print(&matches, &expanded),
+            args::Command::Config(_) => commands::config::print(&matches, &expanded, &served),
         }
     });
     match result {

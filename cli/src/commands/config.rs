@@ -7,9 +7,16 @@ use anyhow::Context;
 use clap::{ArgMatches, CommandFactory};
 use openapi_mcp_runtime::config::{self, Expanded};
 
-/// Prints every `proxy` option's effective value and where it came from (secrets masked).
-pub fn print(matches: &ArgMatches, expanded: &Expanded) -> anyhow::Result<ExitCode> {
-    let text = effective(matches, expanded)?;
+use crate::apis::ApiConfig;
+
+/// Prints every `proxy` option's effective value and where it came from (secrets masked); with
+/// `apis:`, the server's options, then each API's.
+pub fn print(
+    matches: &ArgMatches,
+    expanded: &Expanded,
+    apis: &[ApiConfig],
+) -> anyhow::Result<ExitCode> {
+    let text = effective(matches, expanded, apis)?;
     std::io::stdout()
         .lock()
         .write_all(text.as_bytes())
@@ -18,8 +25,16 @@ pub fn print(matches: &ArgMatches, expanded: &Expanded) -> anyhow::Result<ExitCo
 }
 
 /// What `config --print` prints for a parsed `config` command line.
-fn effective(matches: &ArgMatches, expanded: &Expanded) -> anyhow::Result<String> {
-    let mut cmd = crate::args::Cli::command();
+fn effective(
+    matches: &ArgMatches,
+    expanded: &Expanded,
+    apis: &[ApiConfig],
+) -> anyhow::Result<String> {
+    let mut cmd = if apis.is_empty() {
+        crate::args::Cli::command()
+    } else {
+        crate::apis::relaxed(crate::args::Cli::command())
+    };
     cmd.build();
     let (Some(sub), Some(("config", m))) = (cmd.find_subcommand("config"), matches.subcommand())
     else {
@@ -32,13 +47,40 @@ fn effective(matches: &ArgMatches, expanded: &Expanded) -> anyhow::Result<String
             f.display()
         ));
     }
+    let per_api = if apis.is_empty() {
+        Vec::new()
+    } else {
+        crate::apis::per_api_ids()
+    };
+    let skip: Vec<&str> = ["print"]
+        .into_iter()
+        .chain(per_api.iter().map(String::as_str))
+        .collect();
     text.push_str(&config::render_effective(
         sub,
         m,
         &expanded.from_file,
         expanded.file.as_deref(),
-        &["print"],
+        &skip,
     ));
+    if !apis.is_empty() {
+        let entry = crate::apis::entry_command();
+        text.push_str(&format!("{}:\n", config::APIS_KEY));
+        for api in apis {
+            let rendered = config::render_effective(
+                &entry,
+                &api.matches,
+                &api.from_file,
+                expanded.file.as_deref(),
+                &[],
+            );
+            for (i, line) in rendered.lines().enumerate() {
+                text.push_str(if i == 0 { "- " } else { "  " });
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
     Ok(text)
 }
 
@@ -57,10 +99,22 @@ mod tests {
             .collect();
         let expanded =
             config::expand(&crate::args::Cli::command(), crate::CONFIG_COMMANDS, argv).unwrap();
-        let m = crate::args::Cli::command()
-            .try_get_matches_from(&expanded.argv)
-            .unwrap();
-        effective(&m, &expanded).unwrap()
+        let mut cmd = if expanded.apis.is_some() {
+            crate::apis::relaxed(crate::args::Cli::command())
+        } else {
+            crate::args::Cli::command()
+        };
+        let m = cmd.clone().try_get_matches_from(&expanded.argv).unwrap();
+        cmd.build();
+        let apis = match m.subcommand() {
+            Some(("config", sm)) => {
+                crate::apis::parse(&expanded, cmd.find_subcommand("config").unwrap(), sm)
+                    .unwrap()
+                    .0
+            }
+            _ => Vec::new(),
+        };
+        effective(&m, &expanded, &apis).unwrap()
     }
 
     /// The values without the `# source` comments.
@@ -152,5 +206,49 @@ mod tests {
         assert!(again.contains("timeout: 2.5  # config file"), "{again}");
         assert!(again.contains("verbose: 2  # config file"), "{again}");
         assert!(again.contains("- c\n"), "{again}");
+    }
+
+    /// With `apis:`, each API is printed in a list under the server's options, its secrets
+    /// masked, and the output reads back as the same configuration.
+    #[test]
+    fn print_shows_each_api_masked_and_round_trips() {
+        let dir = std::env::temp_dir().join(format!("openapi-mcp-cfg-apis-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("apis.yaml");
+        std::fs::write(
+            &file,
+            "transport: http\napis:\n  - name: pets\n    spec: pets.yaml\n    base-url: https://u:pw-1@pets.example/api\n    auth: [api_key=sk-pets]\n  - name: crm\n    spec: crm.yaml\n    header: ['X-Api-Key: sk-crm']\n    include-tag: [a, b]\n",
+        )
+        .unwrap();
+        let text = printed(&["config", "--print", "--config", file.to_str().unwrap()]);
+        for secret in ["pw-1", "sk-pets", "sk-crm"] {
+            assert!(!text.contains(secret), "{secret} in\n{text}");
+        }
+        assert!(text.contains("transport: http  # config file"), "{text}");
+        assert!(
+            text.contains("apis:\n- name: pets  # config file"),
+            "{text}"
+        );
+        assert!(text.contains("  - api_key=***"), "{text}");
+        assert!(text.contains("  - 'X-Api-Key: ***'"), "{text}");
+        assert!(text.contains("- name: crm"), "{text}");
+        // No per-API option at the top level (it would be refused next to `apis:`).
+        assert!(
+            !text
+                .lines()
+                .any(|l| l.starts_with("spec:") || l.starts_with("base-url:")),
+            "{text}"
+        );
+        let again_file = dir.join("printed.yaml");
+        std::fs::write(&again_file, &text).unwrap();
+        let again = printed(&[
+            "config",
+            "--print",
+            "--config",
+            again_file.to_str().unwrap(),
+        ]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The masked values read back as themselves (masked), everything else the same.
+        assert_eq!(values(&text), values(&again), "{again}");
     }
 }

@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use openapi_mcp_convert::SpecSource;
 use openapi_mcp_convert::pipeline::{self, LockMode, PipelineOptions, Stage};
-use openapi_mcp_runtime::serve::{OnStart, Serving, StartError, serve};
+use openapi_mcp_runtime::serve::{ApiServing, OnStart, Serving, StartError, serve, serve_apis};
 use openapi_mcp_runtime::server::ProxyServer;
 
+use crate::apis::ApiConfig;
 use crate::args::ProxyArgs;
 
 pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
@@ -20,7 +21,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     let on_start: Option<OnStart> = if args.watch {
         // The reload runs the same pipeline with the same options (checked above).
         Some(Box::new(move |server: &ProxyServer| {
-            spawn_watch(opts, server.clone())
+            spawn_watch(opts, server.clone(), None)
         }))
     } else {
         None
@@ -42,12 +43,71 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `proxy` with `apis:` in its config file: each API converted with its own options, served
+/// together (`--watch` reloads the API whose spec file changed).
+pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<ExitCode> {
+    args.serve.tool_mode()?;
+    let mut served = Vec::with_capacity(apis.len());
+    let mut watched = Vec::new();
+    for api in apis {
+        let in_api = |e: anyhow::Error| e.context(format!("API `{}`", api.name));
+        let tool_options = api.spec.tool_options().map_err(in_api)?;
+        let opts = super::pipeline_options(&api.spec, tool_options, LockMode::Read);
+        let conversion = super::load_and_convert(&opts).await.map_err(in_api)?;
+        if args.watch {
+            watched.push((served.len(), api.name.clone(), opts));
+        }
+        served.push(ApiServing {
+            name: api.name,
+            set: conversion.tools,
+            base_url: api.base_url,
+            credential_origin: api.credential_origin,
+            auth: api.auth,
+            header: api.header,
+            token_exchange_audience: api.token_exchange_audience,
+        });
+    }
+    let label = served
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let on_start: Option<OnStart> = if args.watch {
+        Some(Box::new(move |server: &ProxyServer| {
+            for (i, name, opts) in watched {
+                spawn_watch(opts, server.clone(), Some((i, name)));
+            }
+        }))
+    } else {
+        None
+    };
+    let serving = Serving {
+        program: "openapi-mcp".to_string(),
+        label: format!("{} APIs ({label})", served.len()),
+        dispatcher: None,
+        on_start,
+        watched: args.watch,
+    };
+    serve_apis(served, &args.serve, serving)
+        .await
+        .map_err(|e| match e {
+            StartError::Input(u) => anyhow::Error::new(u),
+            other => anyhow::Error::new(other),
+        })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Polls the spec file and reloads it when it changes (the whole pipeline: overrides and lock
 /// included); a spec that fails to load, or that the overrides or the lock no longer fit, keeps
-/// the old tools.
-fn spawn_watch(opts: PipelineOptions, server: ProxyServer) {
+/// the old tools. `api`: the index and name of the API whose spec it is, when the server
+/// serves several (the other APIs keep their tools).
+fn spawn_watch(opts: PipelineOptions, server: ProxyServer, api: Option<(usize, String)>) {
+    let of_api = api
+        .as_ref()
+        .map(|(_, name)| format!("API {name}: "))
+        .unwrap_or_default();
     let SpecSource::Path(path) = opts.source.clone() else {
-        tracing::warn!("--watch works with spec files, not URLs; not watching");
+        tracing::warn!("{of_api}--watch works with spec files, not URLs; not watching");
         return;
     };
     tokio::spawn(async move {
@@ -63,8 +123,20 @@ fn spawn_watch(opts: PipelineOptions, server: ProxyServer) {
                 Ok(out) => {
                     let tools = out.conversion.tools;
                     let n = tools.tools.len();
-                    if server.replace_tools(tools).await {
-                        tracing::info!("spec reloaded: {n} tools; clients notified");
+                    let changed = match &api {
+                        None => server.replace_tools(tools).await,
+                        Some((i, _)) => match server.replace_api_tools(*i, tools).await {
+                            Ok(changed) => changed,
+                            Err(e) => {
+                                tracing::warn!(
+                                    "{of_api}spec changed but cannot be served with the other APIs, keeping the previous tools: {e}"
+                                );
+                                continue;
+                            }
+                        },
+                    };
+                    if changed {
+                        tracing::info!("{of_api}spec reloaded: {n} tools; clients notified");
                     }
                 }
                 Err(e) => {
@@ -75,7 +147,9 @@ fn spawn_watch(opts: PipelineOptions, server: ProxyServer) {
                     };
                     server.reload_failed();
                     let e = anyhow::Error::new(e);
-                    tracing::warn!("spec changed but {what}, keeping the previous tools: {e:#}");
+                    tracing::warn!(
+                        "{of_api}spec changed but {what}, keeping the previous tools: {e:#}"
+                    );
                 }
             }
         }

@@ -1,0 +1,384 @@
+//! `apis:` in a `proxy` config file: several APIs served by one server (#20).
+//!
+//! Each entry is a map with `name` (`[a-z][a-z0-9_]*`, unique), `spec`, any conversion option
+//! of [`SpecArgs`] (the prefix defaults to the name) and the API-side serving options
+//! [`PER_API_SERVE`] (`base-url`, `credential-origin`, `auth`, `header`,
+//! `token-exchange-audience`). Its keys are the
+//! proxy's own arguments, read from the clap command like top-level keys, so they take the same
+//! values, checks and "did you mean". The other serving options are the server's, at the top
+//! level; a per-API option at the top level (or on the command line) next to `apis:` is an error
+//! naming it, rather than a guess at which API it was meant for.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use clap::parser::ValueSource;
+use clap::{Arg, ArgMatches, Args, Command, CommandFactory, FromArgMatches};
+use openapi_mcp_runtime::config::{self, ConfigError, Expanded};
+use openapi_mcp_runtime::exit::UserError;
+use openapi_mcp_runtime::multi;
+use serde_json::Value;
+
+use crate::args::SpecArgs;
+
+/// The serving options (ids) each API has its own of.
+pub const PER_API_SERVE: &[&str] = &[
+    "base_url",
+    "credential_origin",
+    "auth",
+    "header",
+    "token_exchange_audience",
+];
+
+/// The id of an entry's name.
+const NAME: &str = "name";
+
+/// One API of `apis:`.
+#[derive(Debug)]
+pub struct ApiConfig {
+    pub name: String,
+    /// Its spec and conversion options (the prefix is the name unless the entry sets one).
+    pub spec: SpecArgs,
+    pub base_url: Option<String>,
+    pub credential_origin: Vec<String>,
+    pub auth: Vec<String>,
+    pub header: Vec<String>,
+    /// With `--upstream-auth token-exchange`: the audience of this API's exchanged tokens.
+    pub token_exchange_audience: Option<String>,
+    /// The entry as parsed, for `config --print`.
+    pub matches: ArgMatches,
+    pub from_file: BTreeSet<String>,
+}
+
+/// The ids of every per-API argument: the spec and its conversion options, and
+/// [`PER_API_SERVE`].
+pub fn per_api_ids() -> Vec<String> {
+    SpecArgs::augment_args(Command::new("spec"))
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .chain(PER_API_SERVE.iter().map(|s| s.to_string()))
+        .collect()
+}
+
+/// The command an `apis:` entry is parsed with: `name`, then the proxy's per-API arguments.
+pub fn entry_command() -> Command {
+    let mut cli = crate::args::Cli::command();
+    cli.build();
+    let ids = per_api_ids();
+    let mut cmd = Command::new("api")
+        .no_binary_name(true)
+        .disable_help_flag(true)
+        .arg(
+            Arg::new(NAME)
+                .long(NAME)
+                .required(true)
+                .help("The API's name: tool-name prefix, credential variables, labels"),
+        );
+    if let Some(proxy) = cli.find_subcommand("proxy") {
+        for a in proxy.get_arguments() {
+            if ids.iter().any(|id| id == a.get_id().as_str()) {
+                cmd = cmd.arg(a.clone().global(false));
+            }
+        }
+    }
+    cmd.build();
+    cmd
+}
+
+/// The CLI's command for a config file with `apis:`: `proxy` and `config` take no spec
+/// argument (each API has its own).
+pub fn relaxed(cmd: Command) -> Command {
+    let no_spec = |c: Command| c.mut_arg("spec", |a| a.required(false).default_value(""));
+    cmd.mut_subcommand("proxy", no_spec)
+        .mut_subcommand("config", no_spec)
+}
+
+/// The APIs of `expanded`'s file, checked: `m` is the `proxy` (or `config`) command's matches,
+/// `cmd` that command. Returns them with the warnings for stderr (literal secrets).
+pub fn parse(
+    expanded: &Expanded,
+    cmd: &Command,
+    m: &ArgMatches,
+) -> anyhow::Result<(Vec<ApiConfig>, Vec<String>)> {
+    let Some(entries) = &expanded.apis else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let file = expanded
+        .file
+        .as_deref()
+        .map(Path::display)
+        .map(|d| d.to_string())
+        .unwrap_or_default();
+    // A per-API option beside `apis:` would be a guess at which API it is for.
+    for id in per_api_ids() {
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == id.as_str()) else {
+            continue;
+        };
+        let key = arg.get_long().unwrap_or(id.as_str()).to_string();
+        if expanded.from_file.contains(&id) {
+            return Err(ConfigError::Value {
+                file,
+                key,
+                message: format!(
+                    "is set per API when the file lists `{}`: move it into the entries of `{}`",
+                    config::APIS_KEY,
+                    config::APIS_KEY
+                ),
+            }
+            .into());
+        }
+        if matches!(
+            m.value_source(&id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        ) {
+            let given = if arg.is_positional() {
+                format!("the {} argument", id.to_uppercase())
+            } else {
+                format!("--{key}")
+            };
+            return Err(UserError::msg(format!(
+                "{given} is per API, and config file {file} lists `{}`: set `{key}` in its entries",
+                config::APIS_KEY
+            ))
+            .into());
+        }
+    }
+    if entries.is_empty() {
+        return Err(ConfigError::Value {
+            file,
+            key: config::APIS_KEY.into(),
+            message: "lists no API".into(),
+        }
+        .into());
+    }
+    let entry_cmd = entry_command();
+    let entry_keys = config::keys(&entry_cmd);
+    let top_keys = config::keys(cmd);
+    let mut apis: Vec<ApiConfig> = Vec::with_capacity(entries.len());
+    let mut warnings = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let path = format!("{}[{i}]", config::APIS_KEY);
+        let value_err = |key: String, message: String| ConfigError::Value {
+            file: file.clone(),
+            key,
+            message,
+        };
+        if let Value::Object(map) = entry {
+            for key in map.keys() {
+                let k = key.replace('_', "-");
+                if !entry_keys.contains(&k) && top_keys.contains(&k) {
+                    return Err(value_err(
+                        format!("{path}.{key}"),
+                        "is a setting of the whole server, not of one API: set it at the top level of the file".into(),
+                    )
+                    .into());
+                }
+            }
+            for required in [NAME, "spec"] {
+                if map.get(required).is_none_or(Value::is_null) {
+                    return Err(value_err(path.clone(), format!("needs `{required}`")).into());
+                }
+            }
+            let name = map.get(NAME).and_then(Value::as_str).unwrap_or_default();
+            multi::check_name(name).map_err(|e| value_err(format!("{path}.{NAME}"), e))?;
+            if let Some(j) = apis.iter().position(|a| a.name == name) {
+                return Err(value_err(
+                    format!("{path}.{NAME}"),
+                    format!(
+                        "`{name}` is the name of {}[{j}] too: API names are unique",
+                        config::APIS_KEY
+                    ),
+                )
+                .into());
+            }
+        }
+        let name = entry
+            .get(NAME)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        let auth_env = format!("OPENAPI_MCP_{}_<SCHEME>", name.to_ascii_uppercase());
+        let tokens = config::entry_tokens(&entry_cmd, &file, &path, entry, &auth_env)?;
+        warnings.extend(tokens.warnings);
+        let matches = entry_cmd
+            .clone()
+            .try_get_matches_from(&tokens.argv)
+            .map_err(|e| {
+                let text = e.to_string();
+                let line = text.lines().next().unwrap_or_default();
+                value_err(
+                    path.clone(),
+                    line.strip_prefix("error: ").unwrap_or(line).to_string(),
+                )
+            })?;
+        let mut spec = SpecArgs::from_arg_matches(&matches)
+            .map_err(|e| value_err(path.clone(), e.to_string()))?;
+        if spec.prefix.is_none() {
+            spec.prefix = Some(name.clone());
+        }
+        let strings = |id: &str| -> Vec<String> {
+            matches
+                .get_many::<String>(id)
+                .map(|v| v.cloned().collect())
+                .unwrap_or_default()
+        };
+        apis.push(ApiConfig {
+            spec,
+            base_url: matches.get_one::<String>("base_url").cloned(),
+            credential_origin: strings("credential_origin"),
+            auth: strings("auth"),
+            header: strings("header"),
+            token_exchange_audience: matches
+                .get_one::<String>("token_exchange_audience")
+                .cloned(),
+            from_file: tokens.from_file,
+            matches,
+            name,
+        });
+    }
+    Ok((apis, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::ffi::OsString;
+
+    use super::*;
+
+    struct File(std::path::PathBuf);
+    impl File {
+        fn new(name: &str, text: &str) -> File {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let dir = std::env::temp_dir().join(format!(
+                "openapi-mcp-apis-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            File(p)
+        }
+    }
+    impl Drop for File {
+        fn drop(&mut self) {
+            if let Some(d) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(d);
+            }
+        }
+    }
+
+    /// `openapi-mcp proxy --config FILE ARGS...` as `main` parses it.
+    fn apis(file: &File, args: &[&str]) -> anyhow::Result<Vec<ApiConfig>> {
+        let argv: Vec<OsString> = ["openapi-mcp", "proxy", "--config"]
+            .into_iter()
+            .map(OsString::from)
+            .chain([file.0.clone().into_os_string()])
+            .chain(args.iter().map(OsString::from))
+            .collect();
+        let expanded = config::expand(&crate::args::Cli::command(), crate::CONFIG_COMMANDS, argv)?;
+        let mut cli = relaxed(crate::args::Cli::command());
+        let m = cli.clone().try_get_matches_from(&expanded.argv)?;
+        cli.build();
+        let proxy = cli.find_subcommand("proxy").unwrap();
+        let (_, pm) = m.subcommand().unwrap();
+        Ok(parse(&expanded, proxy, pm)?.0)
+    }
+
+    const YAML: &str = "transport: http\napis:\n  - name: pets\n    spec: pets.yaml\n    base-url: http://127.0.0.1:1/api\n    include_tag: [pets]\n    header: ['X-A: 1']\n  - name: crm\n    spec: crm.yaml\n    prefix: ''\n    auth: [key=lit]\n    client: claude\n";
+
+    #[test]
+    fn yaml_and_toml_entries_parse_the_same() {
+        let toml = "transport = \"http\"\n[[apis]]\nname = \"pets\"\nspec = \"pets.yaml\"\nbase-url = \"http://127.0.0.1:1/api\"\ninclude_tag = [\"pets\"]\nheader = [\"X-A: 1\"]\n[[apis]]\nname = \"crm\"\nspec = \"crm.yaml\"\nprefix = \"\"\nauth = [\"key=lit\"]\nclient = \"claude\"\n";
+        for f in [File::new("m.yaml", YAML), File::new("m.toml", toml)] {
+            let a = apis(&f, &[]).unwrap();
+            assert_eq!(a.len(), 2);
+            assert_eq!(a[0].name, "pets");
+            assert_eq!(a[0].spec.spec, "pets.yaml");
+            assert_eq!(
+                a[0].spec.prefix.as_deref(),
+                Some("pets"),
+                "defaults to the name"
+            );
+            assert_eq!(a[0].spec.include_tag, ["pets"]);
+            assert_eq!(a[0].base_url.as_deref(), Some("http://127.0.0.1:1/api"));
+            assert_eq!(a[0].header, ["X-A: 1"]);
+            assert_eq!(a[1].spec.prefix.as_deref(), Some(""));
+            assert_eq!(a[1].auth, ["key=lit"]);
+            assert_eq!(
+                a[1].spec.client,
+                openapi_mcp_convert::profile::Client::Claude
+            );
+            assert!(a[1].base_url.is_none());
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_entrys_key() {
+        let entry = |rest: &str| format!("apis:\n  - name: pets\n    spec: p.yaml\n{rest}");
+        let cases = [
+            (
+                entry("    base-url: [a]\n"),
+                "key `apis[0].base-url`: expected a string",
+            ),
+            (
+                entry("    base_ur: x\n"),
+                "unknown key `apis[0].base_ur`; did you mean `base-url`?",
+            ),
+            (
+                entry("    transport: http\n"),
+                "`apis[0].transport`: is a setting of the whole server",
+            ),
+            (
+                entry("    max-name-len: 500\n"),
+                "key `apis[0].max-name-len`: invalid value '500'",
+            ),
+            (
+                entry("  - name: pets\n    spec: q.yaml\n"),
+                "key `apis[1].name`: `pets` is the name of apis[0] too",
+            ),
+            (
+                "apis:\n  - name: Pets\n    spec: p.yaml\n".into(),
+                "key `apis[0].name`: \"Pets\" is not an API name",
+            ),
+            (
+                "apis:\n  - spec: p.yaml\n".into(),
+                "key `apis[0]`: needs `name`",
+            ),
+            ("apis:\n  - name: a\n".into(), "key `apis[0]`: needs `spec`"),
+            (
+                "apis:\n  - just-a-string\n".into(),
+                "key `apis[0]`: expected a map",
+            ),
+            (
+                "apis: pets.yaml\n".into(),
+                "key `apis`: expected a list of APIs",
+            ),
+            ("apis: []\n".into(), "key `apis`: lists no API"),
+            (
+                format!("base-url: http://x/\n{}", entry("")),
+                "key `base-url`: is set per API when the file lists `apis`",
+            ),
+            (
+                format!("spec: other.yaml\n{}", entry("")),
+                "key `spec`: is set per API",
+            ),
+        ];
+        for (text, want) in cases {
+            let f = File::new("bad.yaml", &text);
+            let err = format!("{:#}", apis(&f, &[]).err().unwrap());
+            assert!(err.contains("bad.yaml"), "{err}");
+            assert!(err.contains(want), "{text}\n=> {err}");
+        }
+        // The command line's per-API options have no API to go to either.
+        let f = File::new("ok.yaml", &entry(""));
+        let err = apis(&f, &["--auth", "k=v"]).err().unwrap().to_string();
+        assert!(err.contains("--auth is per API"), "{err}");
+        let err = apis(&f, &["some.yaml"]).err().unwrap().to_string();
+        assert!(err.contains("the SPEC argument is per API"), "{err}");
+        // Server-wide options still come from the command line.
+        assert_eq!(apis(&f, &["--transport", "http"]).unwrap().len(), 1);
+    }
+}
