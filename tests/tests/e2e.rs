@@ -14,6 +14,7 @@ mod e2e {
     pub mod hardening;
     pub mod hostile;
     pub mod lock_diff;
+    pub mod multi_api;
     pub mod ops;
     pub mod overrides;
     pub mod proxy_http;

@@ -1,0 +1,554 @@
+//! Several APIs in one server (#20): a config file's `apis:` list, the built binary, a
+//! recording upstream per API (and a third host), real MCP clients over stdio and HTTP.
+//!
+//! Both APIs have an apiKey scheme of the same name in the same header; each one's secret comes
+//! from its own namespaced variable. The tests check where every secret went: each API's only
+//! to its own origin, never to the other API's base URL, to an operation-level server on another
+//! host, or across a redirect to the other API.
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use openapi_mcp_runtime::rmcp::ServiceExt;
+use openapi_mcp_runtime::rmcp::model::CallToolRequestParams;
+use openapi_mcp_runtime::rmcp::transport::{
+    ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess,
+};
+use openapi_mcp_tests::harness::{Client, binary, call, text};
+use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+const PETS_KEY: &str = "sk-pets-Qm41Xz";
+const CRM_KEY: &str = "sk-crm-Vb72Lp";
+/// The single-API variable: a server of several APIs never reads it.
+const UNSCOPED_KEY: &str = "sk-unscoped-Jt05Rw";
+const SECRETS: [&str; 3] = [PETS_KEY, CRM_KEY, UNSCOPED_KEY];
+
+/// A scratch directory removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!(
+            "openapi-mcp-e2e-multi-{name}-{}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+    fn write(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// An OpenAPI 3.0 spec: `servers`, a global apiKey scheme `api_key` in `X-Api-Key`, and
+/// `ops` as (operationId, path, operation-level server).
+fn spec(title: &str, server: &str, ops: &[(&str, &str, Option<&str>)]) -> String {
+    let mut paths = serde_json::Map::new();
+    for (id, path, op_server) in ops {
+        let mut op = json!({
+            "operationId": id,
+            "summary": format!("{id} of {title}"),
+            "responses": {"200": {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}}
+        });
+        if let Some(s) = op_server {
+            op["servers"] = json!([{"url": s}]);
+        }
+        paths.insert(path.to_string(), json!({"get": op}));
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": title, "version": "1.0.0", "description": format!("The {title} API.")},
+        "servers": [{"url": server}],
+        "security": [{"api_key": []}],
+        "components": {"securitySchemes": {"api_key": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}}},
+        "paths": paths
+    })
+    .to_string()
+}
+
+/// Three hosts: the pets API, the crm API, and a third one an operation of pets is served from.
+struct Hosts {
+    pets: Upstream,
+    crm: Upstream,
+    third: Upstream,
+}
+
+impl Hosts {
+    async fn start() -> Hosts {
+        let hosts = Hosts {
+            pets: Upstream::start().await,
+            crm: Upstream::start().await,
+            third: Upstream::start().await,
+        };
+        // pets' /moved redirects to the crm API.
+        let to_crm = hosts.crm.url("/crm/contacts");
+        hosts.pets.respond(move |r| {
+            if r.path().ends_with("/moved") {
+                let mut reply = Reply::empty(302);
+                reply.headers.push(("location".into(), to_crm.clone()));
+                reply
+            } else {
+                Reply::json(200, json!({"host": "pets", "target": r.target}))
+            }
+        });
+        hosts
+            .crm
+            .respond(|r| Reply::json(200, json!({"host": "crm", "target": r.target})));
+        hosts
+            .third
+            .respond(|r| Reply::json(200, json!({"host": "third", "target": r.target})));
+        hosts
+    }
+
+    /// The two specs and a config listing both APIs (YAML): pets with a `base-url` (its
+    /// `report` operation on the third host), crm from its spec's own server (its `ping`
+    /// operation on the pets API's origin). `extra` goes at the top level.
+    fn config(&self, dir: &Scratch, extra: &str) -> String {
+        let pets = dir.write(
+            "pets.json",
+            &spec(
+                "Pet Store",
+                "http://127.0.0.1:9/unused",
+                &[
+                    ("listPets", "/pets", None),
+                    ("moved", "/moved", None),
+                    ("report", "/report", Some(&self.third.url("/elsewhere"))),
+                ],
+            ),
+        );
+        let crm = dir.write(
+            "crm.json",
+            &spec(
+                "Acme CRM",
+                &self.crm.url("/crm"),
+                &[
+                    ("listContacts", "/contacts", None),
+                    ("ping", "/ping", Some(&self.pets.url("/api"))),
+                ],
+            ),
+        );
+        dir.write(
+            "apis.yaml",
+            &format!(
+                "{extra}apis:\n  - name: pets\n    spec: {pets}\n    base-url: {base}\n    header: ['X-From: pets-config']\n  - name: crm\n    spec: {crm}\n",
+                base = self.pets.url("/api")
+            ),
+        )
+    }
+
+    /// Every request any host received.
+    fn all(&self) -> Vec<(&'static str, Recorded)> {
+        let tag = |name: &'static str, up: &Upstream| {
+            up.requests()
+                .into_iter()
+                .map(move |r| (name, r))
+                .collect::<Vec<_>>()
+        };
+        let mut out = tag("pets", &self.pets);
+        out.extend(tag("crm", &self.crm));
+        out.extend(tag("third", &self.third));
+        out
+    }
+}
+
+/// The proxy binary with the config file, each API's variable set (and the single-API one).
+fn command(config: &str, args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(binary());
+    cmd.args(["proxy", "--config", config])
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env("OPENAPI_MCP_PETS_API_KEY", PETS_KEY)
+        .env("OPENAPI_MCP_CRM_API_KEY", CRM_KEY)
+        .env("OPENAPI_MCP_API_KEY", UNSCOPED_KEY);
+    cmd
+}
+
+/// The calls every transport makes, and where their credentials went.
+async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    // API by API, each prefixed with its name.
+    assert_eq!(
+        names,
+        [
+            "pets_list_pets",
+            "pets_moved",
+            "pets_report",
+            "crm_list_contacts",
+            "crm_ping"
+        ]
+    );
+    names.clear();
+
+    let r = call(client, "pets_list_pets", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let req = hosts.pets.last();
+    assert_eq!(req.target, "/api/pets");
+    assert_eq!(req.header("x-api-key"), Some(PETS_KEY));
+    assert_eq!(req.header("x-from"), Some("pets-config"));
+
+    let r = call(client, "crm_list_contacts", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let req = hosts.crm.last();
+    assert_eq!(req.target, "/crm/contacts");
+    assert_eq!(req.header("x-api-key"), Some(CRM_KEY));
+    // pets' static header is pets'.
+    assert_eq!(req.header("x-from"), None);
+
+    // An operation-level server on a third host: no credential.
+    let r = call(client, "pets_report", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let req = hosts.third.last();
+    assert_eq!(req.target, "/elsewhere/report");
+    assert_eq!(req.header("x-api-key"), None);
+
+    // crm's operation served from the pets API's base URL: not crm's secret (nor pets').
+    let before = hosts.pets.requests().len();
+    let r = call(client, "crm_ping", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let req = hosts.pets.last();
+    assert_eq!(hosts.pets.requests().len(), before + 1);
+    assert_eq!(req.target, "/api/ping");
+    assert_eq!(req.header("x-api-key"), None);
+
+    // pets redirects to the crm API: not followed, so crm's host gets nothing from pets.
+    let crm_before = hosts.crm.requests().len();
+    let r = call(client, "pets_moved", json!({})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(
+        text(&r).contains("redirects are not followed"),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(hosts.pets.last().header("x-api-key"), Some(PETS_KEY));
+    assert_eq!(hosts.crm.requests().len(), crm_before);
+
+    // Where every secret went, over all requests.
+    for (host, req) in hosts.all() {
+        let all: String = req
+            .headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {}\n", v.to_str().unwrap_or("")))
+            .collect::<String>()
+            + &req.target
+            + &req.body_text();
+        assert!(!all.contains(UNSCOPED_KEY), "{host} got the unscoped key");
+        if host != "pets" {
+            assert!(!all.contains(PETS_KEY), "{host} got pets' key: {req:?}");
+        }
+        if host != "crm" {
+            assert!(!all.contains(CRM_KEY), "{host} got crm's key: {req:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn stdio_each_api_gets_its_own_credentials_and_only_its_own() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("stdio");
+    let config = hosts.config(&dir, "");
+    let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
+    let client = ().serve(transport).await.expect("initialize");
+    let info = client.peer_info().expect("server info");
+    let instructions = info.instructions.clone().unwrap_or_default();
+    assert!(
+        instructions.contains("Tools for 2 APIs")
+            && instructions.contains("- pets: Pet Store (version 1.0.0)")
+            && instructions.contains("- crm: Acme CRM (version 1.0.0)"),
+        "{instructions}"
+    );
+    calls_go_to_their_own_api(&client, &hosts).await;
+    client.cancel().await.unwrap();
+}
+
+/// The binary over HTTP, its stderr collected.
+struct HttpProxy {
+    _child: tokio::process::Child,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+impl HttpProxy {
+    fn start(config: &str, args: &[&str]) -> HttpProxy {
+        let mut child = command(config, args)
+            .args(["--transport", "http", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the proxy");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let err = child.stderr.take().expect("stderr");
+        let log = stderr.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(err).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                log.lock().unwrap().push(line);
+            }
+        });
+        HttpProxy {
+            _child: child,
+            stderr,
+        }
+    }
+
+    /// `http://host:port` after `marker` in the first stderr line that has it.
+    async fn url_after(&self, marker: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = self.stderr.lock().unwrap().iter().find_map(|l| {
+                let rest = &l[l.find(marker)? + marker.len()..];
+                let end = rest.get(7..)?.find('/').map_or(rest.len(), |i| i + 7);
+                Some(rest[..end].to_string())
+            });
+            if let Some(u) = found {
+                return u;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no `{marker}` line; stderr: {:?}",
+                self.stderr.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn http_calls_metrics_and_audit_carry_the_api() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("http");
+    let audit = dir.path("audit.jsonl");
+    let config = hosts.config(
+        &dir,
+        &format!("metrics-listen: 127.0.0.1:0\naudit-log: {audit}\n"),
+    );
+    let proxy = HttpProxy::start(&config, &[]);
+    let mcp = proxy.url_after("Streamable HTTP at ").await;
+    let metrics = proxy.url_after("metrics at ").await;
+    let client = ()
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "{mcp}/mcp"
+        )))
+        .await
+        .expect("initialize over HTTP");
+    calls_go_to_their_own_api(&client, &hosts).await;
+    client.cancel().await.unwrap();
+
+    let scrape = reqwest::get(format!("{metrics}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for series in [
+        r#"openapi_mcp_tool_calls_total{api="pets",tool="pets_list_pets",outcome="ok"} 1"#,
+        r#"openapi_mcp_tool_calls_total{api="crm",tool="crm_list_contacts",outcome="ok"} 1"#,
+        r#"openapi_mcp_tool_calls_total{api="crm",tool="crm_ping",outcome="ok"} 1"#,
+        r#"openapi_mcp_tool_calls_total{api="pets",tool="pets_moved",outcome="upstream_3xx"} 1"#,
+    ] {
+        assert!(scrape.contains(series), "{series} not in\n{scrape}");
+    }
+
+    // One audit line per call, each naming its API; no secret in the log.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let log = loop {
+        let log = std::fs::read_to_string(&audit).unwrap_or_default();
+        if log.lines().count() >= 5 || Instant::now() > deadline {
+            break log;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let apis: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| (l["api"].as_str().unwrap(), l["tool"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        apis,
+        [
+            ("pets", "pets_list_pets"),
+            ("crm", "crm_list_contacts"),
+            ("pets", "pets_report"),
+            ("crm", "crm_ping"),
+            ("pets", "pets_moved"),
+        ]
+    );
+    for s in SECRETS {
+        assert!(!log.contains(s), "{s} in the audit log");
+    }
+    let stderr = proxy.stderr.lock().unwrap().join("\n");
+    for s in SECRETS {
+        assert!(!stderr.contains(s), "{s} on stderr");
+    }
+    assert!(
+        stderr.contains(&format!(
+            "APIs: pets at {}, crm at {}",
+            hosts.pets.url("/api"),
+            hosts.crm.url("/crm")
+        )),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn dynamic_mode_searches_every_api_and_labels_each_result() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("dynamic");
+    let config = hosts.config(&dir, "mode: dynamic\n");
+    let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
+    let client = ().serve(transport).await.expect("initialize");
+    let search = |query: &str| {
+        CallToolRequestParams::new("search_operations").with_arguments(
+            json!({"query": query, "limit": 10})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+    };
+    let r = client.call_tool(search("list")).await.unwrap();
+    let results = r.structured_content.as_ref().unwrap()["results"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let found: Vec<(String, String)> = results
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap().to_string(),
+                h["api"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&("pets_list_pets".into(), "pets".into()))
+            && found.contains(&("crm_list_contacts".into(), "crm".into())),
+        "{found:?}"
+    );
+    let t = text(&r);
+    assert!(t.contains("pets_list_pets (API pets)"), "{t}");
+    let d = call(
+        &client,
+        "describe_operation",
+        json!({"name": "crm_list_contacts"}),
+    )
+    .await;
+    assert_eq!(d.structured_content.as_ref().unwrap()["api"], "crm");
+    assert!(text(&d).starts_with("API: crm (Acme CRM)"), "{}", text(&d));
+    // call_operation goes through the operation's API, with its credential.
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "crm_list_contacts", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(hosts.crm.last().header("x-api-key"), Some(CRM_KEY));
+    client.cancel().await.unwrap();
+}
+
+/// Runs the binary to its end: exit code and stderr.
+async fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = tokio::process::Command::new(binary())
+        .args(args)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn colliding_names_are_refused_at_start_naming_both_apis() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("collide");
+    let config = hosts.config(&dir, "");
+    // Both APIs' tools unprefixed: `list_pets` twice once crm serves pets' spec too.
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "crm.json\n",
+        "pets.json\n    prefix: pets\n    base-url: http://127.0.0.1:9/\n",
+    );
+    let bad = dir.write("collide.yaml", &text);
+    let (code, _, stderr) = run(&["proxy", "--config", &bad]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("tool `pets_list_pets` is in API `pets` and in API `crm`"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn toml_parses_the_same_and_print_masks_every_apis_secrets() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("toml");
+    let yaml = hosts.config(&dir, "transport: http\n");
+    // Literal secrets, to see them masked.
+    let yaml_text = std::fs::read_to_string(&yaml).unwrap() + "    auth: [api_key=lit-crm-Pe31]\n";
+    let yaml_text = yaml_text.replace(
+        "header: ['X-From: pets-config']",
+        "header: ['X-From: pets-config', 'Authorization: Bearer lit-pets-Ka88']",
+    );
+    let yaml = dir.write("lit.yaml", &yaml_text);
+    let toml = dir.write(
+        "lit.toml",
+        &format!(
+            "transport = \"http\"\n[[apis]]\nname = \"pets\"\nspec = \"{pets}\"\nbase-url = \"{base}\"\nheader = [\"X-From: pets-config\", \"Authorization: Bearer lit-pets-Ka88\"]\n[[apis]]\nname = \"crm\"\nspec = \"{crm}\"\nauth = [\"api_key=lit-crm-Pe31\"]\n",
+            pets = dir.path("pets.json"),
+            crm = dir.path("crm.json"),
+            base = hosts.pets.url("/api"),
+        ),
+    );
+    let values = |out: &str| -> Vec<String> {
+        out.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split("  # ").next().unwrap().to_string())
+            .collect()
+    };
+    let (code, from_yaml, stderr) = run(&["config", "--print", "--config", &yaml]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, from_toml, stderr_toml) = run(&["config", "--print", "--config", &toml]).await;
+    assert_eq!(code, Some(0), "{stderr_toml}");
+    assert_eq!(values(&from_yaml), values(&from_toml));
+    for secret in ["lit-crm-Pe31", "lit-pets-Ka88"] {
+        assert!(!from_yaml.contains(secret), "{secret} in\n{from_yaml}");
+    }
+    assert!(from_yaml.contains("- name: crm"), "{from_yaml}");
+    assert!(from_yaml.contains("  - api_key=***"), "{from_yaml}");
+    assert!(
+        from_yaml.contains("  - 'Authorization: ***'"),
+        "{from_yaml}"
+    );
+    // The literal secrets are warned about, with each API's own variable.
+    assert!(
+        stderr.contains("`apis[1].auth` holds a literal secret")
+            && stderr.contains("OPENAPI_MCP_CRM_<SCHEME>"),
+        "{stderr}"
+    );
+}
