@@ -340,11 +340,29 @@ async fn http_calls_metrics_and_audit_carry_the_api() {
     let audit = dir.path("audit.jsonl");
     let config = hosts.config(
         &dir,
-        &format!("metrics-listen: 127.0.0.1:0\naudit-log: {audit}\n"),
+        &format!("metrics-listen: 127.0.0.1:0\naudit-log: {audit}\nready-check: true\n"),
     );
     let proxy = HttpProxy::start(&config, &[]);
     let mcp = proxy.url_after("Streamable HTTP at ").await;
     let metrics = proxy.url_after("metrics at ").await;
+    // --ready-check: ready once every API's servers answered a HEAD (without credentials).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = reqwest::get(format!("{mcp}/readyz")).await.unwrap();
+        if r.status() == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "/readyz stayed {}", r.status());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for (host, req) in hosts.all() {
+        assert_eq!(req.method, "HEAD", "{host}: {req:?}");
+        assert_eq!(req.header("x-api-key"), None, "{host}");
+    }
+    for up in [&hosts.pets, &hosts.crm, &hosts.third] {
+        assert!(!up.requests().is_empty(), "a host was not probed");
+        up.clear();
+    }
     let client = ()
         .serve(StreamableHttpClientTransport::from_uri(format!(
             "{mcp}/mcp"
@@ -466,6 +484,61 @@ async fn dynamic_mode_searches_every_api_and_labels_each_result() {
     .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
     assert_eq!(hosts.crm.last().header("x-api-key"), Some(CRM_KEY));
+    client.cancel().await.unwrap();
+}
+
+/// `--watch` with several APIs: a change to one API's spec file reloads that API's tools; the
+/// other API keeps its own, and calls still go to each API's host with its credential.
+#[tokio::test]
+async fn watch_reloads_the_api_whose_spec_changed() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("watch");
+    let config = hosts.config(&dir, "watch: true\n");
+    let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
+    let client = ().serve(transport).await.expect("initialize");
+    let names = |tools: Vec<openapi_mcp_runtime::rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    assert_eq!(names(client.list_all_tools().await.unwrap()).len(), 5);
+    // crm's spec gains an operation.
+    dir.write(
+        "crm.json",
+        &spec(
+            "Acme CRM",
+            &hosts.crm.url("/crm"),
+            &[
+                ("listContacts", "/contacts", None),
+                ("ping", "/ping", Some(&hosts.pets.url("/api"))),
+                ("listDeals", "/deals", None),
+            ],
+        ),
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let listed = loop {
+        let listed = names(client.list_all_tools().await.unwrap());
+        if listed.len() == 6 || Instant::now() > deadline {
+            break listed;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        listed,
+        [
+            "pets_list_pets",
+            "pets_moved",
+            "pets_report",
+            "crm_list_contacts",
+            "crm_ping",
+            "crm_list_deals"
+        ]
+    );
+    let r = call(&client, "crm_list_deals", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(hosts.crm.last().target, "/crm/deals");
+    assert_eq!(hosts.crm.last().header("x-api-key"), Some(CRM_KEY));
+    let r = call(&client, "pets_list_pets", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(hosts.pets.last().header("x-api-key"), Some(PETS_KEY));
     client.cancel().await.unwrap();
 }
 
