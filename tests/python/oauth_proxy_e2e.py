@@ -102,14 +102,16 @@ def free_port() -> int:
 
 
 class Proxy:
-    def __init__(self, binary: str, spec_path: str, base: str, store: str) -> None:
+    def __init__(self, binary: str, spec_path: str, base: str, store: str, public: str | None = None) -> None:
         port = free_port()
-        self.origin = f"http://127.0.0.1:{port}"
+        self.listen = f"http://127.0.0.1:{port}"
+        # The public URL (the issuer); another instance's, for instances behind one address.
+        self.origin = public or self.listen
         self.url = f"{self.origin}/mcp"
         self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
         cmd = [binary, "proxy", spec_path, "--base-url", base, "--transport", "http", "--listen", f"127.0.0.1:{port}",
                "--oauth-proxy", self.origin, "--upstream-client-id", "upstream-client",
-               "--oauth-store", f"sqlite:{store}", "--audit-log", self.audit]
+               "--oauth-store", store if store.startswith("redis://") else f"sqlite:{store}", "--audit-log", self.audit]
         env = {**os.environ, "RUST_LOG": "debug", "OPENAPI_MCP_STORE_KEY": STORE_KEY,
                "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET": UPSTREAM_SECRET}
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
@@ -121,7 +123,7 @@ class Proxy:
                 started = True
                 break
         check(started, f"the proxy started: {''.join(self.log)[-400:]}")
-        check(any(f"register {self.origin}/oauth/callback" in line for line in self.log),
+        check(any(f"register {self.origin}/oauth/callback" in line for line in self.log) or public is not None,
               "the start-up line names the callback URL to register at the API")
         threading.Thread(target=lambda: self.log.extend(self.proc.stderr), daemon=True).start()
 
@@ -305,6 +307,62 @@ async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, us
           f"{user}: the refreshed MCP token calls get_me as {user}: {r.status_code} {r.text[:160]}")
 
 
+def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -> list[str]:
+    """Two instances behind one public URL share a Redis store and the store key: a user who
+    signed in through one is served by the other. Skipped (and said so) without redis-server."""
+    import shutil
+
+    if shutil.which("redis-server") is None:
+        print("[two instances, one Redis store] skipped: no redis-server on PATH (apt-get install redis-server)")
+        return []
+    print("[two instances, one Redis store]")
+    port = free_port()
+    redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+                             stdout=subprocess.DEVNULL)
+    tokens: list[str] = []
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        store = f"redis://127.0.0.1:{port}"
+        a = Proxy(args.bin, spec_path, base, store)
+        b = Proxy(args.bin, spec_path, base, store, public=a.origin)
+        asrv.allow_redirect(f"{a.origin}/oauth/callback")
+        try:
+            storage = asyncio.run(user_session(a, asrv, "dave", 1, []))
+            tokens += [storage.tokens.access_token, storage.tokens.refresh_token]
+            h = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {storage.tokens.access_token}",
+                 "MCP-Protocol-Version": "2025-11-25"}
+            other = f"{b.listen}/mcp"
+            init = raw("POST", other, headers=h, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+            h["Mcp-Session-Id"] = init.headers.get("mcp-session-id", "")
+            raw("POST", other, headers=h, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+            r = raw("POST", other, headers=h, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                                   "params": {"name": "per_get_me", "arguments": {}}})
+            body = r.text.replace(" ", "").replace('\\"', '"')
+            check(r.status_code == 200 and '"login":"dave"' in body,
+                  "dave signed in through instance A; instance B serves his call with his API token (shared Redis store)")
+            t = raw("POST", f"{b.listen}/token", data={"grant_type": "refresh_token", "client_id": storage.info.client_id,
+                                                        "refresh_token": storage.tokens.refresh_token})
+            check(t.status_code == 200, "instance B redeems the refresh token instance A issued")
+            tokens.append(t.json().get("access_token", ""))
+            t = raw("POST", f"{a.listen}/token", data={"grant_type": "refresh_token", "client_id": storage.info.client_id,
+                                                        "refresh_token": storage.tokens.refresh_token})
+            check(t.status_code == 400, "and instance A then refuses it (one use across instances)")
+        finally:
+            text = a.stop() + b.stop()
+        check(not any(tok and tok in text for tok in tokens) and f"{port}" in "".join(a.log) and UPSTREAM_SECRET not in text,
+              "no token or secret in either instance's logs")
+    finally:
+        redis.terminate()
+        redis.wait(timeout=10)
+    return tokens
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
@@ -357,6 +415,7 @@ def main() -> int:
         check(asrv.grants_seen.count("refresh_token") > before, "the proxy renewed alice's API token at the tokenUrl (refresh_token grant)")
         sent = upstream.take()
         check(sent and all(r["user"] == "alice" for r in sent), "after renewal, alice's calls carry alice's new API token")
+        mcp_tokens += shared_store_checks(args, asrv, spec_path, f"http://127.0.0.1:{upstream.port}")
     finally:
         text = proxy.stop()
     api_tokens = list(asrv.tokens) + list(asrv.refresh)

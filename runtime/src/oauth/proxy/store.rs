@@ -236,10 +236,24 @@ impl Sealer {
     }
 }
 
-/// `--oauth-store`: where the state is kept.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// `--oauth-store`: where the state is kept. `Debug` shows no password.
+#[derive(Clone, PartialEq, Eq)]
 pub enum StoreSpec {
     Sqlite(PathBuf),
+    /// `redis://…`, shared by several instances.
+    Redis(String),
+}
+
+impl std::fmt::Debug for StoreSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreSpec::Sqlite(p) => write!(f, "sqlite:{}", p.display()),
+            StoreSpec::Redis(u) => match RedisStore::parse(u) {
+                Ok(r) => f.write_str(&r.shown),
+                Err(_) => f.write_str("redis://<invalid>"),
+            },
+        }
+    }
 }
 
 impl StoreSpec {
@@ -252,9 +266,13 @@ impl StoreSpec {
             }
             return Ok(StoreSpec::Sqlite(PathBuf::from(path)));
         }
+        if s.starts_with("redis://") || s.starts_with("rediss://") {
+            RedisStore::parse(s)?;
+            return Ok(StoreSpec::Redis(s.to_string()));
+        }
         let scheme = s.split(':').next().unwrap_or("");
         Err(format!(
-            "--oauth-store {scheme:?}: not a store this build has; use sqlite:PATH (one instance, or instances sharing the file on one host)"
+            "--oauth-store {scheme:?}: not a store this build has; use sqlite:PATH (one host) or redis://HOST:PORT (instances on several hosts)"
         ))
     }
 
@@ -282,6 +300,227 @@ impl StoreSpec {
     pub fn open(&self) -> Result<Box<dyn Store>, StoreError> {
         match self {
             StoreSpec::Sqlite(p) => Ok(Box::new(SqliteStore::open(p)?)),
+            StoreSpec::Redis(u) => Ok(Box::new(
+                RedisStore::parse(u).map_err(|e| StoreError::Backend("redis".into(), e))?,
+            )),
         }
+    }
+}
+
+/// A shared store for several instances: Redis 6.2 or later (`GETDEL`), over plain TCP
+/// (`redis://[:password@]host[:port][/db]`; for TLS put a tunnel in front). Records are keys
+/// `openapi-mcp:oauth-proxy:KIND:KEY` with Redis's own expiry (`SET … EXAT`), so every instance
+/// sees every record and Redis forgets expired ones itself.
+///
+/// The client is ours (RESP, five commands, one connection re-established on failure) rather
+/// than a crate: these five commands are the whole need.
+pub struct RedisStore {
+    addr: String,
+    password: Option<String>,
+    db: u32,
+    shown: String,
+    conn: tokio::sync::Mutex<Option<tokio::io::BufStream<tokio::net::TcpStream>>>,
+}
+
+/// One RESP reply.
+#[derive(Debug, PartialEq)]
+enum Reply {
+    Ok,
+    Int(i64),
+    Bulk(Option<Vec<u8>>),
+}
+
+impl RedisStore {
+    /// `redis://[:password@]host[:port][/db]`.
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let u = url::Url::parse(url).map_err(|e| format!("--oauth-store {url:?}: {e}"))?;
+        if u.scheme() == "rediss" {
+            return Err("--oauth-store rediss:// (TLS) is not supported: reach Redis over a TLS tunnel (stunnel, a service mesh) as redis://".into());
+        }
+        let host = u
+            .host_str()
+            .ok_or("--oauth-store redis://: no host")?
+            .to_string();
+        let port = u.port().unwrap_or(6379);
+        let db = u.path().trim_start_matches('/').parse::<u32>().unwrap_or(0);
+        let password = u
+            .password()
+            .map(|p| {
+                percent_encoding::percent_decode_str(p)
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .filter(|p| !p.is_empty());
+        Ok(RedisStore {
+            addr: format!("{host}:{port}"),
+            password,
+            db,
+            shown: format!("redis://{host}:{port}/{db}"),
+            conn: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> StoreError {
+        StoreError::Backend(self.shown.clone(), e.to_string())
+    }
+
+    fn key(kind: &str, key: &str) -> Vec<u8> {
+        format!("openapi-mcp:oauth-proxy:{kind}:{key}").into_bytes()
+    }
+
+    async fn connect(&self) -> Result<tokio::io::BufStream<tokio::net::TcpStream>, StoreError> {
+        let tcp = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            tokio::net::TcpStream::connect(&self.addr),
+        )
+        .await
+        .map_err(|_| self.err("connecting timed out"))?
+        .map_err(|e| self.err(e))?;
+        let _ = tcp.set_nodelay(true);
+        let mut s = tokio::io::BufStream::new(tcp);
+        if let Some(p) = &self.password {
+            expect_ok(self, roundtrip(&mut s, &[b"AUTH", p.as_bytes()]).await)?;
+        }
+        if self.db != 0 {
+            let db = self.db.to_string();
+            expect_ok(self, roundtrip(&mut s, &[b"SELECT", db.as_bytes()]).await)?;
+        }
+        Ok(s)
+    }
+
+    /// Sends one command and reads its reply, on the shared connection (made again once when
+    /// it fails).
+    async fn command(&self, args: &[&[u8]]) -> Result<Reply, StoreError> {
+        let mut guard = self.conn.lock().await;
+        for attempt in 0..2 {
+            if guard.is_none() {
+                *guard = Some(self.connect().await?);
+            }
+            let Some(s) = guard.as_mut() else { continue };
+            match tokio::time::timeout(std::time::Duration::from_secs(5), roundtrip(s, args)).await
+            {
+                Ok(Ok(Ok(r))) => return Ok(r),
+                Ok(Ok(Err(server_error))) => return Err(self.err(server_error)),
+                Ok(Err(e)) if attempt == 0 => {
+                    tracing::debug!("redis store: {e}; reconnecting");
+                    *guard = None;
+                }
+                Ok(Err(e)) => {
+                    *guard = None;
+                    return Err(self.err(e));
+                }
+                Err(_) => {
+                    *guard = None;
+                    return Err(self.err("no answer within 5 s"));
+                }
+            }
+        }
+        Err(self.err("cannot reach Redis"))
+    }
+}
+
+fn expect_ok(
+    store: &RedisStore,
+    r: std::io::Result<Result<Reply, String>>,
+) -> Result<(), StoreError> {
+    match r {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(store.err(e)),
+        Err(e) => Err(store.err(e)),
+    }
+}
+
+/// Writes a RESP command; reads one reply (`Err` inside: the server's error line).
+async fn roundtrip(
+    s: &mut tokio::io::BufStream<tokio::net::TcpStream>,
+    args: &[&[u8]],
+) -> std::io::Result<Result<Reply, String>> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    s.write_all(&out).await?;
+    s.flush().await?;
+    let mut line = String::new();
+    if s.read_line(&mut line).await? == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            "Redis closed the connection",
+        ));
+    }
+    let line = line.trim_end();
+    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidData, "not a RESP reply");
+    let (tag, rest) = line.split_at(line.len().min(1));
+    Ok(match tag {
+        "+" => Ok(Reply::Ok),
+        "-" => Err(rest.chars().take(200).collect()),
+        ":" => Ok(Reply::Int(rest.parse().map_err(|_| bad())?)),
+        "$" => {
+            let n: i64 = rest.parse().map_err(|_| bad())?;
+            if n < 0 {
+                Ok(Reply::Bulk(None))
+            } else {
+                let n = usize::try_from(n).map_err(|_| bad())?;
+                if n > 16 * 1024 * 1024 {
+                    return Err(bad());
+                }
+                let mut buf = vec![0u8; n + 2];
+                s.read_exact(&mut buf).await?;
+                buf.truncate(n);
+                Ok(Reply::Bulk(Some(buf)))
+            }
+        }
+        _ => return Err(bad()),
+    })
+}
+
+impl Store for RedisStore {
+    fn put<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: Vec<u8>,
+        expires: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let k = Self::key(kind, key);
+            let at = expires.max(1).to_string();
+            self.command(&[b"SET", &k, &value, b"EXAT", at.as_bytes()])
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn get<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            match self.command(&[b"GET", &Self::key(kind, key)]).await? {
+                Reply::Bulk(v) => Ok(v),
+                other => Err(self.err(format!("GET answered {other:?}"))),
+            }
+        })
+    }
+
+    fn take<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            match self.command(&[b"GETDEL", &Self::key(kind, key)]).await? {
+                Reply::Bulk(v) => Ok(v),
+                other => Err(self.err(format!("GETDEL answered {other:?}"))),
+            }
+        })
+    }
+
+    fn delete<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.command(&[b"DEL", &Self::key(kind, key)])
+                .await
+                .map(|_| ())
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
     }
 }

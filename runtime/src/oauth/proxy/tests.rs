@@ -144,12 +144,25 @@ fn configure_refuses_what_cannot_work() {
     assert!(err(no_id, &one, keyed()).contains("--upstream-client-id"));
     assert!(err(a, &one, env(&[])).contains(STORE_KEY_ENV));
     assert!(err(a, &one, env(&[(STORE_KEY_ENV, "short")])).contains("at least 32 bytes"));
-    // Stores this build does not have.
+    // Stores this build does not have; a Redis password never shows.
+    for store in ["rediss://h:6380", "postgres://h/db", "memory:"] {
+        let other = ProxyArgs {
+            store: Some(store),
+            ..a
+        };
+        assert!(
+            err(other, &one, keyed()).contains("--oauth-store"),
+            "{store}"
+        );
+    }
     let redis = ProxyArgs {
-        store: Some("redis://127.0.0.1:6379"),
+        store: Some("redis://:hunter2-password@cache.internal:6380/2"),
         ..a
     };
-    assert!(err(redis, &one, keyed()).contains("redis"));
+    let cfg = configure(redis, &one, &base(), keyed()).expect("redis");
+    let shown = format!("{cfg:?}");
+    assert!(shown.contains("redis://cache.internal:6380/2"), "{shown}");
+    assert!(!shown.contains("hunter2"), "{shown}");
 }
 
 #[test]
@@ -532,4 +545,123 @@ async fn a_client_metadata_document_is_a_client_when_it_names_itself() {
     }
     // On a public host, plain http and loopback documents are refused.
     assert!(fetch_client_document(&me, false).await.is_err());
+}
+
+/// A Redis server of this machine's (`redis-server` on PATH) on a free loopback port; `None`
+/// (and the test says it is skipped) without one.
+async fn redis_server() -> Option<(std::process::Child, String)> {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+        l.local_addr().ok()?.port()
+    };
+    let child = std::process::Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    let Ok(child) = child else {
+        eprintln!("skipped: no redis-server on PATH (apt-get install redis-server)");
+        return None;
+    };
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Some((child, format!("redis://127.0.0.1:{port}")));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    None
+}
+
+#[tokio::test]
+async fn two_instances_share_users_through_redis() {
+    let Some((mut server, url)) = redis_server().await else {
+        return;
+    };
+    let st = store::RedisStore::parse(&url).expect("url");
+    st.put("code", "k", b"v\r\n\0binary".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert_eq!(
+        st.get("code", "k").await.expect("get"),
+        Some(b"v\r\n\0binary".to_vec())
+    );
+    assert_eq!(
+        st.take("code", "k").await.expect("take"),
+        Some(b"v\r\n\0binary".to_vec())
+    );
+    assert_eq!(
+        st.take("code", "k").await.expect("take"),
+        None,
+        "taken once"
+    );
+    st.put("code", "old", b"v".to_vec(), now() - 1)
+        .await
+        .expect("put");
+    assert_eq!(st.get("code", "old").await.expect("get"), None, "expired");
+    // Two instances with one key and one Redis: a grant one made serves calls on the other, a
+    // refresh token one issued is redeemed once on the other, their tokens pass both.
+    let a = proxy(&url);
+    let b = proxy(&url);
+    let g = Grant {
+        access_token: "api-token-shared".into(),
+        refresh_token: None,
+        expires_at: Some(now() + 3600),
+        issued_at: now(),
+        client_id: "c".into(),
+    };
+    a.put(GRANT, "grant-r", &g, GRANT_TTL).await.expect("put");
+    let caller = Caller::new("grant-r".into(), "mcp-token", None);
+    assert_eq!(
+        b.credential(&caller, "oauth").await,
+        Ok(Some("api-token-shared".into()))
+    );
+    let reg = axum::http::Request::post("/register")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(
+            r#"{"redirect_uris":["http://127.0.0.1:5000/cb"],"token_endpoint_auth_method":"none"}"#,
+        ))
+        .expect("request");
+    let cid = body_json(send(&a, reg).await).await["client_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let issued = a
+        .issue(&cid, "grant-r", &[], &a.config().resource)
+        .await
+        .expect("issued");
+    let form = format!(
+        "grant_type=refresh_token&client_id={cid}&refresh_token={}",
+        issued["refresh_token"].as_str().expect("rt")
+    );
+    let post = |body: String| {
+        axum::http::Request::post("/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(body))
+            .expect("request")
+    };
+    let resp = send(&b, post(form.clone())).await;
+    assert_eq!(
+        resp.status(),
+        StatusCode::OK,
+        "the other instance knows the client and the refresh token"
+    );
+    let resp = send(&a, post(form)).await;
+    assert_eq!(
+        resp.status(),
+        StatusCode::BAD_REQUEST,
+        "and it is spent on both"
+    );
+    let _ = server.kill();
+    let _ = server.wait();
 }
