@@ -1007,6 +1007,12 @@ pub async fn serve_apis(
         )
         .into());
     }
+    if let Some(h) = args.forward_header.first() {
+        return Err(UserError::msg(format!(
+            "--forward-header {h} passes a client's header (often a per-user credential) to the API, and with several APIs (`apis:`) it would reach every one of them: run one proxy per API for it"
+        ))
+        .into());
+    }
     let mode = args.tool_mode()?;
     let in_api = |name: &str, e: UserError| UserError::msg(format!("API `{name}`: {e}"));
     let mut bases = Vec::with_capacity(apis.len());

@@ -574,6 +574,19 @@ async fn colliding_names_are_refused_at_start_naming_both_apis() {
     assert!(
         stderr.contains("tool `pets_list_pets` is in API `pets` and in API `crm`"),
         "{stderr}"
+    ); // A client's header would reach every API: refused.
+    let fwd = dir.write(
+        "forward.yaml",
+        &format!(
+            "forward-header: [X-User-Token]\n{}",
+            std::fs::read_to_string(&config).unwrap()
+        ),
+    );
+    let (code, _, stderr) = run(&["proxy", "--config", &fwd]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--forward-header x-user-token") && stderr.contains("every one of them"),
+        "{stderr}"
     );
 }
 
