@@ -1509,3 +1509,67 @@ pub fn init_logging(verbose: u8) {
         .with_target(false)
         .try_init();
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::Arc;
+
+    use openapi_mcp_toolset::location::Location;
+    use openapi_mcp_toolset::model::{HttpMethod, Route, ToolDef};
+
+    use super::*;
+
+    /// A tool set whose one operation is served from `server`.
+    fn set_with_server(server: &str) -> ToolSet {
+        let mut route = Route::new(HttpMethod::Get, "/x");
+        route.server = Some(server.to_string());
+        let tool = rmcp::model::Tool::new("op", "", Arc::new(Default::default()));
+        ToolSet {
+            title: "T".into(),
+            version: "1".into(),
+            description: None,
+            tag_descriptions: Vec::new(),
+            base_url: Some("https://own.example/api".into()),
+            security_schemes: Vec::new(),
+            tools: vec![Arc::new(ToolDef::new(
+                tool,
+                route,
+                None,
+                Vec::new(),
+                Location::default(),
+            ))],
+        }
+    }
+
+    /// Without --base-url the spec's operation-level servers get credentials, except one on
+    /// another API's base URL origin, unless that API's entry names it as a credential origin.
+    #[test]
+    fn an_operation_server_on_another_apis_origin_gets_no_credentials() {
+        let base = url::Url::parse("https://own.example/api").unwrap();
+        let args = ServeArgs::default();
+        let spec_host = set_with_server("https://files.own-cdn.example/v1");
+        assert_eq!(
+            args.credential_origins(&spec_host, &base, &[], None)
+                .unwrap(),
+            ["https://files.own-cdn.example"]
+        );
+        let other_api = set_with_server("https://other.example/v2");
+        let others = ["https://other.example".to_string()];
+        assert!(
+            args.credential_origins(&other_api, &base, &others, Some("own"))
+                .unwrap()
+                .is_empty()
+        );
+        let named = ServeArgs {
+            credential_origin: vec!["https://other.example".into()],
+            ..ServeArgs::default()
+        };
+        assert_eq!(
+            named
+                .credential_origins(&other_api, &base, &others, Some("own"))
+                .unwrap(),
+            ["https://other.example"]
+        );
+    }
+}
