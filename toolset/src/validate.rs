@@ -102,7 +102,15 @@ impl BoundedPattern {
                 .build()
                 .ok()
         };
-        let engine = build(pattern).or_else(|| ecma_to_fancy(pattern).and_then(|p| build(&p)));
+        // Only ECMA-262 syntax reaches fancy-regex: its own extensions (subroutine calls
+        // `\g<1>`, `\g0{2}`, recursion, atomic groups) are not what the spec means, and a
+        // repeated recursive call made it allocate 2.3 GB for 5 s while compiling (fuzz target
+        // `validate_args`).
+        let engine = match ecma_to_fancy(pattern) {
+            Err(NotEcma) => None,
+            Ok(Some(p)) => build(&p),
+            Ok(None) => build(pattern),
+        };
         Ok(BoundedPattern {
             engine,
             pattern: pattern.to_string(),
@@ -118,10 +126,17 @@ impl BoundedPattern {
     }
 }
 
+/// A pattern that uses a regex syntax ECMA-262 does not have and fancy-regex gives a meaning
+/// (recursion `(?R)`, subroutine calls `(?&a)` `(?P>a)` `(?1)`, atomic groups `(?>…)`, branch
+/// reset `(?|…)`, `\K`): an ECMA-262 engine rejects it, and so does the bounded check.
+#[derive(Debug, PartialEq, Eq)]
+struct NotEcma;
+
 /// `pattern` with the ECMA-262 syntax fancy-regex lacks spelled its way: `\0` (NUL, when no digit
 /// follows) is `\x00`, a control escape `\cJ` is `\x0A`, the empty class `[]` never matches,
-/// `[^]` is any character. `None` when there is nothing to rewrite.
-fn ecma_to_fancy(pattern: &str) -> Option<String> {
+/// `[^]` is any character, `\g` (an identity escape in ECMA-262, a subroutine call or
+/// back-reference in fancy-regex) is `g`. `Ok(None)` when there is nothing to rewrite.
+fn ecma_to_fancy(pattern: &str) -> Result<Option<String>, NotEcma> {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut rewrote = false;
     let mut in_class = false;
@@ -138,6 +153,11 @@ fn ecma_to_fancy(pattern: &str) -> Option<String> {
                     out.push_str(&format!("\\x{:02X}", letter % 32));
                     rewrote = true;
                 }
+                Some('g') => {
+                    out.push('g');
+                    rewrote = true;
+                }
+                Some('K') if !in_class => return Err(NotEcma),
                 Some(e) => {
                     out.push('\\');
                     out.push(e);
@@ -164,10 +184,22 @@ fn ecma_to_fancy(pattern: &str) -> Option<String> {
                 in_class = false;
                 out.push(']');
             }
+            '(' if !in_class && chars.peek() == Some(&'?') => {
+                let rest: String = chars.clone().skip(1).take(2).collect();
+                let mut r = rest.chars();
+                let (a, b) = (r.next(), r.next());
+                let fancy_only = matches!(a, Some('R' | '&' | '>' | '|' | '0'..='9' | '+'))
+                    || (a == Some('P') && b == Some('>'))
+                    || (a == Some('-') && b.is_some_and(|c| c.is_ascii_digit()));
+                if fancy_only {
+                    return Err(NotEcma);
+                }
+                out.push('(');
+            }
             c => out.push(c),
         }
     }
-    rewrote.then_some(out)
+    Ok(rewrote.then_some(out))
 }
 
 impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
@@ -1128,16 +1160,20 @@ mod pattern_tests {
 
     #[test]
     fn ecma_syntax_is_rewritten_for_the_bounded_engine() {
-        assert_eq!(ecma_to_fancy("a\\0|b").as_deref(), Some("a\\x00|b"));
-        assert_eq!(ecma_to_fancy("\\01"), None, "an octal-looking escape stays");
-        assert_eq!(ecma_to_fancy("x[^]z").as_deref(), Some("x[\\s\\S]z"));
-        assert_eq!(ecma_to_fancy("x[]z").as_deref(), Some("x[^\\s\\S]z"));
-        assert_eq!(
-            ecma_to_fancy("[\\]]\\[^]"),
-            None,
-            "escaped brackets are not classes"
-        );
-        assert_eq!(ecma_to_fancy("[a^]]"), None);
+        let ecma = |p: &str| ecma_to_fancy(p).expect("ECMA-262");
+        assert_eq!(ecma("a\\0|b").as_deref(), Some("a\\x00|b"));
+        assert_eq!(ecma("\\01"), None, "an octal-looking escape stays");
+        assert_eq!(ecma("x[^]z").as_deref(), Some("x[\\s\\S]z"));
+        assert_eq!(ecma("x[]z").as_deref(), Some("x[^\\s\\S]z"));
+        assert_eq!(ecma("[\\]]\\[^]"), None, "escaped brackets are not classes");
+        assert_eq!(ecma("[a^]]"), None);
+        assert_eq!(ecma("\\g0{2}").as_deref(), Some("g0{2}"));
+        assert_eq!(ecma("(?<=a)(?<n>b)\\k<n>(?:c)(?=d)(?!e)(?<!f)"), None);
+        for p in [
+            "(?R)", "a(?1)", "(?&n)", "(?P>n)", "(?>a+)", "(?|a|b)", "a\\Kb", "(?-1)", "(?+1)",
+        ] {
+            assert_eq!(ecma_to_fancy(p), Err(NotEcma), "{p}");
+        }
         let s = schema(json!({
             "type": "object",
             "properties": {"p": {"type": "string", "pattern": "^x[]?[^]\\0$"}}
@@ -1146,7 +1182,18 @@ mod pattern_tests {
         let ok = |a: &str| check(&v, &s, json!({ "p": a }).as_object().unwrap()).is_ok();
         assert!(ok("x\n\0"));
         assert!(!ok("x\n0"));
-        assert_eq!(ecma_to_fancy("\\cJ\\cj").as_deref(), Some("\\x0A\\x0A"));
+        assert_eq!(ecma("\\cJ\\cj").as_deref(), Some("\\x0A\\x0A"));
+        // fancy-regex's recursive subroutine call, repeated: compiling it took 2.3 GB and 5 s.
+        // As ECMA-262 reads it (`\g` is `g`) it is a plain pattern, checked at once.
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "^-\\g0{2}(?=x)|ok"}}
+        }));
+        let v = LazyValidator::default();
+        let started = std::time::Instant::now();
+        assert!(check(&v, &s, json!({ "p": "-g00x" }).as_object().unwrap()).is_ok());
+        assert!(check(&v, &s, json!({ "p": "-g0x" }).as_object().unwrap()).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
         // A class escape as a range end (ECMA-262 Annex B): no bounded engine compiles it, so
         // it fails closed.
         let s = schema(json!({
