@@ -322,14 +322,14 @@ impl ResourceServer {
         metadata_url(&self.opts.audience)
     }
 
-    /// The protected resource metadata (RFC 9728 §2).
+    /// The protected resource metadata (RFC 9728 §2). No `resource_signing_alg_values_supported`:
+    /// that field lists algorithms the resource signs its *responses* with, which it does not.
     pub fn metadata(&self) -> serde_json::Value {
         serde_json::json!({
             "resource": self.opts.audience,
             "authorization_servers": [self.opts.issuer],
             "bearer_methods_supported": ["header"],
             "scopes_supported": self.opts.scopes_supported,
-            "resource_signing_alg_values_supported": ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "EdDSA"],
         })
     }
 
