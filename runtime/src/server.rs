@@ -159,6 +159,10 @@ pub struct ToolState {
     sizes: Vec<usize>,
     /// Operations served as their own tool: name -> operation index.
     index: HashMap<String, usize>,
+    /// Where each operation served as its own tool is in `tools` (by operation index; `u32::MAX`
+    /// for the others): `get_tool`, which rmcp asks on every 2026-era `tools/call` (for SEP-2243
+    /// header checks), answers from the served tool instead of rebuilding its schema.
+    listed_at: Vec<u32>,
     /// Every operation: name -> operation index (for `describe_operation` / `call_operation`).
     ops: HashMap<String, usize>,
     validators: Vec<LazyValidator>,
@@ -251,6 +255,7 @@ impl ToolState {
         let select_args: Vec<Option<String>> = set.tools.iter().map(|d| selection_arg(d)).collect();
         let mut tools: Vec<Tool> = Vec::new();
         let mut index = HashMap::new();
+        let mut listed_at = vec![u32::MAX; set.tools.len()];
         for i in direct {
             let t = set.tools[i].tool();
             if discovery.is_some() && Meta::from_name(&t.name, false).is_some() {
@@ -262,6 +267,7 @@ impl ToolState {
                 continue;
             }
             index.insert(t.name.to_string(), i);
+            listed_at[i] = u32::try_from(tools.len()).unwrap_or(u32::MAX);
             tools.push(with_selection(t, select_args[i].as_deref()));
         }
         if let Some(d) = &discovery {
@@ -290,6 +296,7 @@ impl ToolState {
             tools,
             sizes,
             index,
+            listed_at,
             ops,
             validators,
             select_args,
@@ -751,10 +758,14 @@ impl ServerHandler for ProxyServer {
         {
             return Some(d.tools[meta.slot()].clone());
         }
-        state
-            .index
-            .get(name)
-            .map(|&i| with_selection(state.set.tools[i].tool(), state.select_args[i].as_deref()))
+        let &i = state.index.get(name)?;
+        match state.tools.get(state.listed_at[i] as usize) {
+            Some(t) => Some(t.clone()),
+            None => Some(with_selection(
+                state.set.tools[i].tool(),
+                state.select_args[i].as_deref(),
+            )),
+        }
     }
 
     async fn call_tool(

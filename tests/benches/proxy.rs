@@ -964,9 +964,16 @@ async fn bench_stdio_raw_with(
         samples.push(t.elapsed());
     }
     let (cpu1, cs1) = (cpu_ticks(pid), context_switches(pid));
+    // End of input ends the server, as a client leaving does (the audit log's last batch is
+    // written then); killed only if it has not ended within 5 s.
     drop(stdin);
-    let _ = child.start_kill();
-    let _ = child.wait().await;
+    if tokio::time::timeout(Duration::from_secs(5), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
     Ok(StdioResult {
         lat: Latency::of(samples),
         proxy_cpu_us_per_call: cpu_us_per_call(cpu0, cpu1, seq_calls),
