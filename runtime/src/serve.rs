@@ -402,9 +402,11 @@ impl ServeArgs {
     /// (the spec names them as the API's hosts). With `--base-url` (a mock, staging), operation
     /// servers elsewhere get requests without credentials, and start-up says so.
     ///
-    /// `others` are the base URL origins of the other APIs of a server of several: an
-    /// operation-level server there never gets this API's credentials unless
-    /// `--credential-origin` names it.
+    /// In a server of several APIs (`api` is the entry's name) a credential goes only to its own
+    /// API's origin: the base URL and the entry's `credential-origin` list. An operation-level
+    /// server on any other host (another API's base URL or not) gets requests without this API's
+    /// credentials, and start-up says which origin to add. `others` are the other APIs' base URL
+    /// origins, named as such in that warning.
     fn credential_origins(
         &self,
         set: &ToolSet,
@@ -445,6 +447,13 @@ impl ServeArgs {
             if others.contains(&origin) {
                 tracing::warn!(
                     "{of_api}{n} operation(s) are served from {origin} (their own `servers`), another API's base URL: they are sent without this API's credentials; add its credential-origin {origin} to send them"
+                );
+            } else if api.is_some() {
+                // A server of several APIs: a credential goes to its own API's origin only
+                // (the base URL and the entry's credential-origin list), never to another host
+                // the spec happens to name.
+                tracing::warn!(
+                    "{of_api}{n} operation(s) are served from {origin} (their own `servers`), not from this API's base URL: they are sent without its credentials; add its credential-origin {origin} to send them"
                 );
             } else if self.base_url.is_none() {
                 origins.push(origin);
@@ -1542,8 +1551,9 @@ mod tests {
         }
     }
 
-    /// Without --base-url the spec's operation-level servers get credentials, except one on
-    /// another API's base URL origin, unless that API's entry names it as a credential origin.
+    /// One API without --base-url: the spec's operation-level servers get credentials. In a
+    /// server of several APIs, no host but the API's own base URL origin and its entry's
+    /// credential origins does: not another API's base URL, not a host only the spec names.
     #[test]
     fn an_operation_server_on_another_apis_origin_gets_no_credentials() {
         let base = url::Url::parse("https://own.example/api").unwrap();
@@ -1551,6 +1561,22 @@ mod tests {
         let spec_host = set_with_server("https://files.own-cdn.example/v1");
         assert_eq!(
             args.credential_origins(&spec_host, &base, &[], None)
+                .unwrap(),
+            ["https://files.own-cdn.example"]
+        );
+        assert!(
+            args.credential_origins(&spec_host, &base, &[], Some("own"))
+                .unwrap()
+                .is_empty(),
+            "with apis:, a host only the API's own spec names gets no credentials"
+        );
+        let listed = ServeArgs {
+            credential_origin: vec!["https://files.own-cdn.example".into()],
+            ..ServeArgs::default()
+        };
+        assert_eq!(
+            listed
+                .credential_origins(&spec_host, &base, &[], Some("own"))
                 .unwrap(),
             ["https://files.own-cdn.example"]
         );

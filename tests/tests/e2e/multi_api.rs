@@ -116,7 +116,7 @@ impl Hosts {
 
     /// The two specs and a config listing both APIs (YAML): pets with a `base-url` (its
     /// `report` operation on the third host), crm from its spec's own server (its `ping`
-    /// operation on the pets API's origin). `extra` goes at the top level.
+    /// operation on the pets API's origin, its `export` operation on the third host). `extra` goes at the top level.
     fn config(&self, dir: &Scratch, extra: &str) -> String {
         let pets = dir.write(
             "pets.json",
@@ -138,6 +138,7 @@ impl Hosts {
                 &[
                     ("listContacts", "/contacts", None),
                     ("ping", "/ping", Some(&self.pets.url("/api"))),
+                    ("export", "/export", Some(&self.third.url("/crm-side"))),
                 ],
             ),
         );
@@ -194,7 +195,8 @@ async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
             "pets_moved",
             "pets_report",
             "crm_list_contacts",
-            "crm_ping"
+            "crm_ping",
+            "crm_export"
         ]
     );
     names.clear();
@@ -228,6 +230,14 @@ async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
     let req = hosts.pets.last();
     assert_eq!(hosts.pets.requests().len(), before + 1);
     assert_eq!(req.target, "/api/ping");
+    assert_eq!(req.header("x-api-key"), None);
+
+    // crm has no base-url, and its spec serves an operation from the third host: a host only the
+    // spec names is not crm's origin, so it gets no credential either.
+    let r = call(client, "crm_export", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let req = hosts.third.last();
+    assert_eq!(req.target, "/crm-side/export");
     assert_eq!(req.header("x-api-key"), None);
 
     // pets redirects to the crm API: not followed, so crm's host gets nothing from pets.
@@ -391,7 +401,7 @@ async fn http_calls_metrics_and_audit_carry_the_api() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let log = loop {
         let log = std::fs::read_to_string(&audit).unwrap_or_default();
-        if log.lines().count() >= 5 || Instant::now() > deadline {
+        if log.lines().count() >= 6 || Instant::now() > deadline {
             break log;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -411,6 +421,7 @@ async fn http_calls_metrics_and_audit_carry_the_api() {
             ("crm", "crm_list_contacts"),
             ("pets", "pets_report"),
             ("crm", "crm_ping"),
+            ("crm", "crm_export"),
             ("pets", "pets_moved"),
         ]
     );
@@ -499,7 +510,7 @@ async fn watch_reloads_the_api_whose_spec_changed() {
     let names = |tools: Vec<openapi_mcp_runtime::rmcp::model::Tool>| -> Vec<String> {
         tools.into_iter().map(|t| t.name.to_string()).collect()
     };
-    assert_eq!(names(client.list_all_tools().await.unwrap()).len(), 5);
+    assert_eq!(names(client.list_all_tools().await.unwrap()).len(), 6);
     // crm's spec gains an operation.
     dir.write(
         "crm.json",
@@ -509,6 +520,7 @@ async fn watch_reloads_the_api_whose_spec_changed() {
             &[
                 ("listContacts", "/contacts", None),
                 ("ping", "/ping", Some(&hosts.pets.url("/api"))),
+                ("export", "/export", Some(&hosts.third.url("/crm-side"))),
                 ("listDeals", "/deals", None),
             ],
         ),
@@ -516,7 +528,7 @@ async fn watch_reloads_the_api_whose_spec_changed() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let listed = loop {
         let listed = names(client.list_all_tools().await.unwrap());
-        if listed.len() == 6 || Instant::now() > deadline {
+        if listed.len() == 7 || Instant::now() > deadline {
             break listed;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -529,6 +541,7 @@ async fn watch_reloads_the_api_whose_spec_changed() {
             "pets_report",
             "crm_list_contacts",
             "crm_ping",
+            "crm_export",
             "crm_list_deals"
         ]
     );
