@@ -28,7 +28,9 @@
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench proxy`
 //! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy;
-//! `PROXY_BENCH_ONLY=observe` runs only section 7, `PROXY_BENCH_ONLY=oauth` only section 8.)
+//! `PROXY_BENCH_ONLY=observe` runs only section 7, `PROXY_BENCH_ONLY=oauth` only section 8,
+//! `PROXY_BENCH_ONLY=eras` only the bare-client HTTP runs of section 3 that give the 2026/2025
+//! ratios, interleaved and repeated `PROXY_BENCH_ROUNDS` times (default 3), e.g. under `perf`.)
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -96,6 +98,12 @@ async fn main() -> anyhow::Result<()> {
     }
     if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "oauth") {
         bench_oauth(&bin, &petstore, &base, &mut report).await?;
+        report.print();
+        return Ok(());
+    }
+
+    if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "eras") {
+        bench_eras(&bin, &petstore, &base, &mut report).await?;
         report.print();
         return Ok(());
     }
@@ -1291,6 +1299,58 @@ impl Caller {
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Section 3's bare-client runs only, both eras, stateful and `--stateless`, interleaved and
+/// repeated: the 2026/2025 calls/s ratios (`PROXY_BENCH_ONLY=eras`).
+async fn bench_eras(
+    bin: &Path,
+    spec: &Path,
+    base: &str,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let rounds = std::env::var("PROXY_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(3)
+        .max(1);
+    report.section(&format!(
+        "3 (eras only). Streamable HTTP, {HTTP_CLIENTS} bare clients, {}s per run, {rounds} rounds",
+        HTTP_DURATION.as_secs()
+    ));
+    for (mode, stateless) in [("stateful", false), ("--stateless", true)] {
+        let (mut old, mut new) = (Vec::new(), Vec::new());
+        let (mut old_cpu, mut new_cpu) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            eprintln!("[eras] {mode}, round {}/{rounds}...", round + 1);
+            let r = bench_http(bin, spec, base, stateless, HttpClientKind::Raw).await?;
+            old.push(r.calls_per_s);
+            old_cpu.push(r.proxy_cpu_us_per_call);
+            let r = bench_http(bin, spec, base, stateless, HttpClientKind::Raw2026).await?;
+            new.push(r.calls_per_s);
+            new_cpu.push(r.proxy_cpu_us_per_call);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (o, n) = (median(&mut old), median(&mut new));
+        report.info(
+            &format!("{mode}: proxy CPU/call, 2025 | 2026 era (median)"),
+            format!(
+                "{:.0} µs | {:.0} µs",
+                median(&mut old_cpu),
+                median(&mut new_cpu)
+            ),
+        );
+        report.target_row(
+            &format!("{mode}: 2026-07-28 / 2025-11-25 calls/s (median of {rounds})"),
+            format!("{n:.0} / {o:.0} = {:.2}x", n / o),
+            ">= 0.90x".to_string(),
+            n / o >= 0.90,
+        );
+    }
+    Ok(())
 }
 
 async fn bench_http(
