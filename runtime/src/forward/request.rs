@@ -297,21 +297,7 @@ fn expand_query(
         Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
             out.push(format!("{n}={}", ev(&v.to_string())))
         }
-        Value::Array(a) => {
-            let delim = match style {
-                _ if explode => None,
-                QueryStyle::Form | QueryStyle::DeepObject => Some(","),
-                QueryStyle::SpaceDelimited => Some("%20"),
-                QueryStyle::PipeDelimited => Some("|"),
-            };
-            match delim {
-                None => out.extend(a.iter().map(|x| format!("{n}={}", ev(&prim(x))))),
-                Some(d) => out.push(format!(
-                    "{n}={}",
-                    a.iter().map(|x| ev(&prim(x))).collect::<Vec<_>>().join(d)
-                )),
-            }
-        }
+        Value::Array(a) => scalar_array(&n, a, style, explode, ev, out),
         Value::Object(o) => match style {
             QueryStyle::DeepObject => deep_object(&n, o, ev, enc, out),
             _ if explode => out.extend(
@@ -327,6 +313,32 @@ fn expand_query(
             }
         },
         v => out.push(format!("{n}={}", ev(&prim(v)))),
+    }
+}
+
+/// An array of scalars as `style` spells it (query parameters and form fields alike): exploded,
+/// `n=a&n=b`; else one `n=` with the style's delimiter (`,`, `%20`, `|`). `n` is encoded already;
+/// `ev` encodes each value.
+fn scalar_array(
+    n: &str,
+    a: &[Value],
+    style: QueryStyle,
+    explode: bool,
+    ev: fn(&str) -> String,
+    out: &mut Vec<String>,
+) {
+    let delim = match style {
+        _ if explode => None,
+        QueryStyle::Form | QueryStyle::DeepObject => Some(","),
+        QueryStyle::SpaceDelimited => Some("%20"),
+        QueryStyle::PipeDelimited => Some("|"),
+    };
+    match delim {
+        None => out.extend(a.iter().map(|x| format!("{n}={}", ev(&prim(x))))),
+        Some(d) => out.push(format!(
+            "{n}={}",
+            a.iter().map(|x| ev(&prim(x))).collect::<Vec<_>>().join(d)
+        )),
     }
 }
 
@@ -551,24 +563,7 @@ fn form_field(name: &str, v: &Value, enc_: Option<&PartEncoding>, out: &mut Vec<
             deep_value(&n, v, enc_form, enc_form, out)
         }
         Value::Object(o) if declared.is_none() => deep_object(&n, o, enc_form, enc_form, out),
-        Value::Array(a) => {
-            let delim = match style {
-                _ if explode => None,
-                QueryStyle::Form | QueryStyle::DeepObject => Some(","),
-                QueryStyle::SpaceDelimited => Some("%20"),
-                QueryStyle::PipeDelimited => Some("|"),
-            };
-            match delim {
-                None => out.extend(a.iter().map(|x| format!("{n}={}", enc_form(&prim(x))))),
-                Some(d) => out.push(format!(
-                    "{n}={}",
-                    a.iter()
-                        .map(|x| enc_form(&prim(x)))
-                        .collect::<Vec<_>>()
-                        .join(d)
-                )),
-            }
-        }
+        Value::Array(a) => scalar_array(&n, a, style, explode, enc_form, out),
         Value::Object(o) => match style {
             QueryStyle::DeepObject => deep_object(&n, o, enc_form, enc_form, out),
             _ if explode => out.extend(
