@@ -756,536 +756,35 @@ fn dedup(terms: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// How people say API actions and objects, and the words API names use for them: (what a user
-/// says, one or more words, | between alternatives; the API's words; weight). General English
-/// and REST usage, not one API's vocabulary. Both sides are stemmed when the lexicon is built,
-/// so "delete" also stands for "deleting", "deleted", "deletes".
-const LEXICON: &[(&str, &str, f32)] = &[
-    // Creating.
-    (
-        "new|open|start|generate|setup|set up|spin up|register|provision|launch|establish|build|add|write|produce|initiate|compose|draft",
-        "create",
-        0.6,
-    ),
-    ("make", "create", 0.3),
-    (
-        "kick off|trigger|fire|fire off|start off|set off|launch",
-        "trigger dispatch run start create",
-        0.7,
-    ),
-    (
-        "sign up for|subscribe to|enroll in|sign up to",
-        "subscription create",
-        0.7,
-    ),
-    (
-        "sign up|onboard|enroll",
-        "create register account customer user",
-        0.6,
-    ),
-    ("publish|ship|release", "release publish create", 0.6),
-    ("post|submit|send", "create send", 0.5),
-    // Deleting.
-    (
-        "remove|drop|erase|destroy|discard|wipe|trash|nuke|get rid of|throw away|delete|uninstall|unregister|tear down|take down",
-        "delete remove",
-        0.6,
-    ),
-    (
-        "kill|terminate|abort|halt|stop|call off",
-        "cancel stop delete terminate",
-        0.6,
-    ),
-    ("kick out|throw out|expel|ban", "remove member block", 0.6),
-    ("revoke|withdraw|invalidate", "revoke delete remove", 0.6),
-    // Changing.
-    (
-        "edit|modify|change|alter|tweak|adjust|amend|fix|correct|rename|switch|move|update|upgrade|downgrade|convert|reconfigure",
-        "update edit modify",
-        0.6,
-    ),
-    (
-        "set|configure|customize|setting|option|preference|config",
-        "update set config settings",
-        0.5,
-    ),
-    ("replace|overwrite|swap", "replace update put", 0.6),
-    ("rename", "name", 0.5),
-    (
-        "close|resolve|mark as done|mark done",
-        "close state update",
-        0.6,
-    ),
-    ("reopen", "open state update", 0.6),
-    ("archive|unarchive|shelve", "archive archived update", 0.6),
-    (
-        "private|public|visibility|hide|unhide|visible|internal",
-        "private visibility update",
-        0.6,
-    ),
-    // Reading.
-    (
-        "fetch|retrieve|show|read|view|see|look up|lookup|look at|display|inspect|detail|details|info|check|open up|peek|print|load",
-        "get retrieve",
-        0.6,
-    ),
-    (
-        "all|every|each|browse|enumerate|overview|which|index",
-        "list",
-        0.4,
-    ),
-    (
-        "how many|count|number of|total|tally",
-        "list count stat total summary",
-        0.6,
-    ),
-    (
-        "find|search|look for|query|filter|discover|locate|lookup",
-        "search find list query",
-        0.6,
-    ),
-    ("who|whom", "user member list", 0.3),
-    ("is|are|does|whether|if|can", "check get status", 0.2),
-    ("what", "get", 0.2),
-    // Running again.
-    (
-        "again|retry|rerun|re run|redo|restart|rebuild|redeploy|one more time|once more|retrigger|re trigger|resend|re send|redeliver|re deliver",
-        "rerun retry restart redeliver attempt",
-        0.7,
-    ),
-    // Turning on and off.
-    (
-        "turn on|switch on|activate|enable|unpause|resume|unblock|unsuspend|reactivate",
-        "enable activate setting",
-        0.6,
-    ),
-    (
-        "turn off|switch off|deactivate|disable|pause|suspend|mute|silence|stop",
-        "disable deactivate suspend pause setting",
-        0.6,
-    ),
-    (
-        "allow|allowed|permit|permitted|permission|authorized|authorised|access|rights|privilege|privileges",
-        "permission access role authorization",
-        0.5,
-    ),
-    (
-        "who is allowed|who can|who has access|who has permission",
-        "permission collaborator access protection member role",
-        0.7,
-    ),
-    (
-        "push to|push into|commit to|write to",
-        "branch protection write permission",
-        0.5,
-    ),
-    (
-        "main|master|default branch|trunk",
-        "branch default protection",
-        0.5,
-    ),
-    (
-        "protect|protected|lock down|restrict|guard|require",
-        "protection restriction required rule",
-        0.6,
-    ),
-    (
-        "prevent|forbid|freeze|lock|block",
-        "lock block restrict protection",
-        0.5,
-    ),
-    // Approving and rejecting.
-    (
-        "approve|accept|lgtm|sign off|ok",
-        "approve accept review",
-        0.6,
-    ),
-    (
-        "reject|decline|deny|refuse|dismiss",
-        "reject decline dismiss",
-        0.6,
-    ),
-    ("review|look over|feedback", "review reviewer", 0.5),
-    // Moving data.
-    (
-        "download|export|backup|back up|dump|pull down",
-        "download export archive",
-        0.6,
-    ),
-    (
-        "upload|import|attach|push up|put up",
-        "upload import create attach",
-        0.6,
-    ),
-    (
-        "copy|clone|duplicate|mirror",
-        "fork copy clone duplicate",
-        0.6,
-    ),
-    (
-        "hand over|give away|move to|transfer|reassign ownership|change owner|to another|to a different|new owner|move money",
-        "transfer owner",
-        0.7,
-    ),
-    (
-        "sync|synchronize|up to date|catch up|bring up to date|refresh|pull in",
-        "sync merge upstream update",
-        0.6,
-    ),
-    ("combine|join|integrate|land", "merge", 0.5),
-    // Social.
-    (
-        "favorite|favourite|bookmark|save for later|star",
-        "star starred",
-        0.6,
-    ),
-    ("like", "star reaction", 0.3),
-    (
-        "unfavorite|unfavourite|unbookmark|unlike|unstar",
-        "unstar star delete",
-        0.6,
-    ),
-    (
-        "thumbs up|thumbs down|react|reaction|emoji|upvote|downvote|+1|heart",
-        "reaction emoji",
-        0.7,
-    ),
-    (
-        "follow|subscribe|watch|keep an eye on|get updates",
-        "follow subscribe subscription watch",
-        0.6,
-    ),
-    (
-        "unfollow|unsubscribe|unwatch|stop following|stop watching",
-        "unfollow unsubscribe delete subscription",
-        0.7,
-    ),
-    (
-        "invite|ask to join|bring in|onboard",
-        "invitation invite member",
-        0.6,
-    ),
-    (
-        "assign|give to|hand to|delegate|allocate",
-        "assign assignee",
-        0.6,
-    ),
-    ("mention|ping|notify|alert", "notification mention", 0.4),
-    (
-        "comment|reply|respond|note|remark|say|discuss|discussion|answer",
-        "comment reply",
-        0.5,
-    ),
-    ("ask|request", "request", 0.5),
-    (
-        "comment on|reply to|respond to|leave a comment|write a comment|add a note|add a comment",
-        "create comment",
-        0.6,
-    ),
-    (
-        "give|grant|let|share with",
-        "add create grant assign bind",
-        0.5,
-    ),
-    (
-        "store|keep|save|persist|record|put",
-        "create set update put",
-        0.5,
-    ),
-    (
-        "happen|happened|happening|going on|occurred",
-        "event activity log",
-        0.6,
-    ),
-    ("share|shareable|sharing", "link share", 0.4),
-    (
-        "buy|purchase|order|shop",
-        "payment checkout order purchase",
-        0.5,
-    ),
-    (
-        "point|point at|point to|points to",
-        "dns record update",
-        0.4,
-    ),
-    // People and groups.
-    (
-        "person|people|someone|somebody|teammate|coworker|colleague|contributor|developer|individual|human",
-        "user member collaborator people person",
-        0.4,
-    ),
-    (
-        "company|group|business|enterprise|organisation",
-        "org team group",
-        0.5,
-    ),
-    (
-        "profile|whoami|who am i|identity|myself",
-        "user profile authenticated",
-        0.5,
-    ),
-    (
-        "login|log in|sign in|authenticate|password|credential|credentials|api key|token|secret key",
-        "token key secret credential auth password",
-        0.5,
-    ),
-    (
-        "visitor|visitors|visit|visited|traffic|views|pageviews|hits|popularity|popular",
-        "traffic view visit analytics",
-        0.6,
-    ),
-    // The caller's own account is the API's authenticated (current) user.
-    (
-        "my account|my profile|my user|for me",
-        "authenticated user me current",
-        0.6,
-    ),
-    // Things.
-    ("project|codebase|source code", "repo project", 0.5),
-    ("bug|ticket|task|todo|problem", "issue task ticket", 0.5),
-    (
-        "pr|pull request|merge request|mr|patch|change request",
-        "pull request",
-        0.6,
-    ),
-    (
-        "ci|build|pipeline|ci job|checks|tests|test run|action",
-        "workflow run job check action build pipeline",
-        0.5,
-    ),
-    (
-        "passing|failing|green|red|broken|succeeded|failed|pass|fail|health|healthy",
-        "status check conclusion health",
-        0.5,
-    ),
-    (
-        "version|newest version|tag|tagged",
-        "release tag version",
-        0.5,
-    ),
-    (
-        "newest|latest|last|most recent|recent|current",
-        "latest recent current",
-        0.6,
-    ),
-    (
-        "history|timeline|log|changelog|changes|activity|audit",
-        "commit history event log timeline activity",
-        0.5,
-    ),
-    (
-        "diff|difference|differences|compare|comparison|between",
-        "compare diff",
-        0.6,
-    ),
-    ("logs|output|stdout|console", "log logs", 0.6),
-    ("language|languages|written in|tech stack", "language", 0.6),
-    ("readme|documentation|docs", "readme doc", 0.6),
-    ("file|files|document|contents|content", "file content", 0.5),
-    ("folder|directory", "dir tree content path", 0.5),
-    (
-        "quota|limit|limits|remaining|allowance|throttle|throttling",
-        "rate limit quota usage",
-        0.6,
-    ),
-    (
-        "usage|consumption|spending|spend|cost|costs|bill|billing|invoice",
-        "usage billing cost invoice",
-        0.5,
-    ),
-    (
-        "key|ssh key|public key|deploy key|gpg key",
-        "key ssh gpg",
-        0.5,
-    ),
-    (
-        "password|secret|secrets|credential|api key|passphrase|sensitive",
-        "secret password credential key",
-        0.6,
-    ),
-    (
-        "setting|settings|preferences|options|configuration|config",
-        "settings config preference",
-        0.5,
-    ),
-    (
-        "vulnerable|vulnerability|vulnerabilities|cve|security|exploit|insecure|dependencies|dependency|outdated",
-        "alert vulnerability security advisory dependency",
-        0.5,
-    ),
-    (
-        "notification|notifications|inbox|unread",
-        "notification thread",
-        0.6,
-    ),
-    (
-        "callback|callbacks|hook|hooks|notify me|get notified|webhook|receive notifications|receive events|notifications of|notified of|notified when",
-        "event webhook hook endpoint subscription",
-        0.5,
-    ),
-    ("url|link|address|endpoint", "url link endpoint", 0.4),
-    (
-        "label|tag|category|categorize|categorise",
-        "label tag topic",
-        0.5,
-    ),
-    (
-        "deploy|deployment|rollout|roll out|ship",
-        "deployment deploy release rollout upload publish",
-        0.6,
-    ),
-    (
-        "schedule|scheduled|every night|nightly|daily|weekly|hourly|periodic|periodically|recurring|cron|regularly",
-        "cron schedule job recurring",
-        0.6,
-    ),
-    (
-        "one off|one time|batch|background task|run once",
-        "job batch",
-        0.6,
-    ),
-    // Money.
-    ("money|funds|balance|how much", "balance fund amount", 0.5),
-    (
-        "pay|payment|charge|bill|collect",
-        "payment charge pay invoice",
-        0.5,
-    ),
-    (
-        "money back|refund|reimburse|give back|return payment",
-        "refund",
-        0.7,
-    ),
-    ("chargeback|dispute|contest", "dispute", 0.7),
-    (
-        "discount|coupon|promo|promo code|voucher|deal|sale",
-        "coupon promotion discount code",
-        0.6,
-    ),
-    ("price|pricing|cost|plan|tier|fee", "price plan", 0.5),
-    (
-        "sell|selling|catalog|catalogue|item|goods|merchandise|offering",
-        "product",
-        0.5,
-    ),
-    (
-        "card|credit card|debit card|payment card|card on file|wallet",
-        "card payment method source",
-        0.6,
-    ),
-    (
-        "bank|bank account|payout|withdraw|cash out|transfer out",
-        "payout bank external account transfer",
-        0.6,
-    ),
-    (
-        "checkout|pay page|payment page|hosted page|cart",
-        "checkout session",
-        0.6,
-    ),
-    (
-        "membership|recurring payment|monthly|yearly|annual|renewal",
-        "subscription",
-        0.6,
-    ),
-    ("receipt|bill", "invoice receipt", 0.5),
-    ("email|e mail|mail", "email send", 0.5),
-    // Infrastructure.
-    (
-        "site|website|domain|web site|hostname",
-        "zone domain site hostname",
-        0.5,
-    ),
-    ("ip|ip address|address", "ip address", 0.5),
-    ("cache|cached|caching", "cache purge", 0.6),
-    (
-        "clear|flush|purge|invalidate|empty",
-        "purge clear delete",
-        0.6,
-    ),
-    ("certificate|cert|ssl|tls|https", "certificate ssl tls", 0.6),
-    (
-        "redirect|forward|forwarding|rewrite",
-        "redirect forward rule page",
-        0.6,
-    ),
-    (
-        "firewall|block ip|ban ip|allowlist|blocklist|whitelist|blacklist",
-        "firewall access rule block",
-        0.6,
-    ),
-    (
-        "machine|machines|server|servers|host|hosts|vm|instance|worker node",
-        "node machine server host instance",
-        0.5,
-    ),
-    (
-        "container|containers|app|application|workload",
-        "pod container deployment app",
-        0.4,
-    ),
-    (
-        "disk|storage|volume|persistent|space",
-        "volume persistent claim storage disk",
-        0.6,
-    ),
-    (
-        "configuration values|config values|settings file|env vars|environment variables",
-        "config map configmap variable env",
-        0.6,
-    ),
-    (
-        "expose|publish port|port|load balance|load balancer",
-        "service port ingress expose",
-        0.6,
-    ),
-    (
-        "route|routing|external traffic|incoming traffic|http traffic",
-        "ingress route",
-        0.6,
-    ),
-    (
-        "scale|resize|replicas|instances|grow|shrink",
-        "scale replica autoscaler",
-        0.6,
-    ),
-    (
-        "autoscale|auto scale|autoscaling",
-        "autoscaler horizontal",
-        0.7,
-    ),
-    ("image|docker image|container image", "image container", 0.5),
-    ("evict|drain|move off", "eviction evict", 0.7),
-    (
-        "cordon|unschedulable|uncordon|maintenance",
-        "node unschedulable patch",
-        0.6,
-    ),
-    (
-        "cluster version|server version|what version",
-        "version code",
-        0.6,
-    ),
-    ("in the cluster|cluster", "node namespace", 0.2),
-    // A mode, a minimum or a level is one of the settings of something.
-    (
-        "mode|minimum|maximum|level|min|max",
-        "setting settings config",
-        0.4,
-    ),
-    ("entry|entries", "record item", 0.5),
-    (
-        "www|subdomain|cname|mx record|txt record|nameserver|nameservers",
-        "dns record",
-        0.6,
-    ),
-    // Asking for what mentions words is a search.
-    (
-        "that mention|which mention|mentioning|containing|that contain|matching|keyword|keywords|full text",
-        "search query",
-        0.6,
-    ),
-];
+/// How people say API actions and objects, and the words API names use for them
+/// (`dynamic/lexicon.tsv`: weight, what a user says with `|` between alternatives, the API's
+/// words). Both sides are stemmed when the lexicon is built.
+const LEXICON: &str = include_str!("dynamic/lexicon.tsv");
+
+/// The entries of [`LEXICON`] as (said, means, weight); a line that is not
+/// `weight<TAB>said<TAB>means` is an `Err` naming it (a unit test keeps the file clean).
+fn lexicon_lines() -> impl Iterator<Item = Result<(&'static str, &'static str, f32), &'static str>>
+{
+    LEXICON
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let mut f = l.split('\t');
+            match (
+                f.next().and_then(|w| w.parse::<f32>().ok()),
+                f.next(),
+                f.next(),
+                f.next(),
+            ) {
+                (Some(w), Some(said), Some(means), None)
+                    if !said.is_empty() && !means.is_empty() =>
+                {
+                    Ok((said, means, w))
+                }
+                _ => Err(l),
+            }
+        })
+}
 
 /// A stemmed lexicon entry: (a phrase's stems, the API's stems, weight).
 type LexEntry = (Vec<String>, Vec<String>, f32);
@@ -1294,12 +793,12 @@ type LexEntry = (Vec<String>, Vec<String>, f32);
 fn lexicon() -> &'static [LexEntry] {
     static LEX: std::sync::LazyLock<Vec<LexEntry>> = std::sync::LazyLock::new(|| {
         let mut out = Vec::new();
-        for (said, means, weight) in LEXICON {
+        for (said, means, weight) in lexicon_lines().filter_map(Result::ok) {
             let means: Vec<String> = means.split(' ').map(stem).collect();
             for phrase in said.split('|') {
                 let phrase: Vec<String> = words(phrase).iter().map(|w| stem(w)).collect();
                 if !phrase.is_empty() {
-                    out.push((phrase, means.clone(), *weight));
+                    out.push((phrase, means.clone(), weight));
                 }
             }
         }
@@ -1889,6 +1388,20 @@ mod tests {
     use super::*;
     use openapi_mcp_toolset::Location;
     use openapi_mcp_toolset::model::Route;
+
+    /// Every line of dynamic/lexicon.tsv is an entry (or a comment), and none is lost.
+    #[test]
+    fn the_lexicon_file_parses_line_by_line() {
+        let bad: Vec<&str> = lexicon_lines().filter_map(Result::err).collect();
+        assert!(
+            bad.is_empty(),
+            "lines that are not weight<TAB>said<TAB>means: {bad:?}"
+        );
+        assert_eq!(lexicon_lines().count(), 132);
+        assert!(lexicon().iter().all(|(said, means, w)| {
+            !said.is_empty() && !means.is_empty() && *w > 0.0 && *w <= 1.0
+        }));
+    }
 
     #[test]
     fn tokenizes_names_paths_and_text() {
