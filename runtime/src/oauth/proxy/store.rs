@@ -242,6 +242,8 @@ pub enum StoreSpec {
     Sqlite(PathBuf),
     /// `redis://…`, shared by several instances.
     Redis(String),
+    /// `postgres://…` (or `postgresql://…`), shared by several instances.
+    Postgres(String),
 }
 
 impl std::fmt::Debug for StoreSpec {
@@ -252,12 +254,16 @@ impl std::fmt::Debug for StoreSpec {
                 Ok(r) => f.write_str(&r.shown),
                 Err(_) => f.write_str("redis://<invalid>"),
             },
+            StoreSpec::Postgres(u) => match PostgresStore::parse(u) {
+                Ok(p) => f.write_str(&p.shown),
+                Err(_) => f.write_str("postgres://<invalid>"),
+            },
         }
     }
 }
 
 impl StoreSpec {
-    /// `sqlite:PATH` (`redis://` and `postgres://` are named in the error: not built yet).
+    /// `sqlite:PATH`, `redis://…`, or `postgres://…` / `postgresql://…`.
     pub fn parse(s: &str) -> Result<Self, String> {
         if let Some(path) = s.strip_prefix("sqlite:") {
             let path = path.strip_prefix("//").unwrap_or(path);
@@ -270,9 +276,13 @@ impl StoreSpec {
             RedisStore::parse(s)?;
             return Ok(StoreSpec::Redis(s.to_string()));
         }
+        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+            PostgresStore::parse(s)?;
+            return Ok(StoreSpec::Postgres(s.to_string()));
+        }
         let scheme = s.split(':').next().unwrap_or("");
         Err(format!(
-            "--oauth-store {scheme:?}: not a store this build has; use sqlite:PATH (one host) or redis://HOST:PORT (instances on several hosts)"
+            "--oauth-store {scheme:?}: not a store this build has; use sqlite:PATH (one host), or redis://HOST:PORT or postgres://USER:PASSWORD@HOST:PORT/DB (instances on several hosts)"
         ))
     }
 
@@ -302,6 +312,9 @@ impl StoreSpec {
             StoreSpec::Sqlite(p) => Ok(Box::new(SqliteStore::open(p)?)),
             StoreSpec::Redis(u) => Ok(Box::new(
                 RedisStore::parse(u).map_err(|e| StoreError::Backend("redis".into(), e))?,
+            )),
+            StoreSpec::Postgres(u) => Ok(Box::new(
+                PostgresStore::parse(u).map_err(|e| StoreError::Backend("postgres".into(), e))?,
             )),
         }
     }
@@ -333,7 +346,8 @@ enum Reply {
 impl RedisStore {
     /// `redis://[:password@]host[:port][/db]`.
     pub fn parse(url: &str) -> Result<Self, String> {
-        let u = url::Url::parse(url).map_err(|e| format!("--oauth-store {url:?}: {e}"))?;
+        // The URL is not repeated in the error: it may hold the password.
+        let u = url::Url::parse(url).map_err(|e| format!("--oauth-store redis://…: {e}"))?;
         if u.scheme() == "rediss" {
             return Err("--oauth-store rediss:// (TLS) is not supported: reach Redis over a TLS tunnel (stunnel, a service mesh) as redis://".into());
         }
@@ -517,6 +531,299 @@ impl Store for RedisStore {
             self.command(&[b"DEL", &Self::key(kind, key)])
                 .await
                 .map(|_| ())
+        })
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+}
+
+/// A shared store for several instances: PostgreSQL (9.5 or later: `ON CONFLICT`,
+/// `DELETE … RETURNING`), `postgres://USER:PASSWORD@HOST:PORT/DB` (or `postgresql://`, or
+/// libpq's `key=value` options in the query: `?connect_timeout=10&application_name=x`), without
+/// TLS: a private network, loopback, or a TLS tunnel. One table, `openapi_mcp_oauth_proxy
+/// (kind, key, value bytea, expires bigint, PRIMARY KEY (kind, key))`, created when missing on
+/// every new connection; expired rows are never read and are deleted every 256 writes.
+///
+/// One connection (`tokio-postgres` pipelines the concurrent queries of all tasks over it),
+/// made again on the next request when it was lost.
+pub struct PostgresStore {
+    config: tokio_postgres::Config,
+    shown: String,
+    conn: tokio::sync::Mutex<Option<std::sync::Arc<PgConn>>>,
+    puts: std::sync::atomic::AtomicU64,
+}
+
+/// A live connection and its prepared statements.
+struct PgConn {
+    client: tokio_postgres::Client,
+    put: tokio_postgres::Statement,
+    get: tokio_postgres::Statement,
+    take: tokio_postgres::Statement,
+    delete: tokio_postgres::Statement,
+    sweep: tokio_postgres::Statement,
+}
+
+/// The table's name (in the connection's default schema).
+const PG_TABLE: &str = "openapi_mcp_oauth_proxy";
+
+/// A `tokio-postgres` error as one line, with its cause (the server's message and SQLSTATE).
+/// Neither carries the connection's password.
+fn pg_error(e: &tokio_postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {} ({})", db.severity(), db.message(), db.code().code());
+    }
+    match std::error::Error::source(e) {
+        Some(cause) => format!("{e}: {cause}"),
+        None => e.to_string(),
+    }
+}
+
+impl PostgresStore {
+    /// `postgres://USER:PASSWORD@HOST[:PORT]/DB[?OPTION=VALUE…]` (or `postgresql://`).
+    pub fn parse(url: &str) -> Result<Self, String> {
+        // The URL is not repeated in errors: it may hold the password.
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| format!("--oauth-store postgres://…: {}", pg_error(&e)))?;
+        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+            return Err("--oauth-store postgres://…?sslmode=require: this build speaks to PostgreSQL without TLS; reach it on a private network or loopback, or through a TLS tunnel (stunnel, a service mesh), with sslmode=disable".into());
+        }
+        if config.get_hosts().is_empty() {
+            return Err("--oauth-store postgres://: no host".into());
+        }
+        if config.get_user().is_none() {
+            return Err(
+                "--oauth-store postgres://: no user (postgres://USER:PASSWORD@HOST/DB)".into(),
+            );
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(5));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("openapi-mcp oauth-proxy");
+        }
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        let ports = config.get_ports();
+        let port = ports.first().copied().unwrap_or(5432);
+        let shown = format!(
+            "postgres://{}@{}:{port}/{}",
+            config.get_user().unwrap_or(""),
+            hosts.join(","),
+            config
+                .get_dbname()
+                .or(config.get_user())
+                .unwrap_or_default()
+        );
+        Ok(PostgresStore {
+            config,
+            shown,
+            conn: tokio::sync::Mutex::new(None),
+            puts: Default::default(),
+        })
+    }
+
+    fn err(&self, e: impl std::fmt::Display) -> StoreError {
+        StoreError::Backend(self.shown.clone(), e.to_string())
+    }
+
+    /// Connects, creates the table when missing and prepares the statements.
+    async fn connect(&self) -> Result<PgConn, StoreError> {
+        let (client, connection) = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            self.config.connect(tokio_postgres::NoTls),
+        )
+        .await
+        .map_err(|_| self.err("connecting timed out"))?
+        .map_err(|e| self.err(pg_error(&e)))?;
+        tokio::spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!("postgres store: the connection ended: {}", pg_error(&e));
+            }
+        });
+        let create = format!(
+            "CREATE TABLE IF NOT EXISTS {PG_TABLE} (
+                kind text NOT NULL, key text NOT NULL, value bytea NOT NULL,
+                expires bigint NOT NULL, PRIMARY KEY (kind, key));
+             CREATE INDEX IF NOT EXISTS {PG_TABLE}_expires ON {PG_TABLE} (expires);"
+        );
+        // Created only when missing, so that a user with no CREATE right on the schema can use
+        // a table made by another. Two instances creating it at once: one of them may see the
+        // other's half-made type (a unique violation) and finds the table there on the second
+        // try.
+        let exists = client
+            .query_one(
+                &format!("SELECT to_regclass('{PG_TABLE}') IS NOT NULL"),
+                &[],
+            )
+            .await
+            .and_then(|r| r.try_get::<_, bool>(0))
+            .map_err(|e| self.err(pg_error(&e)))?;
+        if !exists && let Err(e) = client.batch_execute(&create).await {
+            let racing = e.code().is_some_and(|c| {
+                *c == tokio_postgres::error::SqlState::UNIQUE_VIOLATION
+                    || *c == tokio_postgres::error::SqlState::DUPLICATE_TABLE
+            });
+            if !racing {
+                return Err(self.err(pg_error(&e)));
+            }
+            client
+                .batch_execute(&create)
+                .await
+                .map_err(|e| self.err(pg_error(&e)))?;
+        }
+        let prepare = |sql: String| {
+            let client = &client;
+            async move {
+                client
+                    .prepare(&sql)
+                    .await
+                    .map_err(|e| self.err(pg_error(&e)))
+            }
+        };
+        Ok(PgConn {
+            put: prepare(format!(
+                "INSERT INTO {PG_TABLE} (kind, key, value, expires) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (kind, key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires"
+            ))
+            .await?,
+            get: prepare(format!(
+                "SELECT value FROM {PG_TABLE} WHERE kind = $1 AND key = $2 AND expires >= $3"
+            ))
+            .await?,
+            take: prepare(format!(
+                "DELETE FROM {PG_TABLE} WHERE kind = $1 AND key = $2 RETURNING value, expires"
+            ))
+            .await?,
+            delete: prepare(format!("DELETE FROM {PG_TABLE} WHERE kind = $1 AND key = $2")).await?,
+            sweep: prepare(format!("DELETE FROM {PG_TABLE} WHERE expires < $1")).await?,
+            client,
+        })
+    }
+
+    /// Runs `op` on the connection (made when there is none); when the connection turns out
+    /// lost, once more on a new one.
+    async fn run<T, F, Fut>(&self, op: F) -> Result<T, StoreError>
+    where
+        F: Fn(std::sync::Arc<PgConn>) -> Fut,
+        Fut: std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    {
+        for attempt in 0..2 {
+            let conn = {
+                let mut slot = self.conn.lock().await;
+                match slot.as_ref() {
+                    Some(c) if !c.client.is_closed() => std::sync::Arc::clone(c),
+                    _ => {
+                        *slot = None;
+                        let c = std::sync::Arc::new(self.connect().await?);
+                        *slot = Some(std::sync::Arc::clone(&c));
+                        c
+                    }
+                }
+            };
+            let result = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                op(std::sync::Arc::clone(&conn)),
+            )
+            .await;
+            let lost = match result {
+                Ok(Ok(v)) => return Ok(v),
+                Ok(Err(e)) if e.is_closed() || conn.client.is_closed() => pg_error(&e),
+                Ok(Err(e)) => return Err(self.err(pg_error(&e))),
+                Err(_) => "no answer within 5 s".to_string(),
+            };
+            // Forget this connection (unless another task has already replaced it).
+            let mut slot = self.conn.lock().await;
+            if slot
+                .as_ref()
+                .is_some_and(|c| std::sync::Arc::ptr_eq(c, &conn))
+            {
+                *slot = None;
+            }
+            drop(slot);
+            if attempt == 1 {
+                return Err(self.err(lost));
+            }
+            tracing::debug!("postgres store: {lost}; reconnecting");
+        }
+        Err(self.err("cannot reach PostgreSQL"))
+    }
+}
+
+impl Store for PostgresStore {
+    fn put<'a>(
+        &'a self,
+        kind: &'a str,
+        key: &'a str,
+        value: Vec<u8>,
+        expires: u64,
+    ) -> StoreFuture<'a, ()> {
+        let sweep = self
+            .puts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .is_multiple_of(256);
+        Box::pin(async move {
+            let expires = i64::try_from(expires).unwrap_or(i64::MAX);
+            self.run(|c| {
+                let value = &value;
+                async move {
+                    c.client
+                        .execute(&c.put, &[&kind, &key, value, &expires])
+                        .await?;
+                    if sweep {
+                        c.client.execute(&c.sweep, &[&(now() as i64)]).await?;
+                    }
+                    Ok(())
+                }
+            })
+            .await
+        })
+    }
+
+    fn get<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            self.run(|c| async move {
+                let row = c
+                    .client
+                    .query_opt(&c.get, &[&kind, &key, &(now() as i64)])
+                    .await?;
+                row.map(|r| r.try_get::<_, Vec<u8>>(0)).transpose()
+            })
+            .await
+        })
+    }
+
+    fn take<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
+        Box::pin(async move {
+            self.run(|c| async move {
+                let row = c.client.query_opt(&c.take, &[&kind, &key]).await?;
+                let Some(row) = row else { return Ok(None) };
+                let expires: i64 = row.try_get(1)?;
+                let value: Vec<u8> = row.try_get(0)?;
+                Ok((expires >= now() as i64).then_some(value))
+            })
+            .await
+        })
+    }
+
+    fn delete<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            self.run(|c| async move {
+                c.client
+                    .execute(&c.delete, &[&kind, &key])
+                    .await
+                    .map(|_| ())
+            })
+            .await
         })
     }
 

@@ -145,15 +145,20 @@ fn configure_refuses_what_cannot_work() {
     assert!(err(a, &one, env(&[])).contains(STORE_KEY_ENV));
     assert!(err(a, &one, env(&[(STORE_KEY_ENV, "short")])).contains("at least 32 bytes"));
     // Stores this build does not have; a Redis password never shows.
-    for store in ["rediss://h:6380", "postgres://h/db", "memory:"] {
+    for store in [
+        "rediss://h:6380",
+        "postgres://h/db",
+        "postgres://u:hunter2-password@h/db?sslmode=require",
+        "postgresql://u:hunter2-password@h:5432/db?bogus=1",
+        "memory:",
+    ] {
         let other = ProxyArgs {
             store: Some(store),
             ..a
         };
-        assert!(
-            err(other, &one, keyed()).contains("--oauth-store"),
-            "{store}"
-        );
+        let e = err(other, &one, keyed());
+        assert!(e.contains("--oauth-store"), "{store}: {e}");
+        assert!(!e.contains("hunter2"), "{store}: {e}");
     }
     let redis = ProxyArgs {
         store: Some("redis://:hunter2-password@cache.internal:6380/2"),
@@ -163,6 +168,24 @@ fn configure_refuses_what_cannot_work() {
     let shown = format!("{cfg:?}");
     assert!(shown.contains("redis://cache.internal:6380/2"), "{shown}");
     assert!(!shown.contains("hunter2"), "{shown}");
+    for url in [
+        "postgres://app:hunter2-password@db.internal:5433/oauth",
+        "postgresql://app:hunter2-password@db.internal:5433/oauth?sslmode=disable",
+    ] {
+        let pg = ProxyArgs {
+            store: Some(url),
+            ..a
+        };
+        let cfg = configure(pg, &one, &base(), keyed()).expect("postgres");
+        let shown = format!("{cfg:?}");
+        assert!(
+            shown.contains("postgres://app@db.internal:5433/oauth"),
+            "{shown}"
+        );
+        assert!(!shown.contains("hunter2"), "{shown}");
+        let st = store::PostgresStore::parse(url).expect("parses");
+        assert_eq!(st.describe(), "postgres://app@db.internal:5433/oauth");
+    }
 }
 
 #[test]
@@ -210,25 +233,37 @@ fn sealed_values_open_only_with_their_key_and_record() {
     );
 }
 
-#[tokio::test]
-async fn the_sqlite_store_takes_a_record_once_and_forgets_expired_ones() {
-    let d = tempdir::Dir::new();
-    let st = store::SqliteStore::open(&d.0.join("sub/dir/s.sqlite3")).expect("opens");
-    st.put("code", "k", b"v".to_vec(), now() + 60)
+/// What every store must do, run against each (SQLite here; Redis and PostgreSQL when their
+/// servers are on this machine).
+async fn store_contract(st: &dyn Store) {
+    let binary = b"v\r\n\0binary\xff".to_vec();
+    st.put("code", "k", binary.clone(), now() + 60)
         .await
         .expect("put");
-    assert_eq!(st.get("code", "k").await.expect("get"), Some(b"v".to_vec()));
+    assert_eq!(
+        st.get("code", "k").await.expect("get"),
+        Some(binary.clone())
+    );
+    assert_eq!(
+        st.get("grant", "k").await.expect("get"),
+        None,
+        "kinds apart"
+    );
+    assert_eq!(st.take("code", "k").await.expect("take"), Some(binary));
     assert_eq!(
         st.take("code", "k").await.expect("take"),
-        Some(b"v".to_vec())
+        None,
+        "taken once"
     );
-    assert_eq!(st.take("code", "k").await.expect("take"), None);
+    assert_eq!(st.get("code", "k").await.expect("get"), None);
+    // Expired records are neither read nor taken.
     st.put("code", "old", b"v".to_vec(), now() - 1)
         .await
         .expect("put");
-    assert_eq!(st.get("code", "old").await.expect("get"), None);
-    assert_eq!(st.take("code", "old").await.expect("take"), None);
-    st.put("grant", "g", b"1".to_vec(), now() + 60)
+    assert_eq!(st.get("code", "old").await.expect("get"), None, "expired");
+    assert_eq!(st.take("code", "old").await.expect("take"), None, "expired");
+    // A put replaces the value and the expiry.
+    st.put("grant", "g", b"1".to_vec(), now() - 1)
         .await
         .expect("put");
     st.put("grant", "g", b"2".to_vec(), now() + 60)
@@ -239,7 +274,27 @@ async fn the_sqlite_store_takes_a_record_once_and_forgets_expired_ones() {
         Some(b"2".to_vec())
     );
     st.delete("grant", "g").await.expect("delete");
+    st.delete("grant", "never-there").await.expect("delete");
     assert_eq!(st.get("grant", "g").await.expect("get"), None);
+    // Of eight concurrent takes of one record, exactly one gets it.
+    st.put("refresh", "once", b"rt".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    let takes = futures::future::join_all((0..8).map(|_| st.take("refresh", "once"))).await;
+    let won: Vec<_> = takes
+        .into_iter()
+        .map(|t| t.expect("take"))
+        .filter(Option::is_some)
+        .collect();
+    assert_eq!(won, vec![Some(b"rt".to_vec())], "one take wins");
+    assert!(!st.describe().is_empty());
+}
+
+#[tokio::test]
+async fn the_sqlite_store_keeps_the_store_contract() {
+    let d = tempdir::Dir::new();
+    let st = store::SqliteStore::open(&d.0.join("sub/dir/s.sqlite3")).expect("opens");
+    store_contract(&st).await;
     assert!(st.describe().starts_with("sqlite:"));
 }
 
@@ -589,30 +644,18 @@ async fn two_instances_share_users_through_redis() {
         return;
     };
     let st = store::RedisStore::parse(&url).expect("url");
-    st.put("code", "k", b"v\r\n\0binary".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    assert_eq!(
-        st.get("code", "k").await.expect("get"),
-        Some(b"v\r\n\0binary".to_vec())
-    );
-    assert_eq!(
-        st.take("code", "k").await.expect("take"),
-        Some(b"v\r\n\0binary".to_vec())
-    );
-    assert_eq!(
-        st.take("code", "k").await.expect("take"),
-        None,
-        "taken once"
-    );
-    st.put("code", "old", b"v".to_vec(), now() - 1)
-        .await
-        .expect("put");
-    assert_eq!(st.get("code", "old").await.expect("get"), None, "expired");
-    // Two instances with one key and one Redis: a grant one made serves calls on the other, a
+    store_contract(&st).await;
+    two_instances_share_users(&url).await;
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// Two instances with one store key and one shared store (`url`).
+async fn two_instances_share_users(url: &str) {
+    // Two instances with one key and one store: a grant one made serves calls on the other, a
     // refresh token one issued is redeemed once on the other, their tokens pass both.
-    let a = proxy(&url);
-    let b = proxy(&url);
+    let a = proxy(url);
+    let b = proxy(url);
     let g = Grant {
         access_token: "api-token-shared".into(),
         refresh_token: None,
@@ -662,6 +705,214 @@ async fn two_instances_share_users_through_redis() {
         StatusCode::BAD_REQUEST,
         "and it is spent on both"
     );
-    let _ = server.kill();
-    let _ = server.wait();
+}
+
+/// A PostgreSQL server of this machine's (Debian's `postgresql`: `initdb` and `postgres` in
+/// /usr/lib/postgresql/*/bin, or on PATH), made in a temporary directory and listening on a
+/// free loopback port with a password (SCRAM); `None` (and the test says it is skipped) without
+/// one. As root (CI containers), `initdb` and `postgres` run as the `postgres` user (or
+/// `nobody`): both refuse to run as root.
+struct Postgres {
+    child: std::process::Child,
+    url: String,
+    _dir: tempdir::Dir,
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn postgres_server() -> Option<Postgres> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let bin = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()
+        .and_then(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+                .filter(|b| b.join("initdb").exists())
+                .max_by_key(|b| {
+                    b.parent()
+                        .and_then(|v| v.file_name()?.to_str()?.parse::<u32>().ok())
+                        .unwrap_or(0)
+                })
+        })
+        .unwrap_or_default();
+    let exe = |name: &str| {
+        let p = bin.join(name);
+        if p.exists() {
+            p
+        } else {
+            std::path::PathBuf::from(name)
+        }
+    };
+    let dir = tempdir::Dir::new();
+    // As root: the server runs as an unprivileged user, which must write the directory.
+    let as_user = if std::fs::metadata(&dir.0).ok()?.uid() == 0 {
+        let user = ["postgres", "nobody"].into_iter().find(|u| {
+            std::process::Command::new("id")
+                .arg(u)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })?;
+        std::fs::set_permissions(&dir.0, std::fs::Permissions::from_mode(0o777)).ok()?;
+        Some(user)
+    } else {
+        None
+    };
+    let command = |program: std::path::PathBuf| match as_user {
+        Some(u) => {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", u, "--"]).arg(program);
+            c
+        }
+        None => std::process::Command::new(program),
+    };
+    let pwfile = dir.0.join("pw");
+    std::fs::write(&pwfile, "pg-secret-password\n").ok()?;
+    std::fs::set_permissions(&pwfile, std::fs::Permissions::from_mode(0o644)).ok()?;
+    let data = dir.0.join("data");
+    let init = command(exe("initdb"))
+        .arg("-D")
+        .arg(&data)
+        .args([
+            "-U",
+            "oauth",
+            "--auth=scram-sha-256",
+            "--no-sync",
+            "-E",
+            "UTF8",
+        ])
+        .arg(format!("--pwfile={}", pwfile.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output();
+    match init {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            eprintln!(
+                "skipped: initdb failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+            return None;
+        }
+        Err(_) => {
+            eprintln!("skipped: no PostgreSQL server (apt-get install postgresql)");
+            return None;
+        }
+    }
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+        l.local_addr().ok()?.port()
+    };
+    let child = command(exe("postgres"))
+        .arg("-D")
+        .arg(&data)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
+        .arg(&dir.0)
+        .args(["-c", "fsync=off", "-c", "max_connections=20"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let url = format!("postgres://oauth:pg-secret-password@127.0.0.1:{port}/postgres");
+    let pg = Postgres {
+        child,
+        url,
+        _dir: dir,
+    };
+    let probe: tokio_postgres::Config = pg.url.parse().ok()?;
+    for _ in 0..200 {
+        if probe.connect(tokio_postgres::NoTls).await.is_ok() {
+            return Some(pg);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    eprintln!("skipped: the PostgreSQL server did not start");
+    None
+}
+
+#[tokio::test]
+async fn two_instances_share_users_through_postgres() {
+    let Some(pg) = postgres_server().await else {
+        return;
+    };
+    let st = store::PostgresStore::parse(&pg.url).expect("url");
+    store_contract(&st).await;
+    assert!(!st.describe().contains("pg-secret-password"));
+    // The server drops every connection: the store reconnects on the next request.
+    let (admin, conn) = pg
+        .url
+        .parse::<tokio_postgres::Config>()
+        .expect("url")
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(conn);
+    let killed = admin
+        .query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE pid <> pg_backend_pid() AND application_name = 'openapi-mcp oauth-proxy'",
+            &[],
+        )
+        .await
+        .expect("terminate");
+    assert_eq!(killed.len(), 1, "the store's one connection");
+    st.put("code", "after", b"v".to_vec(), now() + 60)
+        .await
+        .expect("put after the connection was lost");
+    assert_eq!(
+        st.get("code", "after").await.expect("get"),
+        Some(b"v".to_vec())
+    );
+    // The table as the issue describes it, rows sealed by the proxy never readable in clear.
+    let cols: Vec<(String, String)> = admin
+        .query(
+            "SELECT column_name::text, data_type::text FROM information_schema.columns
+             WHERE table_name = 'openapi_mcp_oauth_proxy' ORDER BY ordinal_position",
+            &[],
+        )
+        .await
+        .expect("columns")
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let want = [
+        ("kind", "text"),
+        ("key", "text"),
+        ("value", "bytea"),
+        ("expires", "bigint"),
+    ];
+    assert_eq!(
+        cols,
+        want.map(|(a, b)| (a.to_string(), b.to_string())).to_vec()
+    );
+    // A user allowed only to read and write the table (no CREATE on the schema) uses it.
+    admin
+        .batch_execute(
+            "CREATE ROLE rw LOGIN PASSWORD 'rw-password';
+             GRANT SELECT, INSERT, UPDATE, DELETE ON openapi_mcp_oauth_proxy TO rw;",
+        )
+        .await
+        .expect("role");
+    let rw =
+        store::PostgresStore::parse(&pg.url.replace("oauth:pg-secret-password", "rw:rw-password"))
+            .expect("url");
+    rw.put("code", "rw", b"v".to_vec(), now() + 60)
+        .await
+        .expect("a table user writes");
+    assert_eq!(
+        st.take("code", "rw").await.expect("take"),
+        Some(b"v".to_vec())
+    );
+    // A wrong password: a clear error, and the password is not in it.
+    let wrong = pg.url.replace("pg-secret-password", "wrong-password-xyz");
+    let bad = store::PostgresStore::parse(&wrong).expect("url");
+    let e = bad.get("code", "k").await.expect_err("refused").to_string();
+    assert!(e.contains("password authentication failed"), "{e}");
+    assert!(!e.contains("wrong-password-xyz"), "{e}");
+    two_instances_share_users(&pg.url).await;
 }
