@@ -23,9 +23,22 @@
 # metadata -> AS metadata -> token -> tools/list -> a call against a recording upstream, and a 403
 # insufficient_scope answered by the SDK's step-up re-authorization (granted, or refused).
 #
+# OAuth proxy (oauth_proxy.mjs, #21): the proxy with --oauth-proxy as its clients' authorization
+# server, the API's own being Authlib's authorization-code server (tests/python/oauth_code_as.py).
+# The SDKs' own authorization-code support with an OAuthClientProvider whose
+# redirectToAuthorization follows the redirects as a signed-in browser would, then finishAuth:
+# SDK 2.x in both eras (2025-11-25 with dynamic registration, 2026-07-28 with a Client ID
+# Metadata Document served over https on 127.0.0.1 under a CA made by `openssl` for the run) and
+# SDK 1.x (dynamic registration): 401 -> metadata -> registration -> /authorize (PKCE S256, state,
+# resource) -> the API's sign-in -> /oauth/callback -> /token -> tools/list -> a call the
+# recording API answers with the user whose API token it got; a refused access token answered
+# by the SDK's refresh-token grant; no API token seen by the client, none in the proxy log.
+#
 # Node and the SDKs come pinned from the npm registry into target/ts-client (reused by later
 # runs). Needs `npm` and the built binary (built here when missing; OPENAPI_MCP_BIN overrides).
-# Needs python3 (>= 3.10) for the OAuth checks (OPENAPI_MCP_PY_VENV: the virtualenv to use).
+# Needs python3 (>= 3.10) for the OAuth checks (OPENAPI_MCP_PY_VENV: the virtualenv to use), and
+# `openssl` for the Client ID Metadata Document run (without it, that run registers instead and
+# says so).
 #
 # Usage: tests/typescript/run.sh [SPEC_OR_DIR...]
 #   With arguments, lists those specs with SDK 1.x instead (a directory: every *.json / *.yaml
@@ -71,7 +84,7 @@ JSON
     (cd "$cache" && npm install --no-audit --no-fund --loglevel=error --engine-strict=false)
     echo "$stamp_want" >"$cache/.installed"
 fi
-cp "$here/list.mjs" "$here/v2.mjs" "$here/oauth.mjs" "$cache/"
+cp "$here/list.mjs" "$here/v2.mjs" "$here/oauth.mjs" "$here/oauth_proxy.mjs" "$cache/"
 if [[ ! -x "$bin" ]]; then
     (cd "$root" && cargo build -p openapi-mcp-cli)
 fi
@@ -140,3 +153,5 @@ if [[ ! -x "$venv/bin/python" ]]; then
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check "$(grep -i '^authlib==' "$root/tests/python/requirements.txt")"
 "$node" "$cache/oauth.mjs" "$bin" "$venv/bin/python" "$root/tests/python"
+echo "== typescript: @modelcontextprotocol/client $client_version and @modelcontextprotocol/sdk $sdk_version, OAuth: authorization code through --oauth-proxy (Authlib as the API's AS)"
+"$node" "$cache/oauth_proxy.mjs" "$bin" "$venv/bin/python" "$root/tests/python"
