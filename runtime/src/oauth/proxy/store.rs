@@ -250,7 +250,7 @@ impl std::fmt::Debug for StoreSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StoreSpec::Sqlite(p) => write!(f, "sqlite:{}", p.display()),
-            StoreSpec::Redis(u) => match RedisStore::parse(u) {
+            StoreSpec::Redis(u) => match RedisUrl::parse(u) {
                 Ok(r) => f.write_str(&r.shown),
                 Err(_) => f.write_str("redis://<invalid>"),
             },
@@ -320,20 +320,37 @@ impl StoreSpec {
     }
 }
 
-/// A shared store for several instances: Redis 6.2 or later (`GETDEL`), over plain TCP
-/// (`redis://[:password@]host[:port][/db]`; for TLS put a tunnel in front). Records are keys
-/// `openapi-mcp:oauth-proxy:KIND:KEY` with Redis's own expiry (`SET … EXAT`), so every instance
-/// sees every record and Redis forgets expired ones itself.
+/// A shared store for several instances: Redis 6.2 or later (`GETDEL`), over TCP
+/// (`redis://[:password@]host[:port][/db]`) or TLS (`rediss://…[?ca=/path/ca.pem]`: the
+/// server's certificate is checked against the platform's roots, or only against the CA
+/// certificates in that PEM file). Records are keys `openapi-mcp:oauth-proxy:KIND:KEY` with
+/// Redis's own expiry (`SET … EXAT`), so every instance sees every record and Redis forgets
+/// expired ones itself.
 ///
 /// The client is ours (RESP, five commands, one connection re-established on failure) rather
-/// than a crate: these five commands are the whole need.
+/// than a crate: these five commands are the whole need. TLS is rustls, already built for
+/// reqwest.
 pub struct RedisStore {
     addr: String,
     password: Option<String>,
     db: u32,
     shown: String,
-    conn: tokio::sync::Mutex<Option<tokio::io::BufStream<tokio::net::TcpStream>>>,
+    tls: Option<RedisTls>,
+    conn: tokio::sync::Mutex<Option<RedisConn>>,
 }
+
+/// TLS to Redis: the client configuration and the name the certificate must have.
+struct RedisTls {
+    config: std::sync::Arc<rustls::ClientConfig>,
+    name: rustls::pki_types::ServerName<'static>,
+    /// `?ca=` when given (for errors).
+    ca: Option<PathBuf>,
+}
+
+/// A connection to Redis, plain or TLS.
+trait RedisIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> RedisIo for T {}
+type RedisConn = tokio::io::BufStream<Box<dyn RedisIo>>;
 
 /// One RESP reply.
 #[derive(Debug, PartialEq)]
@@ -343,17 +360,27 @@ enum Reply {
     Bulk(Option<Vec<u8>>),
 }
 
-impl RedisStore {
-    /// `redis://[:password@]host[:port][/db]`.
-    pub fn parse(url: &str) -> Result<Self, String> {
+/// What a Redis URL says, before anything is read or connected.
+struct RedisUrl {
+    host: String,
+    port: u16,
+    password: Option<String>,
+    db: u32,
+    tls: bool,
+    ca: Option<PathBuf>,
+    shown: String,
+}
+
+impl RedisUrl {
+    fn parse(url: &str) -> Result<Self, String> {
         // The URL is not repeated in the error: it may hold the password.
         let u = url::Url::parse(url).map_err(|e| format!("--oauth-store redis://…: {e}"))?;
-        if u.scheme() == "rediss" {
-            return Err("--oauth-store rediss:// (TLS) is not supported: reach Redis over a TLS tunnel (stunnel, a service mesh) as redis://".into());
-        }
+        let tls = u.scheme() == "rediss";
         let host = u
             .host_str()
             .ok_or("--oauth-store redis://: no host")?
+            .trim_start_matches('[')
+            .trim_end_matches(']')
             .to_string();
         let port = u.port().unwrap_or(6379);
         let db = u.path().trim_start_matches('/').parse::<u32>().unwrap_or(0);
@@ -365,11 +392,102 @@ impl RedisStore {
                     .into_owned()
             })
             .filter(|p| !p.is_empty());
-        Ok(RedisStore {
-            addr: format!("{host}:{port}"),
+        let mut ca = None;
+        for (k, v) in u.query_pairs() {
+            match &*k {
+                "ca" if tls && !v.is_empty() => ca = Some(PathBuf::from(&*v)),
+                "ca" => {
+                    return Err(
+                        "--oauth-store: ?ca= is for rediss:// (TLS) and names a PEM file".into(),
+                    );
+                }
+                other => {
+                    return Err(format!(
+                        "--oauth-store redis://…?{other}=: unknown option (rediss:// takes ?ca=/path/ca.pem)"
+                    ));
+                }
+            }
+        }
+        let scheme = if tls { "rediss" } else { "redis" };
+        let shown_host = if host.contains(':') {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let shown = match &ca {
+            Some(ca) => format!("{scheme}://{shown_host}:{port}/{db}?ca={}", ca.display()),
+            None => format!("{scheme}://{shown_host}:{port}/{db}"),
+        };
+        Ok(RedisUrl {
+            host,
+            port,
             password,
             db,
-            shown: format!("redis://{host}:{port}/{db}"),
+            tls,
+            ca,
+            shown,
+        })
+    }
+}
+
+/// The TLS client configuration for `rediss://`: the CA certificates of `ca` (PEM) only, or
+/// the platform's roots.
+fn redis_tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig, String> {
+    let provider = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(std::sync::Arc::clone(&provider))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("--oauth-store rediss://: TLS: {e}"))?;
+    let Some(ca) = ca else {
+        let verifier = rustls_platform_verifier::Verifier::new(provider)
+            .map_err(|e| format!("--oauth-store rediss://: the platform's CA certificates: {e}"))?;
+        return Ok(builder
+            .dangerous()
+            .with_custom_certificate_verifier(std::sync::Arc::new(verifier))
+            .with_no_client_auth());
+    };
+    use rustls::pki_types::{CertificateDer, pem::PemObject as _};
+    let bad =
+        |e: &dyn std::fmt::Display| format!("--oauth-store rediss://…?ca={}: {e}", ca.display());
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_file_iter(ca).map_err(|e| bad(&e))? {
+        roots
+            .add(cert.map_err(|e| bad(&e))?)
+            .map_err(|e| bad(&format!("not a CA certificate: {e}")))?;
+    }
+    if roots.is_empty() {
+        return Err(bad(&"no PEM certificate in it"));
+    }
+    Ok(builder.with_root_certificates(roots).with_no_client_auth())
+}
+
+impl RedisStore {
+    /// `redis://[:password@]host[:port][/db]` or `rediss://…[?ca=/path/ca.pem]` (the CA file
+    /// is read here).
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let u = RedisUrl::parse(url)?;
+        let tls = if u.tls {
+            let config = redis_tls_config(u.ca.as_deref())?;
+            let name = rustls::pki_types::ServerName::try_from(u.host.clone())
+                .map_err(|e| format!("--oauth-store rediss://{}: {e}", u.host))?;
+            Some(RedisTls {
+                config: std::sync::Arc::new(config),
+                name,
+                ca: u.ca.clone(),
+            })
+        } else {
+            None
+        };
+        let addr = if u.host.contains(':') {
+            format!("[{}]:{}", u.host, u.port)
+        } else {
+            format!("{}:{}", u.host, u.port)
+        };
+        Ok(RedisStore {
+            addr,
+            password: u.password,
+            db: u.db,
+            shown: u.shown,
+            tls,
             conn: tokio::sync::Mutex::new(None),
         })
     }
@@ -382,7 +500,7 @@ impl RedisStore {
         format!("openapi-mcp:oauth-proxy:{kind}:{key}").into_bytes()
     }
 
-    async fn connect(&self) -> Result<tokio::io::BufStream<tokio::net::TcpStream>, StoreError> {
+    async fn connect(&self) -> Result<RedisConn, StoreError> {
         let tcp = tokio::time::timeout(
             std::time::Duration::from_secs(5),
             tokio::net::TcpStream::connect(&self.addr),
@@ -391,7 +509,31 @@ impl RedisStore {
         .map_err(|_| self.err("connecting timed out"))?
         .map_err(|e| self.err(e))?;
         let _ = tcp.set_nodelay(true);
-        let mut s = tokio::io::BufStream::new(tcp);
+        let io: Box<dyn RedisIo> = match &self.tls {
+            None => Box::new(tcp),
+            Some(tls) => {
+                let connector =
+                    tokio_rustls::TlsConnector::from(std::sync::Arc::clone(&tls.config));
+                let stream = tokio::time::timeout(
+                    std::time::Duration::from_secs(5),
+                    connector.connect(tls.name.clone(), tcp),
+                )
+                .await
+                .map_err(|_| self.err("the TLS handshake timed out"))?
+                .map_err(|e| {
+                    let hint = match &tls.ca {
+                        Some(ca) => format!(
+                            "is the server's certificate issued by a CA in {} for this host name?",
+                            ca.display()
+                        ),
+                        None => "is the server's certificate issued by a CA this machine trusts for this host name? (or name its CA with ?ca=/path/ca.pem)".to_string(),
+                    };
+                    self.err(format!("TLS handshake: {e} ({hint})"))
+                })?;
+                Box::new(stream)
+            }
+        };
+        let mut s = tokio::io::BufStream::new(io);
         if let Some(p) = &self.password {
             expect_ok(self, roundtrip(&mut s, &[b"AUTH", p.as_bytes()]).await)?;
         }
@@ -445,10 +587,7 @@ fn expect_ok(
 }
 
 /// Writes a RESP command; reads one reply (`Err` inside: the server's error line).
-async fn roundtrip(
-    s: &mut tokio::io::BufStream<tokio::net::TcpStream>,
-    args: &[&[u8]],
-) -> std::io::Result<Result<Reply, String>> {
+async fn roundtrip(s: &mut RedisConn, args: &[&[u8]]) -> std::io::Result<Result<Reply, String>> {
     use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
     let mut out = format!("*{}\r\n", args.len()).into_bytes();
     for a in args {

@@ -146,7 +146,10 @@ fn configure_refuses_what_cannot_work() {
     assert!(err(a, &one, env(&[(STORE_KEY_ENV, "short")])).contains("at least 32 bytes"));
     // Stores this build does not have; a Redis password never shows.
     for store in [
-        "rediss://h:6380",
+        "rediss://h:6380?ca=/nonexistent/ca.pem",
+        "rediss://:hunter2-password@h:6380?ca=/dev/null",
+        "redis://:hunter2-password@h:6380?ca=/tmp/ca.pem",
+        "redis://:hunter2-password@h:6380?tls=1",
         "postgres://h/db",
         "postgres://u:hunter2-password@h/db?sslmode=require",
         "postgresql://u:hunter2-password@h:5432/db?bogus=1",
@@ -602,16 +605,17 @@ async fn a_client_metadata_document_is_a_client_when_it_names_itself() {
     assert!(fetch_client_document(&me, false).await.is_err());
 }
 
-/// A Redis server of this machine's (`redis-server` on PATH) on a free loopback port; `None`
-/// (and the test says it is skipped) without one.
-async fn redis_server() -> Option<(std::process::Child, String)> {
+/// A Redis server of this machine's (`redis-server` on PATH) on a free loopback port, with
+/// `extra` arguments; `None` (and the test says it is skipped) without one.
+async fn redis_server_with(extra: &[&str], tls_port: bool) -> Option<(std::process::Child, u16)> {
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
         l.local_addr().ok()?.port()
     };
+    let port_arg = if tls_port { "--tls-port" } else { "--port" };
     let child = std::process::Command::new("redis-server")
         .args([
-            "--port",
+            port_arg,
             &port.to_string(),
             "--bind",
             "127.0.0.1",
@@ -620,9 +624,10 @@ async fn redis_server() -> Option<(std::process::Child, String)> {
             "--appendonly",
             "no",
         ])
+        .args(extra)
         .stdout(std::process::Stdio::null())
         .spawn();
-    let Ok(child) = child else {
+    let Ok(mut child) = child else {
         eprintln!("skipped: no redis-server on PATH (apt-get install redis-server)");
         return None;
     };
@@ -631,11 +636,174 @@ async fn redis_server() -> Option<(std::process::Child, String)> {
             .await
             .is_ok()
         {
-            return Some((child, format!("redis://127.0.0.1:{port}")));
+            return Some((child, port));
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            eprintln!("skipped: redis-server {extra:?} exited ({status}): built without TLS?");
+            return None;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+    let _ = child.kill();
+    let _ = child.wait();
     None
+}
+
+async fn redis_server() -> Option<(std::process::Child, String)> {
+    let (child, port) = redis_server_with(&[], false).await?;
+    Some((child, format!("redis://127.0.0.1:{port}")))
+}
+
+/// A CA and a server certificate for 127.0.0.1 it issued (`ca.pem`, `server.pem`,
+/// `server.key`), and another CA (`other-ca.pem`), made with the `openssl` command; `None`
+/// (and the test says it is skipped) without it.
+fn tls_files(dir: &std::path::Path) -> Option<()> {
+    let run = |args: &[&str]| {
+        std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let ca = |name: &str| {
+        run(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            &format!("{name}.key"),
+            "-out",
+            &format!("{name}.pem"),
+            "-days",
+            "2",
+            "-subj",
+            &format!("/CN={name}"),
+        ])
+    };
+    if !ca("ca") {
+        eprintln!(
+            "skipped: no openssl command to make test certificates (apt-get install openssl)"
+        );
+        return None;
+    }
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n",
+    )
+    .ok()?;
+    let ok = ca("other-ca")
+        && run(&[
+            "req",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=127.0.0.1",
+        ])
+        && run(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            "server.pem",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+        ]);
+    ok.then_some(())
+}
+
+#[tokio::test]
+async fn two_instances_share_users_through_redis_over_tls() {
+    let dir = tempdir::Dir::new();
+    if tls_files(&dir.0).is_none() {
+        return;
+    }
+    let file = |n: &str| dir.0.join(n).display().to_string();
+    let Some((mut server, port)) = redis_server_with(
+        &[
+            "--port",
+            "0",
+            "--tls-cert-file",
+            &file("server.pem"),
+            "--tls-key-file",
+            &file("server.key"),
+            "--tls-ca-cert-file",
+            &file("ca.pem"),
+            "--tls-auth-clients",
+            "no",
+            "--requirepass",
+            "redis-tls-password",
+        ],
+        true,
+    )
+    .await
+    else {
+        return;
+    };
+    let url = format!(
+        "rediss://:redis-tls-password@127.0.0.1:{port}/?ca={}",
+        file("ca.pem")
+    );
+    let st = store::RedisStore::parse(&url).expect("url");
+    assert_eq!(
+        st.describe(),
+        format!("rediss://127.0.0.1:{port}/0?ca={}", file("ca.pem"))
+    );
+    store_contract(&st).await;
+    // A CA that did not issue the server's certificate: a clear error, no password in it.
+    let wrong = store::RedisStore::parse(&url.replace("ca.pem", "other-ca.pem")).expect("url");
+    let e = wrong
+        .get("code", "k")
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        e.contains("TLS handshake") && e.contains("UnknownIssuer"),
+        "{e}"
+    );
+    assert!(e.contains("other-ca.pem"), "{e}");
+    assert!(!e.contains("redis-tls-password"), "{e}");
+    // Without ?ca=, the platform's roots do not know this test CA either.
+    let platform =
+        store::RedisStore::parse(&format!("rediss://:redis-tls-password@127.0.0.1:{port}"))
+            .expect("url");
+    let e = platform
+        .get("code", "k")
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("TLS handshake"), "{e}");
+    // The right CA, the wrong password: Redis's own refusal.
+    let e = store::RedisStore::parse(&url.replace("redis-tls-password", "nope"))
+        .expect("url")
+        .get("code", "k")
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("WRONGPASS") || e.contains("invalid"), "{e}");
+    two_instances_share_users(&url).await;
+    let _ = server.kill();
+    let _ = server.wait();
 }
 
 #[tokio::test]
