@@ -405,6 +405,18 @@ async function dance({ sdk, era, user, proxy, as, upstream, cimd }) {
     `${user}: the API got GET /me with ${user}'s own API token (Authlib's)`,
   );
   check(!mcpTokens().some((t) => sent.authorization.includes(t)), `${user}: no MCP token reached the API`);
+  // The SDK asked for the scopes the protected resource metadata lists; the API's server granted
+  // them, so the tool needing pets:write goes through too, as the same user.
+  check(
+    a.get('scope') === 'pets:read pets:write' && provider._tokens.scope === 'pets:read pets:write',
+    `${user}: the SDK asked for and got the metadata's scopes_supported: ${provider._tokens.scope}`,
+  );
+  const added = await c.callTool({ name: 'per_add_pet', arguments: { name: 'rex' } });
+  const last = upstream.requests[upstream.requests.length - 1];
+  check(
+    !added.isError && JSON.stringify(added.content).replace(/[\s\\]/g, '').includes(`"owner":"${user}"`) && last.method === 'POST' && last.url === '/pets' && last.user === user,
+    `${user}: add_pet (pets:write) reached the API as POST /pets with ${user}'s token`,
+  );
 
   // The proxy refuses the access token (as it would after its 15 minutes): the SDK answers the 401
   // with its refresh token at the proxy's /token, by itself, and the call goes through.
