@@ -719,6 +719,15 @@ fn pg_error(e: &tokio_postgres::Error) -> String {
     }
 }
 
+/// Whether the connection is gone after `e`: closed, or ended by the server (a FATAL error:
+/// `pg_terminate_backend`, a shutdown, a restart; or a connection exception, SQLSTATE 08…).
+fn pg_lost(e: &tokio_postgres::Error) -> bool {
+    e.is_closed()
+        || e.as_db_error().is_some_and(|db| {
+            matches!(db.severity(), "FATAL" | "PANIC") || db.code().code().starts_with("08")
+        })
+}
+
 impl PostgresStore {
     /// `postgres://USER:PASSWORD@HOST[:PORT]/DB[?OPTION=VALUE…]` (or `postgresql://`).
     pub fn parse(url: &str) -> Result<Self, String> {
@@ -876,7 +885,7 @@ impl PostgresStore {
             .await;
             let lost = match result {
                 Ok(Ok(v)) => return Ok(v),
-                Ok(Err(e)) if e.is_closed() || conn.client.is_closed() => pg_error(&e),
+                Ok(Err(e)) if pg_lost(&e) || conn.client.is_closed() => pg_error(&e),
                 Ok(Err(e)) => return Err(self.err(pg_error(&e))),
                 Err(_) => "no answer within 5 s".to_string(),
             };
