@@ -17,7 +17,9 @@ Checked:
 - two users signed in concurrently, calls interleaved: every call reaches the API with that
   user's API token only (the API names the user back), never with an MCP token;
 - the API's token expires: the next call renews it at the tokenUrl (refresh_token grant) and
-  goes on; the MCP client's refresh at the proxy's /token works too;
+  goes on; the MCP client's refresh at the proxy's /token works too; the rotated refresh token
+  presented again revokes the grant (invalid_grant; the newer access token's calls say to sign
+  in again and send nothing; the newer refresh token is refused);
 - no API token, MCP token or client secret in results, logs or the audit log; none in clear
   in the SQLite store.
 
@@ -277,8 +279,10 @@ async def user_session(proxy: Proxy, asrv: CodeAuthServer, user: str, calls: int
     return storage
 
 
-async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, user: str) -> None:
-    """The API's token expired meanwhile: the call renews it. Then the MCP client's own refresh."""
+async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, user: str, upstream) -> list:
+    """The API's token expired meanwhile: the call renews it. Then the MCP client's own refresh,
+    and a replay of the rotated refresh token, which revokes the grant (RFC 9700 §4.14.2).
+    Returns what the API got before the revocation."""
     browser = Browser(user, asrv)
     async with httpx2.AsyncClient(auth=provider(proxy, browser, storage), timeout=30) as hc:
         async with Client(streamable_http_client(proxy.url, http_client=hc)) as client:
@@ -291,8 +295,6 @@ async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, us
     form = {"grant_type": "refresh_token", "refresh_token": old.refresh_token, "client_id": storage.info.client_id}
     t = raw("POST", f"{proxy.origin}/token", data=form)
     check(t.status_code == 200 and t.json()["access_token"] != old.access_token, "the proxy's refresh_token grant issues a new token")
-    again = raw("POST", f"{proxy.origin}/token", data=form)
-    check(again.status_code == 400 and again.json()["error"] == "invalid_grant", "a proxy refresh token is used once (rotation)")
     token = t.json()["access_token"]
     h = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}",
          "MCP-Protocol-Version": "2025-11-25"}
@@ -300,11 +302,24 @@ async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, us
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
     h["Mcp-Session-Id"] = init.headers.get("mcp-session-id", "")
     raw("POST", proxy.url, headers=h, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-    r = raw("POST", proxy.url, headers=h, json={"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                                "params": {"name": "per_get_me", "arguments": {}}})
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "per_get_me", "arguments": {}}}
+    r = raw("POST", proxy.url, headers=h, json=call)
     body = r.text.replace(" ", "").replace('\\"', '"')
     check(init.status_code == 200 and r.status_code == 200 and f'"login":"{user}"' in body,
           f"{user}: the refreshed MCP token calls get_me as {user}: {r.status_code} {r.text[:160]}")
+    sent = upstream.take()
+    again = raw("POST", f"{proxy.origin}/token", data=form)
+    check(again.status_code == 400 and again.json()["error"] == "invalid_grant" and "revoked" in again.json().get("error_description", ""),
+          "the rotated refresh token presented again: invalid_grant, and its grant is revoked (RFC 9700 §4.14.2)")
+    r = raw("POST", proxy.url, headers=h, json={**call, "id": 3})
+    body = r.text.replace(" ", "").replace('\\"', '"')
+    check(r.status_code == 200 and '"isError":true' in body and "Signinagain" in body and '"login"' not in body
+          and upstream.take() == [],
+          f"{user}: the newer MCP token still passes the gate, but the grant is gone: the call says to sign in again, nothing reaches the API")
+    newer = raw("POST", f"{proxy.origin}/token", data={**form, "refresh_token": t.json()["refresh_token"]})
+    check(newer.status_code == 400 and newer.json()["error"] == "invalid_grant",
+          f"{user}: the newer refresh token of the revoked grant is refused too")
+    return sent
 
 
 def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -> list[str]:
@@ -317,7 +332,9 @@ def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -
         return []
     print("[two instances, one Redis store]")
     port = free_port()
-    redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    redis_password = "redis-password-for-the-e2e-test"
+    redis = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                              "--requirepass", redis_password],
                              stdout=subprocess.DEVNULL)
     tokens: list[str] = []
     try:
@@ -327,7 +344,7 @@ def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -
                 break
             except OSError:
                 time.sleep(0.05)
-        store = f"redis://127.0.0.1:{port}"
+        store = f"redis://:{redis_password}@127.0.0.1:{port}"
         a = Proxy(args.bin, spec_path, base, store)
         b = Proxy(args.bin, spec_path, base, store, public=a.origin)
         asrv.allow_redirect(f"{a.origin}/oauth/callback")
@@ -352,11 +369,13 @@ def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -
             tokens.append(t.json().get("access_token", ""))
             t = raw("POST", f"{a.listen}/token", data={"grant_type": "refresh_token", "client_id": storage.info.client_id,
                                                         "refresh_token": storage.tokens.refresh_token})
-            check(t.status_code == 400, "and instance A then refuses it (one use across instances)")
+            check(t.status_code == 400 and "revoked" in t.json().get("error_description", ""),
+                  "and instance A then refuses it (one use across instances) and revokes the grant: a replay")
         finally:
             text = a.stop() + b.stop()
-        check(not any(tok and tok in text for tok in tokens) and f"{port}" in "".join(a.log) and UPSTREAM_SECRET not in text,
-              "no token or secret in either instance's logs")
+        check(not any(tok and tok in text for tok in tokens) and f"redis://127.0.0.1:{port}/0" in "".join(a.log)
+              and UPSTREAM_SECRET not in text and redis_password not in text,
+              "no token or secret in either instance's logs (the store is named without its password)")
     finally:
         redis.terminate()
         redis.wait(timeout=10)
@@ -411,9 +430,8 @@ def main() -> int:
         print("[the API token expires]")
         time.sleep(EXPIRES_IN + 1)
         before = asrv.grants_seen.count("refresh_token")
-        asyncio.run(refresh_checks(proxy, asrv, alice, "alice"))
+        sent = asyncio.run(refresh_checks(proxy, asrv, alice, "alice", upstream))
         check(asrv.grants_seen.count("refresh_token") > before, "the proxy renewed alice's API token at the tokenUrl (refresh_token grant)")
-        sent = upstream.take()
         check(sent and all(r["user"] == "alice" for r in sent), "after renewal, alice's calls carry alice's new API token")
         mcp_tokens += shared_store_checks(args, asrv, spec_path, f"http://127.0.0.1:{upstream.port}")
     finally:

@@ -193,6 +193,12 @@ const PENDING: &str = "pending";
 const CODE: &str = "code";
 const GRANT: &str = "grant";
 const REFRESH: &str = "refresh";
+/// A proxy refresh token spent by its rotation (keyed by its hash, kept until the token would
+/// have expired): presented again, it revokes its grant.
+const REFRESH_USED: &str = "refresh-used";
+/// A grant revoked (keyed by the grant id): a renewal racing with the revocation does not bring
+/// it back.
+const REVOKED: &str = "revoked";
 const CIMD: &str = "cimd";
 
 /// How long a fetched client metadata document is used before it is fetched again.
@@ -402,6 +408,15 @@ struct Refresh {
     grant: String,
     scopes: Vec<String>,
     resource: String,
+    /// When it expires (Unix seconds; 0 in records written before this was kept).
+    #[serde(default)]
+    expires: u64,
+}
+
+/// A refresh token already rotated: the grant it belonged to.
+#[derive(Serialize, Deserialize)]
+struct UsedRefresh {
+    grant: String,
 }
 
 /// The claims of the proxy's access tokens.
@@ -524,6 +539,15 @@ impl OAuthProxy {
         self.open(kind, key, v)
     }
 
+    /// Revokes a grant: the user's API tokens are forgotten, so every refresh token and
+    /// access token of the grant is refused from now on (at `/token`, and for tool calls, which
+    /// say to sign in again). The revocation mark goes first: a renewal of the API token that
+    /// is writing the grant back meanwhile sees it and deletes the grant again.
+    async fn revoke(&self, grant: &str) -> Result<(), StoreError> {
+        self.put(REVOKED, grant, &true, GRANT_TTL).await?;
+        self.store.delete(GRANT, grant).await
+    }
+
     /// The authorization server metadata (RFC 8414).
     pub fn metadata(&self) -> serde_json::Value {
         let i = &self.cfg.issuer;
@@ -629,6 +653,7 @@ impl OAuthProxy {
                 grant: grant.to_string(),
                 scopes: scopes.to_vec(),
                 resource: resource.to_string(),
+                expires: t + REFRESH_TTL,
             },
             REFRESH_TTL,
         )
@@ -704,6 +729,16 @@ impl OAuthProxy {
                 self.put(GRANT, grant_id, &renewed, GRANT_TTL)
                     .await
                     .map_err(unavailable)?;
+                // Revoked while the API was renewing it: not brought back.
+                if self
+                    .get::<bool>(REVOKED, grant_id)
+                    .await
+                    .map_err(unavailable)?
+                    .is_some()
+                {
+                    let _ = self.store.delete(GRANT, grant_id).await;
+                    return Err(gone());
+                }
                 tracing::debug!("oauth-proxy: renewed a user's API token");
                 Ok(t.access_token)
             }
@@ -1329,13 +1364,44 @@ async fn token(
                     "no refresh_token",
                 );
             };
-            let record: Refresh = match p.take(REFRESH, &hashed(rt)).await {
+            let key = hashed(rt);
+            let record: Refresh = match p.take(REFRESH, &key).await {
                 Ok(Some(r)) => r,
                 Ok(None) => {
-                    return invalid_grant("the refresh token is unknown, used already or expired");
+                    // A rotated refresh token presented again: one of its two holders is not
+                    // the client it was issued to. The grant is revoked; the user authorizes
+                    // again (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
+                    return match p.get::<UsedRefresh>(REFRESH_USED, &key).await {
+                        Ok(Some(used)) => {
+                            if let Err(e) = p.revoke(&used.grant).await {
+                                return server_error(e);
+                            }
+                            tracing::warn!(
+                                grant = %used.grant,
+                                "oauth-proxy: a refresh token was presented again after its rotation; its grant is revoked (the user must authorize again)"
+                            );
+                            invalid_grant(
+                                "the refresh token was used already; the authorization behind it is revoked: authorize again",
+                            )
+                        }
+                        Ok(None) => invalid_grant("the refresh token is unknown or expired"),
+                        Err(e) => server_error(e),
+                    };
                 }
                 Err(e) => return server_error(e),
             };
+            // Spent: remembered until it would have expired, so that a replay is caught.
+            let ttl = if record.expires > now() {
+                record.expires - now()
+            } else {
+                REFRESH_TTL
+            };
+            let used = UsedRefresh {
+                grant: record.grant.clone(),
+            };
+            if let Err(e) = p.put(REFRESH_USED, &key, &used, ttl).await {
+                return server_error(e);
+            }
             if record.client_id != client_id {
                 return invalid_grant("the refresh token was issued to another client");
             }

@@ -605,6 +605,194 @@ async fn a_client_metadata_document_is_a_client_when_it_names_itself() {
     assert!(fetch_client_document(&me, false).await.is_err());
 }
 
+async fn register_public_client(p: &Arc<OAuthProxy>) -> String {
+    let reg = axum::http::Request::post("/register")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(
+            r#"{"redirect_uris":["http://127.0.0.1:5000/cb"],"token_endpoint_auth_method":"none"}"#,
+        ))
+        .expect("request");
+    body_json(send(p, reg).await).await["client_id"]
+        .as_str()
+        .expect("id")
+        .to_string()
+}
+
+fn refresh_form(client_id: &str, rt: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::post("/token")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from(format!(
+            "grant_type=refresh_token&client_id={client_id}&refresh_token={rt}"
+        )))
+        .expect("request")
+}
+
+fn live_grant(token: &str) -> Grant {
+    Grant {
+        access_token: token.into(),
+        refresh_token: Some(format!("{token}-refresh")),
+        expires_at: Some(now() + 3600),
+        issued_at: now(),
+        client_id: "c".into(),
+    }
+}
+
+#[tokio::test]
+async fn a_rotated_refresh_token_presented_again_revokes_its_grant() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let cid = register_public_client(&p).await;
+    p.put(GRANT, "grant-1", &live_grant("api-token-1"), GRANT_TTL)
+        .await
+        .expect("put");
+    p.put(GRANT, "grant-2", &live_grant("api-token-2"), GRANT_TTL)
+        .await
+        .expect("put");
+    let first = p
+        .issue(&cid, "grant-1", &["repo".into()], &p.config().resource)
+        .await
+        .expect("issued");
+    let rt1 = first["refresh_token"].as_str().expect("rt").to_string();
+    // The legitimate rotation: a new pair, the grant still serves calls.
+    let resp = send(&p, refresh_form(&cid, &rt1)).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let second = body_json(resp).await;
+    let rt2 = second["refresh_token"].as_str().expect("rt").to_string();
+    assert_ne!(rt1, rt2);
+    let caller = Caller::new("grant-1".into(), "mcp-token", None);
+    assert_eq!(
+        p.credential(&caller, "oauth").await,
+        Ok(Some("api-token-1".into()))
+    );
+    // An unknown token revokes nothing.
+    let resp = send(&p, refresh_form(&cid, "never-issued")).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "invalid_grant");
+    assert!(!e.to_string().contains("revoked"), "{e}");
+    assert!(p.credential(&caller, "oauth").await.is_ok());
+    // The spent token again (an attacker's copy, or the client's): invalid_grant, and the
+    // whole grant is revoked.
+    let resp = send(&p, refresh_form(&cid, &rt1)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "invalid_grant");
+    assert!(
+        e["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("revoked") && d.contains("authorize again")),
+        "{e}"
+    );
+    assert!(!e.to_string().contains(&rt1), "no token in the answer");
+    // The user's API tokens are gone; calls with the newer access token say to sign in again.
+    assert!(
+        p.get::<Grant>(GRANT, "grant-1")
+            .await
+            .expect("get")
+            .is_none()
+    );
+    let err = p.credential(&caller, "oauth").await.expect_err("revoked");
+    assert!(err.to_string().contains("Sign in again"), "{err}");
+    // The newer refresh token, live until now, is refused too (and is then spent).
+    let resp = send(&p, refresh_form(&cid, &rt2)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_json(resp).await["error"], "invalid_grant");
+    // Another user's grant is untouched.
+    assert_eq!(
+        p.credential(&Caller::new("grant-2".into(), "t", None), "oauth")
+            .await,
+        Ok(Some("api-token-2".into()))
+    );
+    // The mark of a spent token is sealed and keyed by its hash, and expires with the token.
+    assert!(
+        p.store
+            .get(REFRESH_USED, &rt1)
+            .await
+            .expect("get")
+            .is_none()
+    );
+    let sealed = p
+        .store
+        .get(REFRESH_USED, &hashed(&rt1))
+        .await
+        .expect("get")
+        .expect("the mark");
+    assert!(!sealed.windows(7).any(|w| w == b"grant-1"));
+    // A grant revoked while a renewal writes it back: the mark is there for the renewal to see.
+    assert_eq!(
+        p.get::<bool>(REVOKED, "grant-1").await.expect("get"),
+        Some(true)
+    );
+}
+
+#[tokio::test]
+async fn a_grant_revoked_while_its_api_token_is_renewed_stays_revoked() {
+    // The API's token endpoint: the revocation lands while it is renewing the user's token.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let slot: Arc<std::sync::OnceLock<Arc<OAuthProxy>>> = Arc::default();
+    let in_handler = Arc::clone(&slot);
+    let app = axum::Router::new().route(
+        "/token",
+        axum::routing::post(move || {
+            let slot = Arc::clone(&in_handler);
+            async move {
+                if let Some(p) = slot.get() {
+                    p.revoke("grant-1").await.expect("revoked");
+                }
+                axum::Json(serde_json::json!({
+                    "access_token": "api-token-renewed", "token_type": "bearer", "expires_in": 3600
+                }))
+            }
+        }),
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let (_d, store) = temp_store();
+    let schemes = [code_scheme(
+        "oauth",
+        "https://as.example.com/authorize",
+        &format!("http://{addr}/token"),
+    )];
+    let cfg = configure(
+        args(&store),
+        &schemes,
+        &base(),
+        env(&[(STORE_KEY_ENV, KEY), (UPSTREAM_SECRET_ENV, "up-secret")]),
+    )
+    .expect("configured");
+    let p = Arc::new(OAuthProxy::new(cfg).expect("opened"));
+    let expired = Grant {
+        expires_at: Some(now() - 5),
+        issued_at: now() - 100,
+        ..live_grant("api-token-old")
+    };
+    let caller = Caller::new("grant-1".into(), "mcp-token", None);
+    // Without a revocation, the renewal serves the call.
+    p.put(GRANT, "grant-1", &expired, GRANT_TTL)
+        .await
+        .expect("put");
+    assert_eq!(
+        p.credential(&caller, "oauth").await,
+        Ok(Some("api-token-renewed".into()))
+    );
+    // Revoked during the renewal: the renewed token is not written back, the call says to sign
+    // in again.
+    p.put(GRANT, "grant-1", &expired, GRANT_TTL)
+        .await
+        .expect("put");
+    let _ = slot.set(Arc::clone(&p));
+    let e = p.credential(&caller, "oauth").await.expect_err("revoked");
+    assert!(e.to_string().contains("Sign in again"), "{e}");
+    assert!(
+        p.get::<Grant>(GRANT, "grant-1")
+            .await
+            .expect("get")
+            .is_none()
+    );
+}
+
 /// A Redis server of this machine's (`redis-server` on PATH) on a free loopback port, with
 /// `extra` arguments; `None` (and the test says it is skipped) without one.
 async fn redis_server_with(extra: &[&str], tls_port: bool) -> Option<(std::process::Child, u16)> {
@@ -872,6 +1060,23 @@ async fn two_instances_share_users(url: &str) {
         resp.status(),
         StatusCode::BAD_REQUEST,
         "and it is spent on both"
+    );
+    // That was a replay of a rotated token: the grant is revoked for both instances.
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "invalid_grant");
+    assert!(
+        e["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("revoked")),
+        "{e}"
+    );
+    assert!(
+        b.credential(&caller, "oauth").await.is_err(),
+        "revoked on B"
+    );
+    assert!(
+        a.credential(&caller, "oauth").await.is_err(),
+        "revoked on A"
     );
 }
 
