@@ -65,7 +65,7 @@ fn main() -> ExitCode {
         }
         _ => Vec::new(),
     };
-    init_logging(cli.verbose);
+    let _log = init_logging(cli.verbose);
     // `proxy` over stdio serves one client: a single-threaded runtime keeps each call on one
     // thread (no hand-offs between workers) and lets the memory freed after loading the spec be
     // reused by what follows (glibc gives each worker thread its own arena).
@@ -123,6 +123,6 @@ fn report(err: &anyhow::Error) -> ExitStatus {
     status
 }
 
-fn init_logging(verbose: u8) {
-    openapi_mcp_runtime::serve::init_logging(verbose);
+fn init_logging(verbose: u8) -> openapi_mcp_runtime::serve::LogGuard {
+    openapi_mcp_runtime::serve::init_logging(verbose)
 }

@@ -1450,7 +1450,7 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
         Ok(c) => c,
         Err(e) => e.exit(),
     };
-    init_logging(cli.verbose);
+    let _log = init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -1500,9 +1500,19 @@ pub fn report(err: &(dyn std::error::Error + 'static)) -> crate::exit::ExitStatu
 #[error("reading the embedded tool definitions (src/api.json)")]
 struct EmbeddedToolSetError(#[source] openapi_mcp_toolset::api_file::ApiFileError);
 
+/// Keeps the log writer's thread until it is dropped, then writes what is queued (hold it until
+/// the program returns).
+#[must_use = "log lines still queued are lost unless the guard lives until the program returns"]
+pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::WorkerGuard>);
+
 /// Logs to stderr: `info` by default (rmcp's own lines only as errors), `-v` debug, `-vv` trace;
 /// `RUST_LOG` overrides.
-pub fn init_logging(verbose: u8) {
+///
+/// Lines go through a queue to a writer thread that writes each batch it finds queued in one
+/// `write` (a buffered stderr flushed when the queue is empty), so a call's log line costs the
+/// serving threads no system call, and a stalled reader of stderr (a full pipe, a slow log
+/// collector) never stalls a call: past 128,000 queued lines, lines are dropped instead.
+pub fn init_logging(verbose: u8) -> LogGuard {
     use tracing_subscriber::EnvFilter;
     // rmcp's own lines (handshakes, stream ends, a warning for every error answered to a client,
     // such as an unknown tool) are noise for users at the default level; -v shows them.
@@ -1512,12 +1522,18 @@ pub fn init_logging(verbose: u8) {
         _ => "trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .lossy(true)
+        .thread_name("openapi-mcp-log")
+        .finish(std::io::BufWriter::new(std::io::stderr()));
+    let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(writer)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
-        .try_init();
+        .try_init()
+        .is_ok();
+    LogGuard(installed.then_some(guard))
 }
 
 #[cfg(test)]
