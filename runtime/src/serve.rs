@@ -120,7 +120,8 @@ pub struct ServeArgs {
     /// sqlite:PATH (default: oauth-proxy.sqlite3 in $OPENAPI_MCP_DATA_DIR, else
     /// $XDG_DATA_HOME/openapi-mcp, else ~/.local/share/openapi-mcp), or
     /// redis://[:PASSWORD@]HOST[:PORT][/DB] (rediss://…[?ca=CA.pem] for TLS) or
-    /// postgres://USER:PASSWORD@HOST[:PORT]/DB shared by instances on several hosts.
+    /// postgres://USER:PASSWORD@HOST[:PORT]/DB[?sslmode=verify-full[&sslrootcert=CA.pem]],
+    /// shared by instances on several hosts.
     #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
     pub oauth_store: Option<String>,
     /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).

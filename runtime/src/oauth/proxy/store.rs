@@ -254,7 +254,7 @@ impl std::fmt::Debug for StoreSpec {
                 Ok(r) => f.write_str(&r.shown),
                 Err(_) => f.write_str("redis://<invalid>"),
             },
-            StoreSpec::Postgres(u) => match PostgresStore::parse(u) {
+            StoreSpec::Postgres(u) => match PgUrl::parse(u) {
                 Ok(p) => f.write_str(&p.shown),
                 Err(_) => f.write_str("postgres://<invalid>"),
             },
@@ -680,18 +680,209 @@ impl Store for RedisStore {
 
 /// A shared store for several instances: PostgreSQL (9.5 or later: `ON CONFLICT`,
 /// `DELETE … RETURNING`), `postgres://USER:PASSWORD@HOST:PORT/DB` (or `postgresql://`, or
-/// libpq's `key=value` options in the query: `?connect_timeout=10&application_name=x`), without
-/// TLS: a private network, loopback, or a TLS tunnel. One table, `openapi_mcp_oauth_proxy
-/// (kind, key, value bytea, expires bigint, PRIMARY KEY (kind, key))`, created when missing on
-/// every new connection; expired rows are never read and are deleted every 256 writes.
+/// libpq's `key=value` options in the query: `?connect_timeout=10&application_name=x`). With
+/// `sslmode=require` or `verify-full` (and `sslrootcert=/path/ca.pem` for an operator's CA, else
+/// the platform's roots), over TLS (rustls, the certificate and host name always checked);
+/// otherwise plain. One table, `openapi_mcp_oauth_proxy (kind, key, value bytea, expires
+/// bigint, PRIMARY KEY (kind, key))`, created when missing; expired rows are never read and are
+/// deleted every 256 writes.
 ///
 /// One connection (`tokio-postgres` pipelines the concurrent queries of all tasks over it),
 /// made again on the next request when it was lost.
 pub struct PostgresStore {
     config: tokio_postgres::Config,
     shown: String,
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// `sslrootcert=` when given (for errors).
+    ca: Option<PathBuf>,
     conn: tokio::sync::Mutex<Option<std::sync::Arc<PgConn>>>,
     puts: std::sync::atomic::AtomicU64,
+}
+
+/// `tokio-postgres`'s TLS hooks over `tokio-rustls`, with the Redis store's rustls
+/// configuration (no channel binding: SCRAM without `-PLUS`).
+#[derive(Clone)]
+struct PgTls(std::sync::Arc<rustls::ClientConfig>);
+
+struct PgTlsConnect {
+    connector: tokio_rustls::TlsConnector,
+    name: rustls::pki_types::ServerName<'static>,
+}
+
+struct PgTlsStream(tokio_rustls::client::TlsStream<tokio_postgres::Socket>);
+
+impl tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket> for PgTls {
+    type Stream = PgTlsStream;
+    type TlsConnect = PgTlsConnect;
+    type Error = rustls::pki_types::InvalidDnsNameError;
+
+    fn make_tls_connect(&mut self, domain: &str) -> Result<PgTlsConnect, Self::Error> {
+        Ok(PgTlsConnect {
+            connector: tokio_rustls::TlsConnector::from(std::sync::Arc::clone(&self.0)),
+            name: rustls::pki_types::ServerName::try_from(domain.to_string())?,
+        })
+    }
+}
+
+impl tokio_postgres::tls::TlsConnect<tokio_postgres::Socket> for PgTlsConnect {
+    type Stream = PgTlsStream;
+    type Error = std::io::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = std::io::Result<PgTlsStream>> + Send>>;
+
+    fn connect(self, stream: tokio_postgres::Socket) -> Self::Future {
+        Box::pin(async move {
+            self.connector
+                .connect(self.name, stream)
+                .await
+                .map(PgTlsStream)
+        })
+    }
+}
+
+impl tokio::io::AsyncRead for PgTlsStream {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for PgTlsStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+impl tokio_postgres::tls::TlsStream for PgTlsStream {
+    fn channel_binding(&self) -> tokio_postgres::tls::ChannelBinding {
+        tokio_postgres::tls::ChannelBinding::none()
+    }
+}
+
+/// What a PostgreSQL URL says, before anything is read or connected: the client configuration
+/// (with `sslmode` and `sslrootcert` taken out), whether TLS is required, the CA file, and the
+/// URL as shown (no password).
+struct PgUrl {
+    config: tokio_postgres::Config,
+    tls: bool,
+    ca: Option<PathBuf>,
+    shown: String,
+}
+
+impl PgUrl {
+    fn parse(url: &str) -> Result<Self, String> {
+        // sslmode and sslrootcert are ours: tokio-postgres knows neither verify-full nor
+        // sslrootcert. The URL is not repeated in errors: it may hold the password.
+        let (base, query) = url.split_once('?').unwrap_or((url, ""));
+        let mut rest = Vec::new();
+        let mut mode = None;
+        let mut ca = None;
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            let v = percent_encoding::percent_decode_str(v)
+                .decode_utf8_lossy()
+                .into_owned();
+            match k {
+                "sslmode" => mode = Some(v),
+                "sslrootcert" if !v.is_empty() => ca = Some(PathBuf::from(v)),
+                _ => rest.push(pair),
+            }
+        }
+        let tls = match mode.as_deref() {
+            None | Some("disable" | "allow" | "prefer") => false,
+            Some("require" | "verify-ca" | "verify-full") => true,
+            Some(other) => {
+                return Err(format!(
+                    "--oauth-store postgres://…?sslmode={other}: use disable (plain) or require/verify-full (TLS, the certificate always checked)"
+                ));
+            }
+        };
+        if ca.is_some() && !tls {
+            return Err(
+                "--oauth-store postgres://…?sslrootcert=: needs sslmode=require or verify-full"
+                    .into(),
+            );
+        }
+        let url = if rest.is_empty() {
+            base.to_string()
+        } else {
+            format!("{base}?{}", rest.join("&"))
+        };
+        let mut config: tokio_postgres::Config = url
+            .parse()
+            .map_err(|e| format!("--oauth-store postgres://…: {}", pg_error(&e)))?;
+        config.ssl_mode(if tls {
+            tokio_postgres::config::SslMode::Require
+        } else {
+            tokio_postgres::config::SslMode::Disable
+        });
+        if config.get_hosts().is_empty() {
+            return Err("--oauth-store postgres://: no host".into());
+        }
+        if config.get_user().is_none() {
+            return Err(
+                "--oauth-store postgres://: no user (postgres://USER:PASSWORD@HOST/DB)".into(),
+            );
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(5));
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("openapi-mcp oauth-proxy");
+        }
+        let hosts: Vec<String> = config
+            .get_hosts()
+            .iter()
+            .map(|h| match h {
+                tokio_postgres::config::Host::Tcp(name) => name.clone(),
+                #[cfg(unix)]
+                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+            })
+            .collect();
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let mut shown = format!(
+            "postgres://{}@{}:{port}/{}",
+            config.get_user().unwrap_or(""),
+            hosts.join(","),
+            config
+                .get_dbname()
+                .or(config.get_user())
+                .unwrap_or_default()
+        );
+        if tls {
+            shown.push_str("?sslmode=verify-full");
+            if let Some(ca) = &ca {
+                shown.push_str(&format!("&sslrootcert={}", ca.display()));
+            }
+        }
+        Ok(PgUrl {
+            config,
+            tls,
+            ca,
+            shown,
+        })
+    }
 }
 
 /// A live connection and its prepared statements.
@@ -729,52 +920,24 @@ fn pg_lost(e: &tokio_postgres::Error) -> bool {
 }
 
 impl PostgresStore {
-    /// `postgres://USER:PASSWORD@HOST[:PORT]/DB[?OPTION=VALUE…]` (or `postgresql://`).
+    /// `postgres://USER:PASSWORD@HOST[:PORT]/DB[?OPTION=VALUE…]` (or `postgresql://`); with
+    /// TLS, the `sslrootcert` file is read here.
     pub fn parse(url: &str) -> Result<Self, String> {
-        // The URL is not repeated in errors: it may hold the password.
-        let mut config: tokio_postgres::Config = url
-            .parse()
-            .map_err(|e| format!("--oauth-store postgres://…: {}", pg_error(&e)))?;
-        if config.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
-            return Err("--oauth-store postgres://…?sslmode=require: this build speaks to PostgreSQL without TLS; reach it on a private network or loopback, or through a TLS tunnel (stunnel, a service mesh), with sslmode=disable".into());
-        }
-        if config.get_hosts().is_empty() {
-            return Err("--oauth-store postgres://: no host".into());
-        }
-        if config.get_user().is_none() {
-            return Err(
-                "--oauth-store postgres://: no user (postgres://USER:PASSWORD@HOST/DB)".into(),
-            );
-        }
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(std::time::Duration::from_secs(5));
-        }
-        if config.get_application_name().is_none() {
-            config.application_name("openapi-mcp oauth-proxy");
-        }
-        let hosts: Vec<String> = config
-            .get_hosts()
-            .iter()
-            .map(|h| match h {
-                tokio_postgres::config::Host::Tcp(name) => name.clone(),
-                #[cfg(unix)]
-                tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
-            })
-            .collect();
-        let ports = config.get_ports();
-        let port = ports.first().copied().unwrap_or(5432);
-        let shown = format!(
-            "postgres://{}@{}:{port}/{}",
-            config.get_user().unwrap_or(""),
-            hosts.join(","),
-            config
-                .get_dbname()
-                .or(config.get_user())
-                .unwrap_or_default()
-        );
+        let u = PgUrl::parse(url)?;
+        let tls = if u.tls {
+            let config = redis_tls_config(u.ca.as_deref()).map_err(|e| {
+                e.replace("rediss://…?ca=", "postgres://…?sslrootcert=")
+                    .replace("rediss://", "postgres://")
+            })?;
+            Some(std::sync::Arc::new(config))
+        } else {
+            None
+        };
         Ok(PostgresStore {
-            config,
-            shown,
+            config: u.config,
+            shown: u.shown,
+            tls,
+            ca: u.ca,
             conn: tokio::sync::Mutex::new(None),
             puts: Default::default(),
         })
@@ -786,18 +949,46 @@ impl PostgresStore {
 
     /// Connects, creates the table when missing and prepares the statements.
     async fn connect(&self) -> Result<PgConn, StoreError> {
-        let (client, connection) = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            self.config.connect(tokio_postgres::NoTls),
-        )
-        .await
-        .map_err(|_| self.err("connecting timed out"))?
-        .map_err(|e| self.err(pg_error(&e)))?;
-        tokio::spawn(async move {
-            if let Err(e) = connection.await {
+        let timeout = std::time::Duration::from_secs(10);
+        let timed_out = |_| self.err("connecting timed out");
+        let failed = |e: tokio_postgres::Error| match &self.tls {
+            Some(_) if e.to_string().contains("TLS") => {
+                let hint = match &self.ca {
+                    Some(ca) => format!(
+                        "is the server's certificate issued by a CA in {} for this host name?",
+                        ca.display()
+                    ),
+                    None => "is the server's certificate issued by a CA this machine trusts for this host name? (or name its CA with sslrootcert=/path/ca.pem)".to_string(),
+                };
+                self.err(format!("{} ({hint})", pg_error(&e)))
+            }
+            _ => self.err(pg_error(&e)),
+        };
+        let ended = |r: Result<(), tokio_postgres::Error>| {
+            if let Err(e) = r {
                 tracing::debug!("postgres store: the connection ended: {}", pg_error(&e));
             }
-        });
+        };
+        let client = match &self.tls {
+            None => {
+                let (client, connection) =
+                    tokio::time::timeout(timeout, self.config.connect(tokio_postgres::NoTls))
+                        .await
+                        .map_err(timed_out)?
+                        .map_err(failed)?;
+                tokio::spawn(async move { ended(connection.await) });
+                client
+            }
+            Some(tls) => {
+                let tls = PgTls(std::sync::Arc::clone(tls));
+                let (client, connection) = tokio::time::timeout(timeout, self.config.connect(tls))
+                    .await
+                    .map_err(timed_out)?
+                    .map_err(failed)?;
+                tokio::spawn(async move { ended(connection.await) });
+                client
+            }
+        };
         let create = format!(
             "CREATE TABLE IF NOT EXISTS {PG_TABLE} (
                 kind text NOT NULL, key text NOT NULL, value bytea NOT NULL,

@@ -151,7 +151,9 @@ fn configure_refuses_what_cannot_work() {
         "redis://:hunter2-password@h:6380?ca=/tmp/ca.pem",
         "redis://:hunter2-password@h:6380?tls=1",
         "postgres://h/db",
-        "postgres://u:hunter2-password@h/db?sslmode=require",
+        "postgres://u:hunter2-password@h/db?sslmode=bogus",
+        "postgres://u:hunter2-password@h/db?sslrootcert=/tmp/ca.pem",
+        "postgres://u:hunter2-password@h/db?sslmode=require&sslrootcert=/nonexistent/ca.pem",
         "postgresql://u:hunter2-password@h:5432/db?bogus=1",
         "memory:",
     ] {
@@ -189,6 +191,14 @@ fn configure_refuses_what_cannot_work() {
         let st = store::PostgresStore::parse(url).expect("parses");
         assert_eq!(st.describe(), "postgres://app@db.internal:5433/oauth");
     }
+    let st = store::PostgresStore::parse(
+        "postgres://app:hunter2-password@db.internal/oauth?sslmode=require&connect_timeout=3",
+    )
+    .expect("TLS with the platform's roots");
+    assert_eq!(
+        st.describe(),
+        "postgres://app@db.internal:5432/oauth?sslmode=verify-full"
+    );
 }
 
 #[test]
@@ -1088,7 +1098,7 @@ async fn two_instances_share_users(url: &str) {
 struct Postgres {
     child: std::process::Child,
     url: String,
-    _dir: tempdir::Dir,
+    dir: tempdir::Dir,
 }
 
 impl Drop for Postgres {
@@ -1099,6 +1109,12 @@ impl Drop for Postgres {
 }
 
 async fn postgres_server() -> Option<Postgres> {
+    postgres_server_with(false).await
+}
+
+/// With `tls`: also TLS (`ssl=on`) with a certificate for 127.0.0.1 from [`tls_files`]; the
+/// CA is `ca.pem` in [`Postgres::dir`].
+async fn postgres_server_with(tls: bool) -> Option<Postgres> {
     use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
     let bin = std::fs::read_dir("/usr/lib/postgresql")
         .ok()
@@ -1177,6 +1193,40 @@ async fn postgres_server() -> Option<Postgres> {
             return None;
         }
     }
+    let mut ssl = Vec::new();
+    if tls {
+        tls_files(&dir.0)?;
+        if let Some(u) = as_user {
+            // The key must belong to the server's user (mode 0600).
+            let id = |flag: &str| {
+                let out = std::process::Command::new("id")
+                    .args([flag, u])
+                    .output()
+                    .ok()?;
+                String::from_utf8_lossy(&out.stdout)
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+            };
+            let (uid, gid) = (id("-u")?, id("-g")?);
+            for f in ["server.key", "server.pem"] {
+                std::os::unix::fs::chown(dir.0.join(f), Some(uid), Some(gid)).ok()?;
+            }
+        }
+        std::fs::set_permissions(
+            dir.0.join("server.key"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .ok()?;
+        ssl = vec![
+            "-c".to_string(),
+            "ssl=on".to_string(),
+            "-c".to_string(),
+            format!("ssl_cert_file={}", dir.0.join("server.pem").display()),
+            "-c".to_string(),
+            format!("ssl_key_file={}", dir.0.join("server.key").display()),
+        ];
+    }
     let port = {
         let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
         l.local_addr().ok()?.port()
@@ -1187,16 +1237,13 @@ async fn postgres_server() -> Option<Postgres> {
         .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-k"])
         .arg(&dir.0)
         .args(["-c", "fsync=off", "-c", "max_connections=20"])
+        .args(&ssl)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .ok()?;
     let url = format!("postgres://oauth:pg-secret-password@127.0.0.1:{port}/postgres");
-    let pg = Postgres {
-        child,
-        url,
-        _dir: dir,
-    };
+    let pg = Postgres { child, url, dir };
     let probe: tokio_postgres::Config = pg.url.parse().ok()?;
     for _ in 0..200 {
         if probe.connect(tokio_postgres::NoTls).await.is_ok() {
@@ -1288,4 +1335,56 @@ async fn two_instances_share_users_through_postgres() {
     assert!(e.contains("password authentication failed"), "{e}");
     assert!(!e.contains("wrong-password-xyz"), "{e}");
     two_instances_share_users(&pg.url).await;
+}
+
+#[tokio::test]
+async fn two_instances_share_users_through_postgres_over_tls() {
+    let Some(pg) = postgres_server_with(true).await else {
+        return;
+    };
+    let ca = pg.dir.0.join("ca.pem").display().to_string();
+    let url = format!("{}?sslmode=verify-full&sslrootcert={ca}", pg.url);
+    let st = store::PostgresStore::parse(&url).expect("url");
+    store_contract(&st).await;
+    // The store's connection is TLS.
+    let (admin, conn) = pg
+        .url
+        .parse::<tokio_postgres::Config>()
+        .expect("url")
+        .connect(tokio_postgres::NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(conn);
+    let ssl: Vec<bool> = admin
+        .query(
+            "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+             WHERE a.application_name = 'openapi-mcp oauth-proxy'",
+            &[],
+        )
+        .await
+        .expect("pg_stat_ssl")
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ssl, vec![true]);
+    // A CA that did not issue the server's certificate, or the platform's roots: refused at
+    // the handshake, with a clear error and no password.
+    let wrong = store::PostgresStore::parse(&url.replace("ca.pem", "other-ca.pem")).expect("url");
+    let e = wrong
+        .get("code", "k")
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("TLS") && e.contains("UnknownIssuer"), "{e}");
+    assert!(e.contains("other-ca.pem"), "{e}");
+    assert!(!e.contains("pg-secret-password"), "{e}");
+    let platform =
+        store::PostgresStore::parse(&format!("{}?sslmode=require", pg.url)).expect("url");
+    let e = platform
+        .get("code", "k")
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(e.contains("TLS"), "{e}");
+    two_instances_share_users(&url).await;
 }
