@@ -21,7 +21,8 @@ Checked:
   presented again revokes the grant (invalid_grant; the newer access token's calls say to sign
   in again and send nothing; the newer refresh token is refused);
 - no API token, MCP token or client secret in results, logs or the audit log; none in clear
-  in the SQLite store.
+  in the SQLite store; a shared store's password (Redis, rediss, PostgreSQL) never in a log
+  line or an answer, also when the store cannot be reached.
 
 Usage: oauth_proxy_e2e.py --bin target/debug/openapi-mcp
 """
@@ -113,7 +114,7 @@ class Proxy:
         self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
         cmd = [binary, "proxy", spec_path, "--base-url", base, "--transport", "http", "--listen", f"127.0.0.1:{port}",
                "--oauth-proxy", self.origin, "--upstream-client-id", "upstream-client",
-               "--oauth-store", store if store.startswith("redis://") else f"sqlite:{store}", "--audit-log", self.audit]
+               "--oauth-store", store if "://" in store else f"sqlite:{store}", "--audit-log", self.audit]
         env = {**os.environ, "RUST_LOG": "debug", "OPENAPI_MCP_STORE_KEY": STORE_KEY,
                "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET": UPSTREAM_SECRET}
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
@@ -382,6 +383,26 @@ def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -
     return tokens
 
 
+def store_password_checks(args, spec_path: str, base: str) -> None:
+    """Shared stores named with a password, unreachable: the start-up line and the error logged
+    when a request needs the store name them without it, and the client gets 503."""
+    print("[store URLs with a password]")
+    secret = "store-url-password-e2e"
+    for store, shown in [(f"postgres://app:{secret}@127.0.0.1:{free_port()}/oauth", "postgres://app@127.0.0.1:"),
+                         (f"rediss://:{secret}@127.0.0.1:{free_port()}/2", "rediss://127.0.0.1:")]:
+        proxy = Proxy(args.bin, spec_path, base, store)
+        try:
+            r = raw("POST", f"{proxy.origin}/register", json={"redirect_uris": ["http://127.0.0.1:5000/cb"],
+                                                              "token_endpoint_auth_method": "none"})
+            time.sleep(0.2)
+        finally:
+            text = proxy.stop()
+        check(r.status_code == 503 and r.json()["error"] == "temporarily_unavailable" and secret not in r.text,
+              f"{shown}…: the store cannot be reached: 503 temporarily_unavailable")
+        check(f"store {shown}" in text and text.count(shown) >= 2 and secret not in text,
+              f"{shown}…: named in the start-up line and the logged error, never with its password")
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
     p.add_argument("--bin", required=True)
@@ -434,6 +455,7 @@ def main() -> int:
         check(asrv.grants_seen.count("refresh_token") > before, "the proxy renewed alice's API token at the tokenUrl (refresh_token grant)")
         check(sent and all(r["user"] == "alice" for r in sent), "after renewal, alice's calls carry alice's new API token")
         mcp_tokens += shared_store_checks(args, asrv, spec_path, f"http://127.0.0.1:{upstream.port}")
+        store_password_checks(args, spec_path, f"http://127.0.0.1:{upstream.port}")
     finally:
         text = proxy.stop()
     api_tokens = list(asrv.tokens) + list(asrv.refresh)
