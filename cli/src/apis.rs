@@ -2,12 +2,14 @@
 //!
 //! Each entry is a map with `name` (`[a-z][a-z0-9_]*`, unique), `spec`, any conversion option
 //! of [`SpecArgs`] (the prefix defaults to the name) and the API-side serving options
-//! [`PER_API_SERVE`] (`base-url`, `credential-origin`, `auth`, `header`,
-//! `token-exchange-audience`). Its keys are the
+//! [`PER_API_SERVE`] (`base-url`, `credential-origin`, `auth`, `header`, `upstream-auth`,
+//! `token-exchange-audience`, `upstream-client-id`, `oauth-proxy-scheme`). Its keys are the
 //! proxy's own arguments, read from the clap command like top-level keys, so they take the same
 //! values, checks and "did you mean". The other serving options are the server's, at the top
 //! level; a per-API option at the top level (or on the command line) next to `apis:` is an error
-//! naming it, rather than a guess at which API it was meant for.
+//! naming it, rather than a guess at which API it was meant for. The one exception is
+//! `upstream-auth` ([`SERVER_DEFAULTS`]): at the top level it is the default of the entries
+//! that do not set their own (one mode for every API is the common case).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -17,6 +19,7 @@ use clap::{Arg, ArgMatches, Args, Command, CommandFactory, FromArgMatches};
 use openapi_mcp_runtime::config::{self, ConfigError, Expanded};
 use openapi_mcp_runtime::exit::UserError;
 use openapi_mcp_runtime::multi;
+use openapi_mcp_runtime::serve::{ApiAuth, ServeArgs, UpstreamAuth, check_api_auth};
 use serde_json::Value;
 
 use crate::args::SpecArgs;
@@ -27,8 +30,15 @@ pub const PER_API_SERVE: &[&str] = &[
     "credential_origin",
     "auth",
     "header",
+    "upstream_auth",
     "token_exchange_audience",
+    "upstream_client_id",
+    "oauth_proxy_scheme",
 ];
+
+/// The per-API options that may also be set at the top level next to `apis:`: there, the
+/// default of the entries that do not set their own.
+pub const SERVER_DEFAULTS: &[&str] = &["upstream_auth"];
 
 /// The id of an entry's name.
 const NAME: &str = "name";
@@ -43,8 +53,14 @@ pub struct ApiConfig {
     pub credential_origin: Vec<String>,
     pub auth: Vec<String>,
     pub header: Vec<String>,
+    /// Its own `upstream-auth` (`None`: the top-level one, the server's default).
+    pub upstream_auth: Option<UpstreamAuth>,
     /// With `--upstream-auth token-exchange`: the audience of this API's exchanged tokens.
     pub token_exchange_audience: Option<String>,
+    /// With `upstream-auth: oauth-proxy`: this server's client id at the API's authorization
+    /// server, and the spec's scheme whose flow is run.
+    pub upstream_client_id: Option<String>,
+    pub oauth_proxy_scheme: Option<String>,
     /// The entry as parsed, for `config --print`.
     pub matches: ArgMatches,
     pub from_file: BTreeSet<String>,
@@ -77,7 +93,12 @@ pub fn entry_command() -> Command {
     if let Some(proxy) = cli.find_subcommand("proxy") {
         for a in proxy.get_arguments() {
             if ids.iter().any(|id| id == a.get_id().as_str()) {
-                cmd = cmd.arg(a.clone().global(false));
+                let mut a = a.clone().global(false);
+                if SERVER_DEFAULTS.contains(&a.get_id().as_str()) {
+                    // Unset in an entry means the top level's value, not clap's default.
+                    a = a.default_value(None::<&'static str>);
+                }
+                cmd = cmd.arg(a);
             }
         }
     }
@@ -109,8 +130,12 @@ pub fn parse(
         .map(Path::display)
         .map(|d| d.to_string())
         .unwrap_or_default();
-    // A per-API option beside `apis:` would be a guess at which API it is for.
+    // A per-API option beside `apis:` would be a guess at which API it is for (but for the
+    // defaults of the entries).
     for id in per_api_ids() {
+        if SERVER_DEFAULTS.contains(&id.as_str()) {
+            continue;
+        }
         let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == id.as_str()) else {
             continue;
         };
@@ -228,13 +253,41 @@ pub fn parse(
             credential_origin: strings("credential_origin"),
             auth: strings("auth"),
             header: strings("header"),
+            upstream_auth: matches.get_one::<UpstreamAuth>("upstream_auth").copied(),
             token_exchange_audience: matches
                 .get_one::<String>("token_exchange_audience")
                 .cloned(),
+            upstream_client_id: matches.get_one::<String>("upstream_client_id").cloned(),
+            oauth_proxy_scheme: matches.get_one::<String>("oauth_proxy_scheme").cloned(),
             from_file: tokens.from_file,
             matches,
             name,
         });
+    }
+    // The APIs' credential modes together (one oauth-proxy API at most, each mode's keys in
+    // its mode), with the file and the key to change.
+    let server = ServeArgs::from_arg_matches(m).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let auths: Vec<ApiAuth<'_>> = apis
+        .iter()
+        .map(|a| ApiAuth {
+            name: &a.name,
+            upstream_auth: a.upstream_auth,
+            token_exchange_audience: a.token_exchange_audience.is_some(),
+            upstream_client_id: a.upstream_client_id.is_some(),
+            oauth_proxy_scheme: a.oauth_proxy_scheme.is_some(),
+        })
+        .collect();
+    if let Err(e) = check_api_auth(&server, &auths) {
+        let key = match e.api {
+            Some(i) => format!("{}[{i}].{}", config::APIS_KEY, e.key),
+            None => e.key.to_string(),
+        };
+        return Err(ConfigError::Value {
+            file,
+            key,
+            message: e.message,
+        }
+        .into());
     }
     Ok((apis, warnings))
 }
@@ -365,6 +418,32 @@ mod tests {
                 format!("spec: other.yaml\n{}", entry("")),
                 "key `spec`: is set per API",
             ),
+            (
+                format!("upstream-client-id: gh\n{}", entry("")),
+                "key `upstream-client-id`: is set per API",
+            ),
+            (
+                entry("    upstream-client-id: gh\n"),
+                "key `apis[0].upstream-client-id`: API `pets`: upstream-client-id is for upstream-auth oauth-proxy (this API's is static)",
+            ),
+            (
+                entry("    upstream-auth: oauth-proxy\n    upstream-client-id: gh\n"),
+                "key `apis[0].upstream-auth`: API `pets`: oauth-proxy needs `oauth-proxy: URL` at the top level",
+            ),
+            (
+                format!(
+                    "transport: http\noauth-proxy: http://127.0.0.1:1\n{}  - name: crm\n    spec: c.yaml\n  - name: gh\n    spec: g.yaml\n    upstream-auth: oauth-proxy\n    upstream-client-id: gh\n",
+                    entry("    upstream-auth: oauth-proxy\n    upstream-client-id: pets\n")
+                ),
+                "key `apis[2].upstream-auth`: APIs `pets` (apis[0]) and `gh` (apis[2]) are both upstream-auth oauth-proxy",
+            ),
+            (
+                format!(
+                    "transport: http\noauth-proxy: http://127.0.0.1:1\n{}",
+                    entry("")
+                ),
+                "key `oauth-proxy`: makes this server the authorization server for one API's users",
+            ),
         ];
         for (text, want) in cases {
             let f = File::new("bad.yaml", &text);
@@ -380,5 +459,30 @@ mod tests {
         assert!(err.contains("the SPEC argument is per API"), "{err}");
         // Server-wide options still come from the command line.
         assert_eq!(apis(&f, &["--transport", "http"]).unwrap().len(), 1);
+    }
+
+    /// `upstream-auth` per entry; at the top level (file or command line) it is the default of
+    /// the entries that do not set their own, not an error.
+    #[test]
+    fn upstream_auth_is_per_api_with_the_top_level_as_default() {
+        let text = "transport: http\noauth-issuer: https://as.example\noauth-client-id: rs\nupstream-auth: token-exchange\napis:\n  - name: crm\n    spec: crm.yaml\n    token-exchange-audience: https://crm.example\n  - name: pets\n    spec: pets.yaml\n    upstream-auth: static\n";
+        let f = File::new("modes.yaml", text);
+        let a = apis(&f, &[]).unwrap();
+        assert_eq!(a[0].upstream_auth, None, "the top level's");
+        assert_eq!(a[1].upstream_auth, Some(UpstreamAuth::Static));
+        assert_eq!(
+            a[0].token_exchange_audience.as_deref(),
+            Some("https://crm.example")
+        );
+        // The top level's default from the command line: `crm` is then static, and its
+        // audience is refused naming its key.
+        let err = format!(
+            "{:#}",
+            apis(&f, &["--upstream-auth", "static"]).err().unwrap()
+        );
+        assert!(
+            err.contains("key `apis[0].token-exchange-audience`: API `crm`: token-exchange-audience is for upstream-auth token-exchange (this API's is static)"),
+            "{err}"
+        );
     }
 }

@@ -374,6 +374,7 @@ mod tests {
             description: Some(d.into()),
             tag_descriptions: Vec::new(),
             security_schemes: Vec::new(),
+            token_scopes: true,
         };
         let apis = [
             api("pets", "Swagger Petstore", "A pet store. With more text."),

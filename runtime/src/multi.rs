@@ -26,6 +26,11 @@ pub struct ApiInfo {
     pub description: Option<String>,
     pub tag_descriptions: Vec<(String, String)>,
     pub security_schemes: Vec<(String, SecurityScheme)>,
+    /// Whether a caller's token for this server is checked for the scopes the API's operations
+    /// list (`Route::oauth_scopes`): true but for the other APIs of a server whose `oauth-proxy`
+    /// is one API's, whose tokens carry that API's scopes only. [`merge`] drops the scopes of
+    /// an API without.
+    pub token_scopes: bool,
 }
 
 impl ApiInfo {
@@ -47,6 +52,7 @@ impl ApiInfo {
             description,
             tag_descriptions,
             security_schemes,
+            token_scopes: true,
         };
         (info, tools)
     }
@@ -123,6 +129,9 @@ pub fn merge(
             owner.insert(def.name().to_string(), i);
             if def.api != i {
                 Arc::make_mut(&mut def).api = i;
+            }
+            if !info.token_scopes && !def.route.oauth_scopes.is_empty() {
+                Arc::make_mut(&mut def).route.oauth_scopes.clear();
             }
             tools.push(def);
         }
@@ -236,6 +245,29 @@ mod tests {
         assert_eq!(merged.title, "A + B");
         assert_eq!(infos[1].name, "b");
         assert!(check_variables(&infos).is_ok());
+    }
+
+    /// An API whose operation scopes are not asked of the caller's token (beside the
+    /// oauth-proxy's API) has them dropped; the other keeps its own.
+    #[test]
+    fn merge_drops_the_scopes_of_an_api_without_token_scopes() {
+        let scoped = |title: &str, name: &str| {
+            let mut s = set(title, &[name], "key");
+            for t in &mut s.tools {
+                Arc::make_mut(t).route.oauth_scopes = vec![vec!["read".to_string()]];
+            }
+            s
+        };
+        let (a, ta) = ApiInfo::split("a", scoped("A", "a_get"));
+        let (mut b, tb) = ApiInfo::split("b", scoped("B", "b_get"));
+        b.token_scopes = false;
+        let (merged, _) = merge(vec![(a, ta), (b, tb)]).unwrap();
+        let scopes: Vec<usize> = merged
+            .tools
+            .iter()
+            .map(|t| t.route.oauth_scopes.len())
+            .collect();
+        assert_eq!(scopes, [1, 0]);
     }
 
     #[test]

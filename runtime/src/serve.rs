@@ -41,6 +41,21 @@ pub enum UpstreamAuth {
     /// Each caller's token for this server, exchanged at the --oauth-issuer for one for the API
     /// (RFC 8693), for the operations' oauth2 and http bearer schemes.
     TokenExchange,
+    /// Each user's own API token from the API's authorization-code flow, which the
+    /// `--oauth-proxy` authorization server runs (implied by --oauth-proxy with one API).
+    #[cfg_attr(feature = "cli", value(name = "oauth-proxy"))]
+    OAuthProxy,
+}
+
+impl UpstreamAuth {
+    /// The name on the command line and in config files.
+    pub fn name(self) -> &'static str {
+        match self {
+            UpstreamAuth::Static => "static",
+            UpstreamAuth::TokenExchange => "token-exchange",
+            UpstreamAuth::OAuthProxy => "oauth-proxy",
+        }
+    }
 }
 
 /// How operations are exposed (`--mode`); defined by the contract, which codegen shares.
@@ -88,9 +103,11 @@ pub struct ServeArgs {
     #[cfg_attr(feature = "cli", arg(long, value_name = "ID"))]
     pub oauth_client_id: Option<String>,
     /// Where the API's credentials come from: static (--auth and OPENAPI_MCP_* variables, shared
-    /// by every caller) or token-exchange (HTTP with --oauth-issuer and --oauth-client-id: each
+    /// by every caller), token-exchange (HTTP with --oauth-issuer and --oauth-client-id: each
     /// caller's token is exchanged at the issuer, RFC 8693, for a token for the API, sent for the
-    /// operations' oauth2 and http bearer schemes; the caller's own token never reaches the API).
+    /// operations' oauth2 and http bearer schemes; the caller's own token never reaches the API)
+    /// or oauth-proxy (each user's own API token, with --oauth-proxy). With `apis:` in a config
+    /// file, the default of the APIs whose entry does not say.
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value_t = UpstreamAuth::Static))]
     pub upstream_auth: UpstreamAuth,
     /// With --upstream-auth token-exchange: the API the exchanged tokens are for, sent as
@@ -491,6 +508,11 @@ impl ServeArgs {
     /// client's token on to the API (MCP forbids token passthrough).
     fn check_oauth(&self) -> Result<(), UserError> {
         self.check_oauth_proxy()?;
+        if self.upstream_auth == UpstreamAuth::OAuthProxy && self.oauth_proxy.is_none() {
+            return Err(UserError::msg(
+                "--upstream-auth oauth-proxy needs --oauth-proxy URL (this server's public URL, where MCP clients authorize)",
+            ));
+        }
         let exchange = self.upstream_auth == UpstreamAuth::TokenExchange;
         if self.token_exchange_audience.is_some() && !exchange {
             return Err(UserError::msg(
@@ -701,9 +723,24 @@ impl ServeArgs {
         set: &ToolSet,
         base_url: &url::Url,
     ) -> Result<Option<Arc<crate::oauth::proxy::OAuthProxy>>, UserError> {
-        use crate::oauth::proxy::{OAuthProxy, ProxyArgs, configure};
+        self.oauth_proxy_for(set, base_url, None)
+    }
+
+    /// [`ServeArgs::oauth_proxy`] for API `api` of a server of several: the upstream client's
+    /// secret is read from its own variable (`OPENAPI_MCP_<API>_UPSTREAM_CLIENT_SECRET`).
+    fn oauth_proxy_for(
+        &self,
+        set: &ToolSet,
+        base_url: &url::Url,
+        api: Option<&str>,
+    ) -> Result<Option<Arc<crate::oauth::proxy::OAuthProxy>>, UserError> {
+        use crate::oauth::proxy::{OAuthProxy, ProxyArgs, UPSTREAM_SECRET_ENV, configure};
         let Some(url) = &self.oauth_proxy else {
             return Ok(None);
+        };
+        let env = |k: &str| match api {
+            Some(a) if k == UPSTREAM_SECRET_ENV => std::env::var(crate::multi::env_var(a, k)).ok(),
+            _ => std::env::var(k).ok(),
         };
         let cfg = configure(
             ProxyArgs {
@@ -715,7 +752,7 @@ impl ServeArgs {
             },
             &set.security_schemes,
             base_url,
-            |k| std::env::var(k).ok(),
+            env,
         )
         .map_err(UserError::msg)?;
         let proxy = OAuthProxy::new(cfg).map_err(|e| UserError::msg(e.to_string()))?;
@@ -978,6 +1015,7 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         upstreams,
         api_at: format!("API at {api_at}"),
         oauth_proxy,
+        oauth_proxy_api: None,
     };
     run(prepared, mode, args, serving).await
 }
@@ -999,25 +1037,186 @@ pub struct ApiServing {
     pub header: Vec<String>,
     /// `--token-exchange-audience` of this API (with `--upstream-auth token-exchange`).
     pub token_exchange_audience: Option<String>,
+    /// `--upstream-auth` of this API (`None`: the server's, [`ServeArgs::upstream_auth`]).
+    pub upstream_auth: Option<UpstreamAuth>,
+    /// `--upstream-client-id` of this API (with `upstream-auth: oauth-proxy`); its secret is
+    /// read from `OPENAPI_MCP_<API>_UPSTREAM_CLIENT_SECRET`.
+    pub upstream_client_id: Option<String>,
+    /// `--oauth-proxy-scheme` of this API (with `upstream-auth: oauth-proxy`).
+    pub oauth_proxy_scheme: Option<String>,
+}
+
+/// How one API of a server of several gets its credentials, as its `apis:` entry says: what
+/// [`check_api_auth`] checks (the keys it sets, not their values).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ApiAuth<'a> {
+    pub name: &'a str,
+    /// Its `upstream-auth` (`None`: the server's, [`ServeArgs::upstream_auth`]).
+    pub upstream_auth: Option<UpstreamAuth>,
+    pub token_exchange_audience: bool,
+    pub upstream_client_id: bool,
+    pub oauth_proxy_scheme: bool,
+}
+
+/// Why the APIs' credential modes cannot be served as configured.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiAuthError {
+    /// The API whose `key` it is (its index), or `None`: the server's own `key` (a default the
+    /// API took, or a server-wide option).
+    pub api: Option<usize>,
+    /// The config key: `upstream-auth`, `oauth-proxy`, `upstream-client-id`, …
+    pub key: &'static str,
+    /// What is wrong, naming the API(s).
+    pub message: String,
+}
+
+/// The credential modes of several APIs (`apis:`) checked together: each API is `static`,
+/// `token-exchange` or `oauth-proxy` (its entry's `upstream-auth`, else the server's); at most
+/// one API is in `oauth-proxy` mode (one authorization server sends a user through one API's
+/// sign-in per authorization), and `--oauth-proxy URL` names none but it; `token-exchange`
+/// needs the server's `--oauth-issuer` and `--oauth-client-id` and cannot be had next to the
+/// oauth-proxy (which issues the callers' tokens itself); the per-mode keys only in their mode.
+pub fn check_api_auth(args: &ServeArgs, apis: &[ApiAuth<'_>]) -> Result<(), ApiAuthError> {
+    let mode_of = |a: &ApiAuth<'_>| a.upstream_auth.unwrap_or(args.upstream_auth);
+    // The entry's own `upstream-auth`, or the server's when the API took its default.
+    let mode_err = |i: usize, message: String| ApiAuthError {
+        api: apis[i].upstream_auth.is_some().then_some(i),
+        key: "upstream-auth",
+        message,
+    };
+    let proxied: Vec<usize> = (0..apis.len())
+        .filter(|&i| mode_of(&apis[i]) == UpstreamAuth::OAuthProxy)
+        .collect();
+    if let [first, second, ..] = proxied[..] {
+        return Err(mode_err(
+            second,
+            format!(
+                "APIs `{}` (apis[{first}]) and `{}` (apis[{second}]) are both upstream-auth oauth-proxy: this server is one authorization server for its MCP clients, and one authorization sends a user through one API's sign-in, so one API at most can be in oauth-proxy mode; make the other static (or serve it from a proxy of its own)",
+                apis[first].name, apis[second].name
+            ),
+        ));
+    }
+    if args.oauth_proxy.is_some() && proxied.is_empty() {
+        return Err(ApiAuthError {
+            api: None,
+            key: "oauth-proxy",
+            message: "makes this server the authorization server for one API's users: set `upstream-auth: oauth-proxy` in that API's entry".into(),
+        });
+    }
+    for (i, a) in apis.iter().enumerate() {
+        let mode = mode_of(a);
+        let entry = |key: &'static str, want: UpstreamAuth| ApiAuthError {
+            api: Some(i),
+            key,
+            message: format!(
+                "API `{}`: {key} is for upstream-auth {} (this API's is {})",
+                a.name,
+                want.name(),
+                mode.name()
+            ),
+        };
+        if a.token_exchange_audience && mode != UpstreamAuth::TokenExchange {
+            return Err(entry(
+                "token-exchange-audience",
+                UpstreamAuth::TokenExchange,
+            ));
+        }
+        if a.upstream_client_id && mode != UpstreamAuth::OAuthProxy {
+            return Err(entry("upstream-client-id", UpstreamAuth::OAuthProxy));
+        }
+        if a.oauth_proxy_scheme && mode != UpstreamAuth::OAuthProxy {
+            return Err(entry("oauth-proxy-scheme", UpstreamAuth::OAuthProxy));
+        }
+        match mode {
+            UpstreamAuth::Static => {}
+            UpstreamAuth::TokenExchange => {
+                if let Some(&p) = proxied.first() {
+                    return Err(mode_err(
+                        i,
+                        format!(
+                            "API `{}`: token-exchange exchanges the tokens an oauth-issuer gave the callers, and API `{}` is in oauth-proxy mode, where this server issues their tokens itself: next to it, the other APIs are static",
+                            a.name, apis[p].name
+                        ),
+                    ));
+                }
+                if args.transport != Transport::Http
+                    || args.oauth_issuer.is_none()
+                    || args.oauth_client_id.is_none()
+                {
+                    return Err(mode_err(
+                        i,
+                        format!(
+                            "API `{}`: token-exchange exchanges each caller's OAuth token: it needs `transport: http`, `oauth-issuer` and `oauth-client-id` (its secret in OPENAPI_MCP_OAUTH_CLIENT_SECRET)",
+                            a.name
+                        ),
+                    ));
+                }
+            }
+            UpstreamAuth::OAuthProxy => {
+                if args.oauth_proxy.is_none() {
+                    return Err(mode_err(
+                        i,
+                        format!(
+                            "API `{}`: oauth-proxy needs `oauth-proxy: URL` at the top level (this server's public URL, where MCP clients authorize)",
+                            a.name
+                        ),
+                    ));
+                }
+                if !a.upstream_client_id {
+                    return Err(mode_err(
+                        i,
+                        format!(
+                            "API `{}`: oauth-proxy needs `upstream-client-id` in its entry: this server's client id at the API's authorization server (its secret in {})",
+                            a.name,
+                            crate::multi::env_var(a.name, crate::oauth::proxy::UPSTREAM_SECRET_ENV)
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Serves several APIs from one server (`apis:` in a config file): each API gets its own
 /// forwarder (base URL, credentials from `OPENAPI_MCP_<API>_<SCHEME>` and its own `auth`,
-/// credential origins, static headers, token exchange audience), and every call goes through
-/// its tool's API's. `args`' own API-side options (`base_url`, `credential_origin`, `auth`,
-/// `header`, `token_exchange_audience`) are not used.
+/// credential origins, static headers, and its own credential mode: static, token exchange
+/// with its own audience, or the `--oauth-proxy` flow of one API), and every call goes through
+/// its tool's API's; a per-caller credential is only ever its own API's forwarder's.
+/// `args.upstream_auth` is the default of APIs that do not say; `args`' other API-side options
+/// (`base_url`, `credential_origin`, `auth`, `header`, `token_exchange_audience`,
+/// `upstream_client_id`, `oauth_proxy_scheme`) are not used.
 pub async fn serve_apis(
     apis: Vec<ApiServing>,
     args: &ServeArgs,
     serving: Serving,
 ) -> Result<(), StartError> {
-    args.check_gate()?;
-    if args.oauth_proxy.is_some() {
-        return Err(UserError::msg(
-            "--oauth-proxy runs one API's authorization-code flow for its users: it cannot serve several APIs (`apis:`); run one proxy per API for it",
-        )
-        .into());
+    // The server's own options; each API's credential mode is checked below.
+    ServeArgs {
+        upstream_auth: UpstreamAuth::Static,
+        ..args.clone()
     }
+    .check_gate()?;
+    let auths: Vec<ApiAuth<'_>> = apis
+        .iter()
+        .map(|a| ApiAuth {
+            name: &a.name,
+            upstream_auth: a.upstream_auth,
+            token_exchange_audience: a.token_exchange_audience.is_some(),
+            upstream_client_id: a.upstream_client_id.is_some(),
+            oauth_proxy_scheme: a.oauth_proxy_scheme.is_some(),
+        })
+        .collect();
+    check_api_auth(args, &auths).map_err(|e| match e.api {
+        Some(_) => UserError::msg(e.message),
+        None if e.message.starts_with("API") => UserError::msg(e.message),
+        None => UserError::msg(format!("--{} {}", e.key, e.message)),
+    })?;
+    let modes: Vec<UpstreamAuth> = apis
+        .iter()
+        .map(|a| a.upstream_auth.unwrap_or(args.upstream_auth))
+        .collect();
+    check_upstream_secret(&apis, &modes)?;
     if let Some(h) = args.forward_header.first() {
         return Err(UserError::msg(format!(
             "--forward-header {h} passes a client's header (often a per-user credential) to the API, and with several APIs (`apis:`) it would reach every one of them: run one proxy per API for it"
@@ -1029,15 +1228,6 @@ pub async fn serve_apis(
     let mut bases = Vec::with_capacity(apis.len());
     for api in &apis {
         crate::multi::check_name(&api.name).map_err(UserError::msg)?;
-        if api.token_exchange_audience.is_some()
-            && args.upstream_auth != UpstreamAuth::TokenExchange
-        {
-            return Err(in_api(
-                &api.name,
-                UserError::msg("token-exchange-audience is for --upstream-auth token-exchange"),
-            )
-            .into());
-        }
         let api_args = ServeArgs {
             base_url: api.base_url.clone(),
             ..ServeArgs::default()
@@ -1057,6 +1247,7 @@ pub async fn serve_apis(
     let mut warnings = Vec::new();
     let mut upstreams = Vec::new();
     let mut api_at = Vec::new();
+    let mut oauth_proxy = None;
     for (i, (api, base)) in apis.into_iter().zip(bases).enumerate() {
         let others: Vec<String> = origins
             .iter()
@@ -1070,6 +1261,9 @@ pub async fn serve_apis(
             auth: api.auth.clone(),
             header: api.header.clone(),
             token_exchange_audience: api.token_exchange_audience.clone(),
+            upstream_auth: modes[i],
+            upstream_client_id: api.upstream_client_id.clone(),
+            oauth_proxy_scheme: api.oauth_proxy_scheme.clone(),
             ..args.clone()
         };
         let (forwarder, mut missing) = api_args
@@ -1086,6 +1280,23 @@ pub async fn serve_apis(
         {
             missing.retain(|m| !exchange.schemes().contains(m));
             forwarder.set_caller_credentials(Arc::new(exchange));
+        }
+        // The oauth-proxy API's users' own tokens go to its forwarder only: every other API's
+        // forwarder has no per-caller credentials, so a user's token for this API never
+        // reaches another.
+        if modes[i] == UpstreamAuth::OAuthProxy {
+            let proxy = api_args
+                .oauth_proxy_for(&api.set, &base, Some(&api.name))
+                .map_err(|e| in_api(&api.name, e))?
+                .ok_or_else(|| {
+                    in_api(
+                        &api.name,
+                        UserError::msg("oauth-proxy needs `oauth-proxy: URL` at the top level"),
+                    )
+                })?;
+            missing.retain(|m| *m != proxy.config().scheme);
+            forwarder.set_caller_credentials(Arc::clone(&proxy) as _);
+            oauth_proxy = Some((proxy, api.name.clone()));
         }
         for m in missing {
             let vars: Vec<String> = api
@@ -1113,9 +1324,20 @@ pub async fn serve_apis(
         forwarders.push(forwarder);
         parts.push(crate::multi::ApiInfo::split(&api.name, api.set));
     }
+    if let Some((_, proxied)) = &oauth_proxy {
+        // The proxy's tokens carry the scopes of its API's flow only: the other APIs' operation
+        // scopes (at their own authorization servers) are not asked of them.
+        for (info, _) in &mut parts {
+            info.token_scopes = info.name == *proxied;
+        }
+    }
     let infos: Vec<crate::multi::ApiInfo> = parts.iter().map(|(i, _)| i.clone()).collect();
     crate::multi::check_variables(&infos).map_err(UserError::new)?;
     let (set, apis) = crate::multi::merge(parts).map_err(UserError::new)?;
+    let (oauth_proxy, oauth_proxy_api) = match oauth_proxy {
+        Some((p, name)) => (Some(p), Some(name)),
+        None => (None, None),
+    };
     let prepared = Prepared {
         set,
         apis,
@@ -1123,7 +1345,8 @@ pub async fn serve_apis(
         warnings,
         upstreams,
         api_at: format!("APIs: {}", api_at.join(", ")),
-        oauth_proxy: None,
+        oauth_proxy,
+        oauth_proxy_api,
     };
     run(prepared, mode, args, serving).await
 }
@@ -1144,6 +1367,35 @@ struct Prepared {
     api_at: String,
     /// `--oauth-proxy`'s authorization server (one API only).
     oauth_proxy: Option<Arc<crate::oauth::proxy::OAuthProxy>>,
+    /// The API whose users sign in through it, when the server serves several.
+    oauth_proxy_api: Option<String>,
+}
+
+/// The oauth-proxy API's upstream client secret variable (`OPENAPI_MCP_<API>_UPSTREAM_CLIENT_SECRET`)
+/// must not be a credential variable of an API's scheme too (API `a_upstream`'s scheme
+/// `client_secret` reads the same name): the secret would be sent to that API.
+fn check_upstream_secret(apis: &[ApiServing], modes: &[UpstreamAuth]) -> Result<(), UserError> {
+    for (api, _) in apis
+        .iter()
+        .zip(modes)
+        .filter(|(_, m)| **m == UpstreamAuth::OAuthProxy)
+    {
+        let secret = crate::multi::env_var(&api.name, crate::oauth::proxy::UPSTREAM_SECRET_ENV);
+        for other in apis {
+            for (scheme, s) in &other.set.security_schemes {
+                if s.env_var_names(scheme)
+                    .iter()
+                    .any(|v| crate::multi::env_var(&other.name, v) == secret)
+                {
+                    return Err(UserError::msg(format!(
+                        "API `{}` (scheme {scheme}) would read {secret}, the upstream client secret of API `{}`: rename one of the APIs",
+                        other.name, api.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 async fn run(
@@ -1160,6 +1412,7 @@ async fn run(
         upstreams,
         api_at,
         oauth_proxy,
+        oauth_proxy_api,
     } = prepared;
     let oauth = args.oauth_options()?;
     // OpenTelemetry before anything is observed (its exporter's blocking HTTP client is made
@@ -1268,8 +1521,12 @@ async fn run(
                     introspection: None,
                     jwks: Some(p.jwks().clone()),
                 });
+                let of_api = oauth_proxy_api
+                    .as_deref()
+                    .map(|a| format!("API {a}, "))
+                    .unwrap_or_default();
                 eprintln!(
-                    "{program}: OAuth proxy: authorization server {} (scheme {}; register {} at the API's authorization server); store {}",
+                    "{program}: OAuth proxy: authorization server {} ({of_api}scheme {}; register {} at the API's authorization server); store {}",
                     p.config().issuer,
                     p.config().scheme,
                     p.callback_url(),
@@ -1566,6 +1823,132 @@ mod tests {
                 Vec::new(),
                 Location::default(),
             ))],
+        }
+    }
+
+    /// The credential mode of each API of several: one oauth-proxy API at most (both named),
+    /// `--oauth-proxy` naming none, token exchange next to it or without its issuer, a mode's
+    /// keys in another mode; the error says which key of which entry (or the top level's).
+    #[test]
+    fn each_apis_credential_mode_is_checked_with_the_others() {
+        let api = |name: &'static str, mode: Option<UpstreamAuth>| ApiAuth {
+            name,
+            upstream_auth: mode,
+            upstream_client_id: mode == Some(UpstreamAuth::OAuthProxy),
+            ..ApiAuth::default()
+        };
+        let proxy = ServeArgs {
+            transport: Transport::Http,
+            oauth_proxy: Some("https://mcp.example".into()),
+            ..ServeArgs::default()
+        };
+        let exchange = ServeArgs {
+            transport: Transport::Http,
+            oauth_issuer: Some("https://as.example".into()),
+            oauth_client_id: Some("rs".into()),
+            ..ServeArgs::default()
+        };
+        let oauth_proxy = Some(UpstreamAuth::OAuthProxy);
+        let token_exchange = Some(UpstreamAuth::TokenExchange);
+        // Fine: one API through the proxy and one static; one exchanging and one static.
+        assert_eq!(
+            check_api_auth(&proxy, &[api("a", oauth_proxy), api("b", None)]),
+            Ok(())
+        );
+        assert_eq!(
+            check_api_auth(&exchange, &[api("a", token_exchange), api("b", None)]),
+            Ok(())
+        );
+        let err = |args: &ServeArgs, apis: &[ApiAuth<'_>]| check_api_auth(args, apis).unwrap_err();
+        let e = err(
+            &proxy,
+            &[api("a", oauth_proxy), api("b", None), api("c", oauth_proxy)],
+        );
+        assert_eq!((e.api, e.key), (Some(2), "upstream-auth"));
+        assert!(
+            e.message.contains("`a` (apis[0]) and `c` (apis[2])")
+                && e.message.contains("one API at most"),
+            "{}",
+            e.message
+        );
+        // Both from the top-level default: the top level's key.
+        let all = ServeArgs {
+            upstream_auth: UpstreamAuth::OAuthProxy,
+            ..proxy.clone()
+        };
+        let both = [
+            ApiAuth {
+                upstream_client_id: true,
+                ..api("a", None)
+            },
+            ApiAuth {
+                upstream_client_id: true,
+                ..api("b", None)
+            },
+        ];
+        let e = err(&all, &both);
+        assert_eq!((e.api, e.key), (None, "upstream-auth"));
+        let e = err(&proxy, &[api("a", None), api("b", None)]);
+        assert_eq!((e.api, e.key), (None, "oauth-proxy"));
+        let e = err(&exchange, &[api("a", oauth_proxy)]);
+        assert_eq!((e.api, e.key), (Some(0), "upstream-auth"));
+        assert!(e.message.contains("`oauth-proxy: URL`"), "{}", e.message);
+        let e = err(&proxy, &[api("a", oauth_proxy), api("b", token_exchange)]);
+        assert_eq!((e.api, e.key), (Some(1), "upstream-auth"));
+        assert!(
+            e.message.contains("API `a` is in oauth-proxy mode"),
+            "{}",
+            e.message
+        );
+        let e = err(&ServeArgs::default(), &[api("a", token_exchange)]);
+        assert!(
+            e.message
+                .contains("needs `transport: http`, `oauth-issuer`"),
+            "{}",
+            e.message
+        );
+        let e = err(
+            &proxy,
+            &[ApiAuth {
+                upstream_client_id: false,
+                ..api("a", oauth_proxy)
+            }],
+        );
+        assert!(
+            e.message.contains("OPENAPI_MCP_A_UPSTREAM_CLIENT_SECRET"),
+            "{}",
+            e.message
+        );
+        for (key, entry) in [
+            (
+                "upstream-client-id",
+                ApiAuth {
+                    upstream_client_id: true,
+                    ..api("b", None)
+                },
+            ),
+            (
+                "oauth-proxy-scheme",
+                ApiAuth {
+                    oauth_proxy_scheme: true,
+                    ..api("b", None)
+                },
+            ),
+            (
+                "token-exchange-audience",
+                ApiAuth {
+                    token_exchange_audience: true,
+                    ..api("b", None)
+                },
+            ),
+        ] {
+            let e = err(&proxy, &[api("a", oauth_proxy), entry]);
+            assert_eq!((e.api, e.key), (Some(1), key));
+            assert!(
+                e.message.contains("(this API's is static)"),
+                "{}",
+                e.message
+            );
         }
     }
 

@@ -542,7 +542,9 @@ impl ProxyServer {
         let Some(slot) = parts.get_mut(api) else {
             return Ok(false);
         };
+        let token_scopes = slot.0.token_scopes;
         *slot = ApiInfo::split(&slot.0.name, set);
+        slot.0.token_scopes = token_scopes;
         let merged = crate::multi::merge(parts);
         let (set, infos) = match merged {
             Ok(m) => m,

@@ -47,10 +47,15 @@ fn effective(
             f.display()
         ));
     }
-    let per_api = if apis.is_empty() {
+    // Per-API options are printed in the entries (`upstream-auth` in both: at the top level
+    // it is the entries' default).
+    let per_api: Vec<String> = if apis.is_empty() {
         Vec::new()
     } else {
         crate::apis::per_api_ids()
+            .into_iter()
+            .filter(|id| !crate::apis::SERVER_DEFAULTS.contains(&id.as_str()))
+            .collect()
     };
     let skip: Vec<&str> = ["print"]
         .into_iter()
@@ -66,6 +71,11 @@ fn effective(
     if !apis.is_empty() {
         let entry = crate::apis::entry_command();
         text.push_str(&format!("{}:\n", config::APIS_KEY));
+        // An entry without its own `upstream-auth` has the top level's.
+        let server_mode = m
+            .get_one::<openapi_mcp_runtime::serve::UpstreamAuth>("upstream_auth")
+            .copied()
+            .unwrap_or_default();
         for api in apis {
             let rendered = config::render_effective(
                 &entry,
@@ -74,7 +84,19 @@ fn effective(
                 expanded.file.as_deref(),
                 &[],
             );
-            for (i, line) in rendered.lines().enumerate() {
+            let rendered: Vec<String> = rendered
+                .lines()
+                .map(
+                    |l| match (api.upstream_auth, l.strip_prefix("upstream-auth: ")) {
+                        (None, Some(_)) => format!(
+                            "upstream-auth: {}  # the top-level upstream-auth",
+                            server_mode.name()
+                        ),
+                        _ => l.to_string(),
+                    },
+                )
+                .collect();
+            for (i, line) in rendered.iter().enumerate() {
                 text.push_str(if i == 0 { "- " } else { "  " });
                 text.push_str(line);
                 text.push('\n');
@@ -250,5 +272,36 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         // The masked values read back as themselves (masked), everything else the same.
         assert_eq!(values(&text), values(&again), "{again}");
+    }
+
+    /// Each API's credential mode is printed in its entry: its own, or the top level's (the
+    /// default of the entries that do not say), which is printed at the top level too.
+    #[test]
+    fn print_shows_each_apis_upstream_auth() {
+        let dir =
+            std::env::temp_dir().join(format!("openapi-mcp-cfg-modes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("modes.yaml");
+        std::fs::write(
+            &file,
+            "transport: http\noauth-issuer: https://as.example\noauth-client-id: rs\nupstream-auth: token-exchange\napis:\n  - name: crm\n    spec: crm.yaml\n  - name: pets\n    spec: pets.yaml\n    upstream-auth: static\n",
+        )
+        .unwrap();
+        let text = printed(&["config", "--print", "--config", file.to_str().unwrap()]);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(
+            text.contains("\nupstream-auth: token-exchange  # config file"),
+            "{text}"
+        );
+        let crm = text.split("- name: crm").nth(1).unwrap();
+        let (crm, pets) = crm.split_once("- name: pets").unwrap();
+        assert!(
+            crm.contains("  upstream-auth: token-exchange  # the top-level upstream-auth"),
+            "{text}"
+        );
+        assert!(
+            pets.contains("  upstream-auth: static  # config file"),
+            "{text}"
+        );
     }
 }

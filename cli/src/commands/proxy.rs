@@ -65,6 +65,9 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
             auth: api.auth,
             header: api.header,
             token_exchange_audience: api.token_exchange_audience,
+            upstream_auth: api.upstream_auth,
+            upstream_client_id: api.upstream_client_id,
+            oauth_proxy_scheme: api.oauth_proxy_scheme,
         });
     }
     let label = served

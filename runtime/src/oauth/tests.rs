@@ -604,6 +604,15 @@ fn upstream_auth_options_are_checked_at_start() {
         },
         "is for --upstream-auth token-exchange",
     );
+    refused(
+        ServeArgs {
+            upstream_auth: UpstreamAuth::OAuthProxy,
+            oauth_issuer: None,
+            oauth_client_id: None,
+            ..base()
+        },
+        "--upstream-auth oauth-proxy needs --oauth-proxy URL",
+    );
 }
 
 #[test]
