@@ -20,7 +20,12 @@ and by raw HTTP for what a client library hides:
   request carries the token the AS issued to the proxy for that user's own token (audience: the
   API's origin), never the other user's, never an MCP token; one exchange per user (cached); a
   user whose token the AS will not exchange gets a tool error saying to authorize again, and
-  nothing is sent.
+  nothing is sent;
+- the mode per API (`apis:` in a config file): API `pets` in token-exchange mode and API `keyed`
+  static, a recording upstream each, both specs with an oauth2 scheme `petauth` and an apiKey
+  scheme `api_key`: `pets`' upstream gets each user's exchanged token (exchanged for its origin)
+  and never `keyed`'s static key; `keyed`'s gets its static key and never an exchanged or an MCP
+  token.
 
 Usage: oauth_e2e.py --bin target/debug/openapi-mcp
 """
@@ -88,9 +93,11 @@ def check(cond: bool, what: str) -> None:
 
 
 class Proxy:
-    def __init__(self, args, spec: str, issuer: str, base: str, extra: list[str], env: dict | None = None) -> None:
+    def __init__(self, args, spec: str, issuer: str, base: str | None, extra: list[str], env: dict | None = None) -> None:
+        """`spec` and `base`; or a config file with `apis:` as `spec` and `base` None."""
         self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
-        cmd = [args.bin, "proxy", spec, "--base-url", base, "--transport", "http", "--listen", "127.0.0.1:0",
+        api = [spec, "--base-url", base] if base is not None else ["--config", spec]
+        cmd = [args.bin, "proxy", *api, "--transport", "http", "--listen", "127.0.0.1:0",
                "--oauth-issuer", issuer, "--audit-log", self.audit, *extra]
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
                                      env={**os.environ, "RUST_LOG": "debug", **(env or {})})
@@ -252,6 +259,104 @@ def exchange_checks(proxy: Proxy, auth: AuthServer, upstream: RecordingUpstream,
     return [*users.values(), carol, *(t for _, t, _ in exchanged)]
 
 
+KEYED_SPEC = """
+openapi: 3.0.3
+info: {title: Keyed, version: '1'}
+components:
+  securitySchemes:
+    petauth:
+      type: oauth2
+      flows:
+        authorizationCode:
+          authorizationUrl: https://keyed.example/authorize
+          tokenUrl: https://keyed.example/token
+          scopes: {'pets:read': read}
+    api_key: {type: apiKey, in: header, name: X-Api-Key}
+security: [{petauth: ['pets:read']}, {api_key: []}]
+paths:
+  /things:
+    get:
+      operationId: getThings
+      responses: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}}
+"""
+STATIC_KEY = "keyed-static-key-value"
+
+
+def per_api_checks(args, auth: AuthServer, secret_env: dict, spec_path: str) -> tuple[list[str], str]:
+    """`apis:` with API `pets` in token-exchange mode and `keyed` static: each credential goes to
+    its own API only. Both specs have the schemes `petauth` (oauth2) and `api_key` as alternatives,
+    the one without a credential first (keyed: `petauth`; pets: `api_key`), so an exchange hook
+    or a key on the wrong API's forwarder would be chosen and show in the other's requests."""
+    print("[apis: pets in token-exchange mode, keyed static]")
+    pets = RecordingUpstream(lambda rec: (201, {"id": 1}) if rec["method"] == "POST" else (200, [{"id": 1}]))
+    keyed = RecordingUpstream(lambda rec: (200, {"ok": True}))
+    tmp = tempfile.mkdtemp()
+    keyed_spec = os.path.join(tmp, "keyed.yaml")
+    with open(keyed_spec, "w") as f:
+        f.write(KEYED_SPEC)
+    # `pets` has the `api_key` scheme too (no key set for it), as its first alternative: with
+    # keyed's key it would be sent instead of the exchanged token.
+    pets_spec = os.path.join(tmp, "pets.yaml")
+    with open(spec_path) as f:
+        text = f.read()
+    for old, new in (("security: [{petauth: ['pets:write']}]", "security: [{api_key: []}, {petauth: ['pets:write']}]"),
+                     ("  securitySchemes:\n", "  securitySchemes:\n    api_key: {type: apiKey, in: header, name: X-Api-Key}\n")):
+        assert old in text, old
+        text = text.replace(old, new)
+    with open(pets_spec, "w") as f:
+        f.write(text)
+    config = os.path.join(tmp, "apis.yaml")
+    with open(config, "w") as f:
+        f.write(f"""stateless: true
+oauth-client-id: {PROXY_CLIENT[0]}
+apis:
+  - name: pets
+    spec: {pets_spec}
+    base-url: http://127.0.0.1:{pets.port}
+    upstream-auth: token-exchange
+  - name: keyed
+    spec: {keyed_spec}
+    base-url: http://127.0.0.1:{keyed.port}
+""")
+    proxy = Proxy(args, config, auth.issuer, None, [], {**secret_env, "OPENAPI_MCP_KEYED_API_KEY": STATIC_KEY})
+    try:
+        before = len(auth.exchanged)
+        users = {u: auth.token(u, CLIENTS[u][0], "pets:read pets:write", proxy.url) for u in ("alice", "bob")}
+
+        def one(user: str, name: str, arguments: dict) -> tuple[int, str]:
+            status, _, body = http("POST", proxy.url, call(name, arguments),
+                                   {**era_headers("2025-11-25", name), "Authorization": f"Bearer {users[user]}"})
+            return status, body
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            jobs = [pool.submit(one, u, *c) for _ in range(3) for u in users
+                    for c in (("pets_add_pet", {"name": f"{u}-x"}), ("keyed_get_things", {}))]
+            results = [j.result() for j in jobs]
+        failed = [b[:200] for st, b in results if st != 200 or '"isError":false' not in b.replace(" ", "")]
+        check(not failed, f"12 calls by two users to both APIs all succeed: {failed[:2]}")
+        exchanged = auth.exchanged[before:]
+        mine = {t for _, t, _ in exchanged}
+        check(len(exchanged) == 2 and all(aud == f"http://127.0.0.1:{pets.port}" for _, _, aud in exchanged),
+              f"one exchange per user, for pets' origin only: {[(s, a) for s, _, a in exchanged]}")
+        to_pets, to_keyed = pets.take(), keyed.take()
+        ok = len(to_pets) == 6
+        for rec in to_pets:
+            user = json.loads(rec["body"])["name"].split("-")[0]
+            token = rec["headers"].get("authorization", "").removeprefix("Bearer ")
+            ok &= token in {t for sub, t, _ in exchanged if sub == user}
+            ok &= STATIC_KEY not in json.dumps(rec["headers"]) and "x-api-key" not in rec["headers"]
+        check(ok, "pets' upstream: each request with its user's exchanged token, never keyed's static key")
+        ok = len(to_keyed) == 6
+        for rec in to_keyed:
+            ok &= rec["headers"].get("x-api-key") == STATIC_KEY and "authorization" not in rec["headers"]
+            ok &= not any(t in json.dumps(rec["headers"]) for t in [*mine, *users.values()])
+        check(ok, "keyed's upstream: its static key on every request, never an exchanged or an MCP token")
+    finally:
+        out = proxy.stop()
+    check(STATIC_KEY not in out, "the static key is in no log line or audit line")
+    return [*users.values(), *mine], out
+
+
 async def sdk_checks(proxy: Proxy, auth: AuthServer, client_id: str, hidden: bool, label: str = "") -> None:
     """The SDK's OAuth client finds everything from the 401 and calls a tool."""
 
@@ -336,6 +441,9 @@ def main() -> int:
         tokens += exchange_checks(proxy, auth, upstream, base)
     finally:
         outputs.append(proxy.stop())
+    more, out = per_api_checks(args, auth, secret_env, spec.name)
+    tokens += more
+    outputs.append(out)
     auth.close()
     text = "".join(outputs)
     check(not any(t in text for t in tokens) and "secret-value" not in text, "no token or client secret in the logs or audit logs")

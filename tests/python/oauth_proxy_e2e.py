@@ -22,7 +22,13 @@ Checked:
   in again and send nothing; the newer refresh token is refused);
 - no API token, MCP token or client secret in results, logs or the audit log; none in clear
   in the SQLite store; a shared store's password (Redis, rediss, PostgreSQL) never in a log
-  line or an answer, also when the store cannot be reached.
+  line or an answer, also when the store cannot be reached;
+- the mode per API (`apis:` in a config file): API `per` through the proxy (its client secret in
+  OPENAPI_MCP_PER_UPSTREAM_CLIENT_SECRET) and API `keyed` static, a recording upstream each,
+  both specs with an oauth2 scheme `apiauth` and an apiKey scheme `api_key`: `per`'s upstream
+  gets the user's own API token and never `keyed`'s key; `keyed`'s gets its static key and never
+  a user's API token or an MCP token, and its operation's scope (at its own authorization
+  server) is not asked of the proxy's tokens.
 
 Usage: oauth_proxy_e2e.py --bin target/debug/openapi-mcp
 """
@@ -105,18 +111,23 @@ def free_port() -> int:
 
 
 class Proxy:
-    def __init__(self, binary: str, spec_path: str, base: str, store: str, public: str | None = None) -> None:
+    def __init__(self, binary: str, spec_path: str, base: str | None, store: str, public: str | None = None,
+                 env: dict | None = None) -> None:
+        """`spec_path` and `base`; or a config file with `apis:` as `spec_path`, `base` None and
+        the variables in `env`."""
         port = free_port()
         self.listen = f"http://127.0.0.1:{port}"
         # The public URL (the issuer); another instance's, for instances behind one address.
         self.origin = public or self.listen
         self.url = f"{self.origin}/mcp"
         self.audit = tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False).name
-        cmd = [binary, "proxy", spec_path, "--base-url", base, "--transport", "http", "--listen", f"127.0.0.1:{port}",
-               "--oauth-proxy", self.origin, "--upstream-client-id", "upstream-client",
+        api = (["--config", spec_path] if base is None
+               else [spec_path, "--base-url", base, "--upstream-client-id", "upstream-client"])
+        cmd = [binary, "proxy", *api, "--transport", "http", "--listen", f"127.0.0.1:{port}",
+               "--oauth-proxy", self.origin,
                "--oauth-store", store if "://" in store else f"sqlite:{store}", "--audit-log", self.audit]
         env = {**os.environ, "RUST_LOG": "debug", "OPENAPI_MCP_STORE_KEY": STORE_KEY,
-               "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET": UPSTREAM_SECRET}
+               **(env if env is not None else {"OPENAPI_MCP_UPSTREAM_CLIENT_SECRET": UPSTREAM_SECRET})}
         self.proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
         self.log: list[str] = []
         started = False
@@ -323,6 +334,99 @@ async def refresh_checks(proxy: Proxy, asrv: CodeAuthServer, storage: Memory, us
     return sent
 
 
+KEYED_SPEC = """
+openapi: 3.0.3
+info: {title: Keyed, version: '1'}
+components:
+  securitySchemes:
+    apiauth:
+      type: oauth2
+      flows:
+        authorizationCode:
+          authorizationUrl: https://keyed.example/authorize
+          tokenUrl: https://keyed.example/token
+          scopes: {'things:read': read things}
+    api_key: {type: apiKey, in: header, name: X-Api-Key}
+security: [{apiauth: ['things:read']}, {api_key: []}]
+paths:
+  /things:
+    get:
+      operationId: getThings
+      responses: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}}
+"""
+STATIC_KEY = "keyed-static-key-value"
+
+
+def per_api_checks(args, asrv: CodeAuthServer, spec_path: str, upstream: RecordingUpstream) -> list[str]:
+    """`apis:` with API `per` through the proxy and `keyed` static. Both specs have the schemes
+    `apiauth` (oauth2) and `api_key` as alternatives, the one without a credential first
+    (keyed: `apiauth`; per: `api_key`), so the proxy's hook or a key on the wrong API's forwarder
+    would be chosen and show in the other's requests."""
+    print("[apis: per through the OAuth proxy, keyed static]")
+    keyed = RecordingUpstream(lambda rec: (200, {"ok": True}))
+    tmp = tempfile.mkdtemp()
+    keyed_spec = os.path.join(tmp, "keyed.yaml")
+    with open(keyed_spec, "w") as f:
+        f.write(KEYED_SPEC)
+    per_spec = os.path.join(tmp, "per.yaml")
+    with open(spec_path) as f:
+        text = f.read()
+    for old, new in (("security: [{apiauth: ['pets:read']}]", "security: [{api_key: []}, {apiauth: ['pets:read']}]"),
+                     ("  securitySchemes:\n", "  securitySchemes:\n    api_key: {type: apiKey, in: header, name: X-Api-Key}\n")):
+        assert old in text, old
+        text = text.replace(old, new)
+    with open(per_spec, "w") as f:
+        f.write(text)
+    config = os.path.join(tmp, "apis.yaml")
+    with open(config, "w") as f:
+        f.write(f"""apis:
+  - name: per
+    spec: {per_spec}
+    base-url: http://127.0.0.1:{upstream.port}
+    upstream-auth: oauth-proxy
+    upstream-client-id: upstream-client
+  - name: keyed
+    spec: {keyed_spec}
+    base-url: http://127.0.0.1:{keyed.port}
+""")
+    # The client secret only in the API's own variable (the single-API one unset).
+    env = {"OPENAPI_MCP_PER_UPSTREAM_CLIENT_SECRET": UPSTREAM_SECRET, "OPENAPI_MCP_KEYED_API_KEY": STATIC_KEY,
+           "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET": ""}
+    proxy = Proxy(args.bin, config, None, os.path.join(tmp, "oauth.sqlite3"), env=env)
+    asrv.allow_redirect(f"{proxy.origin}/oauth/callback")
+    check(any("API per, scheme apiauth" in line for line in proxy.log), "the start-up line names the API behind the proxy")
+    upstream.take()
+
+    async def session() -> Memory:
+        storage, browser = Memory(), Browser("erin", asrv)
+        async with httpx2.AsyncClient(auth=provider(proxy, browser, storage), timeout=30) as hc:
+            async with Client(streamable_http_client(proxy.url, http_client=hc)) as client:
+                names = sorted(t.name for t in (await client.list_tools()).tools)
+                check(names == ["keyed_get_things", "per_add_pet", "per_get_me"], f"erin: both APIs' tools: {names}")
+                for _ in range(3):
+                    for name in ("per_get_me", "keyed_get_things"):
+                        result = await client.call_tool(name, {})
+                        text = "".join(getattr(c, "text", "") for c in result.content)
+                        check(not result.is_error, f"erin: {name} succeeds: {text[:120]}")
+        return storage
+
+    try:
+        storage = asyncio.run(session())
+        to_per, to_keyed = upstream.take(), keyed.take()
+        check(len(to_per) == 3 and all(r["user"] == "erin" and "x-api-key" not in r["headers"] for r in to_per),
+              "per's upstream: erin's own API token on each call, never keyed's static key")
+        api_tokens = list(asrv.tokens) + list(asrv.refresh)
+        mcp = [storage.tokens.access_token, storage.tokens.refresh_token]
+        check(len(to_keyed) == 3 and all(r["headers"].get("x-api-key") == STATIC_KEY and "authorization" not in r["headers"]
+                                         and not any(t in json.dumps(r["headers"]) for t in api_tokens + mcp)
+                                         for r in to_keyed),
+              "keyed's upstream: its static key on each call, never erin's API token or an MCP token")
+    finally:
+        text = proxy.stop()
+    check(STATIC_KEY not in text and UPSTREAM_SECRET not in text, "no static key or client secret in the logs")
+    return mcp
+
+
 def shared_store_checks(args, asrv: CodeAuthServer, spec_path: str, base: str) -> list[str]:
     """Two instances behind one public URL share a Redis store and the store key: a user who
     signed in through one is served by the other. Skipped (and said so) without redis-server."""
@@ -456,6 +560,7 @@ def main() -> int:
         check(sent and all(r["user"] == "alice" for r in sent), "after renewal, alice's calls carry alice's new API token")
         mcp_tokens += shared_store_checks(args, asrv, spec_path, f"http://127.0.0.1:{upstream.port}")
         store_password_checks(args, spec_path, f"http://127.0.0.1:{upstream.port}")
+        mcp_tokens += per_api_checks(args, asrv, spec_path, upstream)
     finally:
         text = proxy.stop()
     api_tokens = list(asrv.tokens) + list(asrv.refresh)
