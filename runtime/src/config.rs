@@ -540,6 +540,10 @@ fn clap_message(e: &clap::Error) -> String {
 /// environment value. (`--auth` and `--header` hold one after their `=` / `:`.)
 fn is_secret(arg: &Arg) -> bool {
     let name = arg.get_long().unwrap_or(arg.get_id().as_str());
+    // An API's name or URI, not a token (shown by `config --print`, no warning).
+    if name == "token-exchange-audience" {
+        return false;
+    }
     arg.is_hide_env_values_set()
         || ["token", "secret", "password", "passphrase"]
             .iter()

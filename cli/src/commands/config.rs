@@ -284,7 +284,7 @@ mod tests {
         let file = dir.join("modes.yaml");
         std::fs::write(
             &file,
-            "transport: http\noauth-issuer: https://as.example\noauth-client-id: rs\nupstream-auth: token-exchange\napis:\n  - name: crm\n    spec: crm.yaml\n  - name: pets\n    spec: pets.yaml\n    upstream-auth: static\n",
+            "transport: http\noauth-issuer: https://as.example\noauth-client-id: rs\nupstream-auth: token-exchange\napis:\n  - name: crm\n    spec: crm.yaml\n    token-exchange-audience: https://crm.example\n  - name: pets\n    spec: pets.yaml\n    upstream-auth: static\n",
         )
         .unwrap();
         let text = printed(&["config", "--print", "--config", file.to_str().unwrap()]);
@@ -301,6 +301,11 @@ mod tests {
         );
         assert!(
             pets.contains("  upstream-auth: static  # config file"),
+            "{text}"
+        );
+        // An audience is a name, not a secret: shown as it is.
+        assert!(
+            crm.contains("  token-exchange-audience: https://crm.example  # config file"),
             "{text}"
         );
     }
