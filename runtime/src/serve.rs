@@ -1952,6 +1952,41 @@ mod tests {
         }
     }
 
+    /// The oauth-proxy API's client secret variable cannot be another API's credential
+    /// variable (it would be sent to that API).
+    #[test]
+    fn the_upstream_client_secret_is_no_other_apis_credential() {
+        use openapi_mcp_toolset::model::SecurityScheme;
+        let api = |name: &str, scheme: &str| {
+            let mut set = set_with_server("https://own.example/api");
+            set.security_schemes = vec![(scheme.to_string(), SecurityScheme::Bearer)];
+            ApiServing {
+                name: name.into(),
+                set,
+                base_url: None,
+                credential_origin: Vec::new(),
+                auth: Vec::new(),
+                header: Vec::new(),
+                token_exchange_audience: None,
+                upstream_auth: None,
+                upstream_client_id: None,
+                oauth_proxy_scheme: None,
+            }
+        };
+        let apis = [api("a", "bearer"), api("a_upstream", "client_secret")];
+        let proxied = [UpstreamAuth::OAuthProxy, UpstreamAuth::Static];
+        let err = check_upstream_secret(&apis, &proxied)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("API `a_upstream` (scheme client_secret) would read OPENAPI_MCP_A_UPSTREAM_CLIENT_SECRET, the upstream client secret of API `a`"),
+            "{err}"
+        );
+        assert!(check_upstream_secret(&apis, &[UpstreamAuth::Static; 2]).is_ok());
+        let others = [api("a", "bearer"), api("b", "client_secret")];
+        assert!(check_upstream_secret(&others, &proxied).is_ok());
+    }
+
     /// One API without --base-url: the spec's operation-level servers get credentials. In a
     /// server of several APIs, no host but the API's own base URL origin and its entry's
     /// credential origins does: not another API's base URL, not a host only the spec names.
