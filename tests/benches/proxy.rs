@@ -103,7 +103,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "eras") {
-        bench_eras(&bin, &petstore, &base, &mut report).await?;
+        bench_eras(&bin, &petstore, upstream, &base, seq_calls, &mut report).await?;
         report.print();
         return Ok(());
     }
@@ -1301,12 +1301,16 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// Section 3's bare-client runs only, both eras, stateful and `--stateless`, interleaved and
-/// repeated: the 2026/2025 calls/s ratios (`PROXY_BENCH_ONLY=eras`).
+/// The era comparisons of sections 2 and 3 only (`PROXY_BENCH_ONLY=eras`), interleaved and
+/// repeated: over stdio the added p50 of the bare line client of each era (over a direct round
+/// trip measured in the same round), over HTTP the bare clients' calls/s, stateful and
+/// `--stateless`; medians of the rounds.
 async fn bench_eras(
     bin: &Path,
     spec: &Path,
+    upstream: SocketAddr,
     base: &str,
+    seq_calls: usize,
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let rounds = std::env::var("PROXY_BENCH_ROUNDS")
@@ -1314,6 +1318,46 @@ async fn bench_eras(
         .and_then(|n| n.parse::<usize>().ok())
         .unwrap_or(3)
         .max(1);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    report.section(&format!(
+        "2 (eras only). stdio, bare line client, {seq_calls} sequential calls per run, {rounds} rounds"
+    ));
+    let (mut old, mut new, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut old_cpu, mut new_cpu) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        eprintln!("[eras] stdio, round {}/{rounds}...", round + 1);
+        let direct = us(bench_direct(upstream, seq_calls).await?.p50);
+        let o = bench_stdio_raw(bin, spec, base, seq_calls, false).await?;
+        let n = bench_stdio_raw(bin, spec, base, seq_calls, true).await?;
+        let (a_old, a_new) = (us(o.lat.p50) - direct, us(n.lat.p50) - direct);
+        old.push(a_old);
+        new.push(a_new);
+        ratio.push(a_new / a_old.max(0.001));
+        old_cpu.push(o.proxy_cpu_us_per_call);
+        new_cpu.push(n.proxy_cpu_us_per_call);
+    }
+    report.info(
+        "stdio: proxy CPU/call, 2025 | 2026 era (median)",
+        format!(
+            "{:.0} µs | {:.0} µs",
+            median(&mut old_cpu),
+            median(&mut new_cpu)
+        ),
+    );
+    let r = median(&mut ratio);
+    report.target_row(
+        &format!("stdio: added p50, 2026 / 2025 era (median of {rounds})"),
+        format!(
+            "{:.1} / {:.1} µs = {r:.2}x",
+            median(&mut new),
+            median(&mut old)
+        ),
+        "<= 1.10x".to_string(),
+        r <= 1.10,
+    );
     report.section(&format!(
         "3 (eras only). Streamable HTTP, {HTTP_CLIENTS} bare clients, {}s per run, {rounds} rounds",
         HTTP_DURATION.as_secs()
@@ -1330,10 +1374,6 @@ async fn bench_eras(
             new.push(r.calls_per_s);
             new_cpu.push(r.proxy_cpu_us_per_call);
         }
-        let median = |v: &mut Vec<f64>| {
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
         let (o, n) = (median(&mut old), median(&mut new));
         report.info(
             &format!("{mode}: proxy CPU/call, 2025 | 2026 era (median)"),
