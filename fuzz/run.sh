@@ -3,6 +3,9 @@
 #   bash fuzz/run.sh [SECONDS]        (FUZZ_TOOLCHAIN=stable: skip nightly)
 #   FUZZ_TARGETS="http_transport" FUZZ_RUNS=10000000 bash fuzz/run.sh 7200
 #     (some targets only; stop after FUZZ_RUNS executions or SECONDS, whichever comes first)
+#   FUZZ_TIMEOUT=120: libFuzzer's per-input limit in wall-clock seconds (default 10); raise it for
+#     a fuzzer at nice 19 beside builds, where a starved input is not a finding (the targets check
+#     their own CPU-time limits)
 # Uses nightly (with AddressSanitizer) when a nightly toolchain is installed, else stable with
 # `-s none` (libFuzzer's coverage instrumentation only; the workspace forbids unsafe code, so
 # ASan adds little). Installs cargo-fuzz when missing. Crashes land in fuzz/artifacts/<target>/;
@@ -56,7 +59,7 @@ status=0
 for t in "${TARGETS[@]}"; do
     echo "== fuzzing $t for ${SECONDS_PER_TARGET}s${FUZZ_RUNS:+ or $FUZZ_RUNS runs}"
     if ! cargo "$TOOLCHAIN" fuzz run "${SANITIZER[@]}" -O "$t" "corpus/$t" -- \
-        "${LIMITS[@]}" -timeout=10 -rss_limit_mb=2048 \
+        "${LIMITS[@]}" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1; then
         echo "FAILED: $t found a crash (see fuzz/artifacts/$t/)"
         status=1
