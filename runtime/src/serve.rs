@@ -1504,6 +1504,7 @@ async fn run(
                 );
             }
             eprintln!("{program}: serving {label} ({tools_desc}) over stdio; {api_at}");
+            let _queued = QueuedLogs::start();
             transport::serve_stdio(server).await?;
         }
         Transport::Http => {
@@ -1564,6 +1565,7 @@ async fn run(
                 handle.addr,
                 if args.stateless { " (stateless)" } else { "" }
             );
+            let _queued = QueuedLogs::start();
             let shutdown = handle.shutdown.clone();
             tokio::spawn(async move {
                 stop_signal().await;
@@ -1758,6 +1760,27 @@ pub fn report(err: &(dyn std::error::Error + 'static)) -> crate::exit::ExitStatu
 #[error("reading the embedded tool definitions (src/api.json)")]
 struct EmbeddedToolSetError(#[source] openapi_mcp_toolset::api_file::ApiFileError);
 
+/// Whether log lines go through the queue of [`init_logging`] (while serving) or are written in
+/// place.
+static LOGS_QUEUED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Log lines are queued from its creation (once the `serving` line is out) until it is dropped
+/// (serving ended).
+struct QueuedLogs;
+
+impl QueuedLogs {
+    fn start() -> Self {
+        LOGS_QUEUED.store(true, std::sync::atomic::Ordering::Relaxed);
+        QueuedLogs
+    }
+}
+
+impl Drop for QueuedLogs {
+    fn drop(&mut self) {
+        LOGS_QUEUED.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// Keeps the log writer's thread until it is dropped, then writes what is queued (hold it until
 /// the program returns).
 #[must_use = "log lines still queued are lost unless the guard lives until the program returns"]
@@ -1766,10 +1789,13 @@ pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::W
 /// Logs to stderr: `info` by default (rmcp's own lines only as errors), `-v` debug, `-vv` trace;
 /// `RUST_LOG` overrides.
 ///
-/// Lines go through a queue to a writer thread that writes each batch it finds queued in one
-/// `write` (a buffered stderr flushed when the queue is empty), so a call's log line costs the
-/// serving threads no system call, and a stalled reader of stderr (a full pipe, a slow log
-/// collector) never stalls a call: past 128,000 queued lines, lines are dropped instead.
+/// While a server serves ([`QueuedLogs`]), lines go through a queue to a writer thread that
+/// writes each batch it finds queued in one `write` (a buffered stderr flushed when the queue is
+/// empty), so a call's log line costs the serving threads no system call, and a stalled reader of
+/// stderr (a full pipe, a slow log collector) never stalls a call: past 128,000 queued lines,
+/// lines are dropped instead. Before that (start-up warnings, then the `serving` line printed
+/// directly) and after it, lines are written in place, so they keep their order with what the
+/// program prints itself.
 pub fn init_logging(verbose: u8) -> LogGuard {
     use tracing_subscriber::EnvFilter;
     // rmcp's own lines (handshakes, stream ends, a warning for every error answered to a client,
@@ -1784,6 +1810,10 @@ pub fn init_logging(verbose: u8) -> LogGuard {
         .lossy(true)
         .thread_name("openapi-mcp-log")
         .finish(std::io::BufWriter::new(std::io::stderr()));
+    use tracing_subscriber::fmt::writer::MakeWriterExt as _;
+    let writer = writer
+        .with_filter(|_| LOGS_QUEUED.load(std::sync::atomic::Ordering::Relaxed))
+        .or_else(std::io::stderr);
     let installed = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer)
