@@ -38,6 +38,54 @@ const BOUNDED_PATTERN: &str = "x-openapi-mcp-bounded-pattern";
 /// 100 KB it held a worker for more than a minute.
 pub const BOUNDED_PATTERN_MAX_LEN: usize = 4 * 1024;
 
+/// A linear-time `pattern` whose compiled automaton can hold this many states at once (see
+/// [`pattern_weight`]) and is not anchored at the start is heavy: an unanchored search starts a
+/// thread at every position, so its cost grows with the string's length times this weight.
+const HEAVY_PATTERN_WEIGHT: u64 = 4_096;
+
+/// Work allowed for one heavy pattern match (string length × weight): strings longer than
+/// `PATTERN_STEP_BUDGET / weight` bytes (at least 64, at most [`BOUNDED_PATTERN_MAX_LEN`]) fail
+/// the check instead of being searched. `\xEB[a-\xEB]{13464}` against a few KB took 3.5 s of CPU
+/// (fuzz target `validate_args`).
+const PATTERN_STEP_BUDGET: u64 = 20_000_000;
+
+/// An upper bound of the automaton states `pattern` compiles to, from its syntax tree (counted
+/// repetitions multiply, a Unicode class counts 4 per range for its UTF-8 forms), and whether it
+/// is anchored at the start; `None` when the `regex` syntax does not parse it.
+fn pattern_weight(pattern: &str) -> Option<(u64, bool)> {
+    use regex_syntax::hir::{Class, Hir, HirKind, Look};
+    fn weight(h: &Hir) -> u64 {
+        match h.kind() {
+            HirKind::Empty | HirKind::Look(_) => 1,
+            HirKind::Literal(l) => l.0.len() as u64,
+            HirKind::Class(Class::Unicode(c)) => 4 * c.ranges().len() as u64,
+            HirKind::Class(Class::Bytes(c)) => c.ranges().len() as u64,
+            HirKind::Repetition(r) => {
+                let times = r.max.unwrap_or(r.min.saturating_add(1)).max(1);
+                weight(&r.sub).saturating_mul(u64::from(times))
+            }
+            HirKind::Capture(c) => weight(&c.sub),
+            HirKind::Concat(v) | HirKind::Alternation(v) => {
+                v.iter().map(weight).fold(0, u64::saturating_add)
+            }
+        }
+    }
+    let hir = regex_syntax::Parser::new().parse(pattern).ok()?;
+    let anchored = hir.properties().look_set_prefix().contains(Look::Start);
+    Some((weight(&hir), anchored))
+}
+
+/// The longest string a heavy `pattern` is searched in, or `None` for a pattern that is not
+/// heavy.
+fn heavy_pattern_max_len(pattern: &str) -> Option<usize> {
+    let (weight, anchored) = pattern_weight(pattern)?;
+    if anchored || weight <= HEAVY_PATTERN_WEIGHT {
+        return None;
+    }
+    let len = (PATTERN_STEP_BUDGET / weight).clamp(64, BOUNDED_PATTERN_MAX_LEN as u64);
+    Some(usize::try_from(len).unwrap_or(BOUNDED_PATTERN_MAX_LEN))
+}
+
 fn options() -> jsonschema::ValidationOptions<'static> {
     jsonschema::draft202012::options()
         .should_validate_formats(false)
@@ -72,11 +120,12 @@ fn compile(schema: &Map<String, Value>) -> Result<jsonschema::Validator, SchemaC
     options().build(&patched)
 }
 
-/// Renames every non-linear `pattern` to [`BOUNDED_PATTERN`], in `schema` and its subschemas.
+/// Renames every non-linear or heavy `pattern` to [`BOUNDED_PATTERN`], in `schema` and its
+/// subschemas.
 fn bound_patterns(schema: &mut Value) {
     if let Value::Object(m) = schema
         && let Some(Value::String(p)) = m.get("pattern")
-        && !is_linear(p)
+        && (!is_linear(p) || heavy_pattern_max_len(p).is_some())
         && let Some(p) = m.remove("pattern")
     {
         m.insert(BOUNDED_PATTERN.to_string(), p);
@@ -92,6 +141,8 @@ fn bound_patterns(schema: &mut Value) {
 struct BoundedPattern {
     engine: Option<fancy_regex::Regex>,
     pattern: String,
+    /// Longest string searched: [`BOUNDED_PATTERN_MAX_LEN`], less for a heavy pattern.
+    max_len: usize,
 }
 
 impl BoundedPattern {
@@ -114,11 +165,12 @@ impl BoundedPattern {
         Ok(BoundedPattern {
             engine,
             pattern: pattern.to_string(),
+            max_len: heavy_pattern_max_len(pattern).unwrap_or(BOUNDED_PATTERN_MAX_LEN),
         })
     }
 
     fn matches(&self, s: &str) -> bool {
-        s.len() <= BOUNDED_PATTERN_MAX_LEN
+        s.len() <= self.max_len
             && self
                 .engine
                 .as_ref()
@@ -214,9 +266,10 @@ impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
         Err(jsonschema::ValidationError::custom(
             if self.engine.is_none() {
                 format!("cannot be checked: no bounded regex engine compiles the pattern {p:?}")
-            } else if s.len() > BOUNDED_PATTERN_MAX_LEN {
+            } else if s.len() > self.max_len {
                 format!(
-                    "is longer than {BOUNDED_PATTERN_MAX_LEN} bytes, too long to check against the pattern {p:?}"
+                    "is longer than {} bytes, too long to check against the pattern {p:?}",
+                    self.max_len
                 )
             } else {
                 format!("does not match {p:?}")
@@ -1125,6 +1178,53 @@ mod pattern_tests {
                 "{pattern}: {took:?}"
             );
         }
+    }
+
+    /// Fuzz target `validate_args`: an unanchored pattern with a large counted repetition
+    /// (`\xEB[a-\xEB]{13464}`) searched a few KB for 3.5 s of CPU: the linear engine's cost is
+    /// the string's length times the automaton's size. Such a pattern is weighed from its syntax
+    /// tree, and strings past its budget fail with a message that says so; an anchored one, or a
+    /// light one, is searched as before.
+    #[test]
+    fn heavy_unanchored_patterns_search_bounded_strings() {
+        let heavy = "\u{EB}[a-\u{EB}]{13464}";
+        let cap = heavy_pattern_max_len(heavy).expect("heavy");
+        assert!((64..=400).contains(&cap), "{cap}");
+        assert_eq!(heavy_pattern_max_len("^.{0,10000}$"), None, "anchored");
+        assert_eq!(heavy_pattern_max_len("[a-z0-9]{1,64}"), None, "light");
+        assert_eq!(
+            heavy_pattern_max_len("a{10001000}").map(|n| n >= 64),
+            Some(true)
+        );
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": heavy}}
+        }));
+        let v = LazyValidator::default();
+        let long = json!({"p": "\u{EB}".repeat(5_000)});
+        let problems = check(&v, &s, long.as_object().unwrap()).expect_err("too long");
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("too long to check against the pattern")),
+            "{problems:?}"
+        );
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "x[a-c]{5000}"}}
+        }));
+        let fits = json!({"p": format!("x{}", "a".repeat(5000))});
+        // Weight 20,001 (unanchored): 999 bytes are searched; this string is longer.
+        assert!(check(&LazyValidator::default(), &s, fits.as_object().unwrap()).is_err());
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "^x[a-c]{5000}$"}}
+        }));
+        assert_eq!(
+            check(&LazyValidator::default(), &s, fits.as_object().unwrap()),
+            Ok(()),
+            "anchored: searched whole"
+        );
     }
 
     /// Fuzz target `validate_args`: nested quantifiers in a pattern only an ECMA-262 engine
