@@ -1504,7 +1504,9 @@ async fn run(
                 );
             }
             eprintln!("{program}: serving {label} ({tools_desc}) over stdio; {api_at}");
-            let _queued = QueuedLogs::start();
+            // Over stdio, log lines stay in place: one client's calls come one at a time, and
+            // waking the writer thread per call added 20-25 µs at p50 (proxy bench,
+            // PROXY_BENCH_ONLY=stdio) where writing in place costs one `write`.
             transport::serve_stdio(server).await?;
         }
         Transport::Http => {
@@ -1789,7 +1791,7 @@ pub struct LogGuard(#[allow(dead_code)] Option<tracing_appender::non_blocking::W
 /// Logs to stderr: `info` by default (rmcp's own lines only as errors), `-v` debug, `-vv` trace;
 /// `RUST_LOG` overrides.
 ///
-/// While a server serves ([`QueuedLogs`]), lines go through a queue to a writer thread that
+/// While a server serves over HTTP ([`QueuedLogs`]), lines go through a queue to a writer thread that
 /// writes each batch it finds queued in one `write` (a buffered stderr flushed when the queue is
 /// empty), so a call's log line costs the serving threads no system call, and a stalled reader of
 /// stderr (a full pipe, a slow log collector) never stalls a call: past 128,000 queued lines,

@@ -29,8 +29,9 @@
 //! Run: `cargo bench -p openapi-mcp-tests --bench proxy`
 //! (`PROXY_BENCH_CALLS=N` changes the number of sequential calls, e.g. to profile the proxy;
 //! `PROXY_BENCH_ONLY=observe` runs only section 7, `PROXY_BENCH_ONLY=oauth` only section 8,
-//! `PROXY_BENCH_ONLY=eras` only the bare-client HTTP runs of section 3 that give the 2026/2025
-//! ratios, interleaved and repeated `PROXY_BENCH_ROUNDS` times (default 3), e.g. under `perf`.)
+//! `PROXY_BENCH_ONLY=eras` only the era comparisons of sections 2 and 3, interleaved and
+//! repeated `PROXY_BENCH_ROUNDS` times (default 3), e.g. under `perf`; `PROXY_BENCH_ONLY=stdio`
+//! only section 2's rmcp-client row, 3 rounds.)
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,31 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
+    if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "stdio") {
+        // Section 2's rmcp-client row alone: the direct floor and the proxy, alternated.
+        report.section(&format!(
+            "2 (stdio only). rmcp client over stdio, {seq_calls} sequential calls, 3 rounds"
+        ));
+        for round in 0..3 {
+            eprintln!("[stdio] round {}/3...", round + 1);
+            let direct = bench_direct(upstream, seq_calls).await?;
+            let stdio = bench_stdio(&bin, &petstore, &base, seq_calls).await?;
+            report.info(
+                &format!(
+                    "round {}: added p50 | proxy CPU per call | switches",
+                    round + 1
+                ),
+                format!(
+                    "{:.1} µs | {:.0} µs | {:.1}",
+                    us(stdio.lat.p50) - us(direct.p50),
+                    stdio.proxy_cpu_us_per_call,
+                    stdio.switches_per_call
+                ),
+            );
+        }
+        report.print();
+        return Ok(());
+    }
     if std::env::var("PROXY_BENCH_ONLY").is_ok_and(|v| v == "eras") {
         bench_eras(&bin, &petstore, upstream, &base, seq_calls, &mut report).await?;
         report.print();
