@@ -61,7 +61,7 @@ pub fn now() -> u64 {
 pub struct SqliteStore {
     path: PathBuf,
     conn: Mutex<rusqlite::Connection>,
-    puts: std::sync::atomic::AtomicU64,
+    puts: Sweeps,
 }
 
 impl SqliteStore {
@@ -104,6 +104,20 @@ impl SqliteStore {
     }
 }
 
+/// Counts a store's writes: expired records are swept on every 256th (the stores whose backend
+/// does not expire records itself).
+#[derive(Default)]
+struct Sweeps(std::sync::atomic::AtomicU64);
+
+impl Sweeps {
+    /// Counts one write; whether this one sweeps.
+    fn sweep_due(&self) -> bool {
+        self.0
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            .is_multiple_of(256)
+    }
+}
+
 fn ready<'a, T: Send + 'a>(r: Result<T, StoreError>) -> StoreFuture<'a, T> {
     Box::pin(std::future::ready(r))
 }
@@ -116,11 +130,7 @@ impl Store for SqliteStore {
         value: Vec<u8>,
         expires: u64,
     ) -> StoreFuture<'a, ()> {
-        // Expired records go every 256 writes.
-        let sweep = self
-            .puts
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            .is_multiple_of(256);
+        let sweep = self.puts.sweep_due();
         ready(self.run(|c| {
             c.execute(
                 "INSERT OR REPLACE INTO oauth_proxy (kind, key, value, expires) VALUES (?1, ?2, ?3, ?4)",
@@ -696,7 +706,7 @@ pub struct PostgresStore {
     /// `sslrootcert=` when given (for errors).
     ca: Option<PathBuf>,
     conn: tokio::sync::Mutex<Option<std::sync::Arc<PgConn>>>,
-    puts: std::sync::atomic::AtomicU64,
+    puts: Sweeps,
 }
 
 /// `tokio-postgres`'s TLS hooks over `tokio-rustls`, with the Redis store's rustls
@@ -1106,10 +1116,7 @@ impl Store for PostgresStore {
         value: Vec<u8>,
         expires: u64,
     ) -> StoreFuture<'a, ()> {
-        let sweep = self
-            .puts
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            .is_multiple_of(256);
+        let sweep = self.puts.sweep_due();
         Box::pin(async move {
             let expires = i64::try_from(expires).unwrap_or(i64::MAX);
             self.run(|c| {
