@@ -117,12 +117,15 @@ fn options() -> jsonschema::ValidationOptions<'static> {
 /// former takes (`(?-u)`) would make the whole schema fail to compile, and the tool go
 /// unvalidated.
 fn is_linear(pattern: &str) -> bool {
-    let one = serde_json::json!({ "pattern": pattern });
-    jsonschema::draft202012::options()
-        .with_pattern_options(jsonschema::PatternOptions::regex())
-        .build(&one)
-        .is_ok()
-        && options().build(&one).is_ok()
+    // What jsonschema's compiler does with a `pattern`: translate ECMA-262's classes, then build.
+    let Ok(translated) = jsonschema_regex::to_rust_regex(pattern) else {
+        return false;
+    };
+    regex::Regex::new(&translated).is_ok()
+        && fancy_regex::RegexBuilder::new(&translated)
+            .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
+            .build()
+            .is_ok()
 }
 
 /// Compiles `schema`, with every `pattern` the linear-time engine cannot compile (lookaround,
@@ -232,10 +235,12 @@ impl BoundedPattern {
 
     fn matches(&self, s: &str) -> bool {
         s.len() <= self.max_len
-            && self
-                .engine
-                .as_ref()
-                .is_some_and(|r| r.is_match(s).unwrap_or(false))
+            && self.engine.as_ref().is_some_and(|r| {
+                // A panic inside the engine (see `(?(` in [`ecma_to_fancy`]) fails the value, not
+                // the call.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| r.is_match(s)))
+                    .is_ok_and(|m| m.unwrap_or(false))
+            })
     }
 }
 
@@ -305,7 +310,9 @@ fn ecma_to_fancy(pattern: &str) -> Result<Option<String>, NotEcma> {
                 let rest: String = chars.clone().skip(1).take(2).collect();
                 let mut r = rest.chars();
                 let (a, b) = (r.next(), r.next());
-                let fancy_only = matches!(a, Some('R' | '&' | '>' | '|' | '0'..='9' | '+'))
+                // `(?(1)…)`: a conditional, which fancy-regex 0.19 also mis-runs when the group
+                // does not exist (an index out of bounds in its VM: fuzz target `validate_args`).
+                let fancy_only = matches!(a, Some('R' | '&' | '>' | '|' | '0'..='9' | '+' | '('))
                     || (a == Some('P') && b == Some('>'))
                     || (a == Some('-') && b.is_some_and(|c| c.is_ascii_digit()));
                 if fancy_only {
@@ -1398,10 +1405,33 @@ mod pattern_tests {
         assert_eq!(ecma("\\g0{2}").as_deref(), Some("g0{2}"));
         assert_eq!(ecma("(?<=a)(?<n>b)\\k<n>(?:c)(?=d)(?!e)(?<!f)"), None);
         for p in [
-            "(?R)", "a(?1)", "(?&n)", "(?P>n)", "(?>a+)", "(?|a|b)", "a\\Kb", "(?-1)", "(?+1)",
+            "(?R)",
+            "a(?1)",
+            "(?&n)",
+            "(?P>n)",
+            "(?>a+)",
+            "(?|a|b)",
+            "a\\Kb",
+            "(?-1)",
+            "(?+1)",
+            "(?(4)at)ern",
+            "(a)(?(1)b|c)",
         ] {
             assert_eq!(ecma_to_fancy(p), Err(NotEcma), "{p}");
         }
+        // Fuzz target `validate_args`: fancy-regex ran this conditional with an index out of
+        // bounds (a panic). Not ECMA-262: it fails closed, without running.
+        let s = schema(json!({
+            "type": "object",
+            "properties": {"p": {"type": "string", "pattern": "(?(4)at)ern"}}
+        }));
+        let problems = check(
+            &LazyValidator::default(),
+            &s,
+            json!({"p": "atern"}).as_object().unwrap(),
+        )
+        .expect_err("fails closed");
+        assert!(problems[0].contains("cannot be checked"), "{problems:?}");
         let s = schema(json!({
             "type": "object",
             "properties": {"p": {"type": "string", "pattern": "^x[]?[^]\\0$"}}
