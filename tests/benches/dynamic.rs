@@ -107,6 +107,9 @@ fn main() {
         let index = state.search_index().expect("dynamic mode has an index");
 
         let index_mb = index.heap_bytes() as f64 / 1e6;
+        if let Ok(path) = std::env::var("DYNAMIC_DUMP_DEV") {
+            dump_dev(&path, file, index, &set.tools, &[tasks, tasks2]);
+        }
 
         let (mut hits, mut hits10) = (0, 0);
         let started = Instant::now();
@@ -198,4 +201,33 @@ fn top3_top10(
         h10 += usize::from(rank.is_some());
     }
     (h3, h10)
+}
+
+/// `DYNAMIC_DUMP_DEV=FILE`: appends, for every DEVELOPMENT request (never the held-out set), the
+/// lexical ranking's best 300 operations with their scores, one JSON line each, for fusion
+/// experiments outside the server (`tests/search-eval/embedding-probe`).
+fn dump_dev(
+    path: &str,
+    file: &str,
+    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
+    sets: &[Tasks],
+) {
+    use std::io::Write;
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .expect("DYNAMIC_DUMP_DEV file");
+    for (task, op_ids) in sets.iter().flat_map(|s| s.iter()) {
+        let hits: Vec<serde_json::Value> = index
+            .search(task, 300)
+            .iter()
+            .map(|h| serde_json::json!([tools[h.op].operation_id, h.score]))
+            .collect();
+        let line = serde_json::json!({
+            "spec": file, "task": task, "expect": op_ids.split('|').collect::<Vec<_>>(), "hits": hits
+        });
+        writeln!(out, "{line}").expect("write");
+    }
 }
