@@ -107,6 +107,32 @@ pub const DESCRIBE: &str = "describe_operation";
 /// Name of the call tool.
 pub const CALL: &str = "call_operation";
 
+/// An area's name as compared: letters and digits, lower case ("Pull Requests" is
+/// `pullrequests`, as is "pull-requests").
+pub fn area_key(area: &str) -> String {
+    area.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The areas (tags) of the indexed operations, with how many operations each has, largest
+/// first (then by name).
+pub fn areas(defs: &[Arc<ToolDef>], index: &SearchIndex) -> Vec<(String, usize)> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for &op in index.ops() {
+        for t in defs.get(op).map(|d| d.tags.as_slice()).unwrap_or_default() {
+            *counts.entry(t.as_str()).or_default() += 1;
+        }
+    }
+    let mut out: Vec<(String, usize)> = counts
+        .into_iter()
+        .map(|(t, n)| (t.to_string(), n))
+        .collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
 /// Default and largest number of search results.
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 50;
@@ -171,7 +197,8 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
              best-matching operations ranked by relevance: name, HTTP method, path, summary and \
              required arguments. Then call `{CALL}` to run one (`{DESCRIBE}` first for its \
              optional arguments and details). \
-             If nothing fits, search again with other words (synonyms, the resource's name)."
+             If nothing fits, search again with other words (synonyms, the resource's name), \
+             or browse an area of the API (`area`, with the query `*`)."
         ),
         object(json!({
             "type": "object",
@@ -186,6 +213,10 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
                     "minimum": 1,
                     "default": DEFAULT_LIMIT,
                     "description": format!("Most results to return (default {DEFAULT_LIMIT}; capped at {MAX_LIMIT}).")
+                },
+                "area": {
+                    "type": "string",
+                    "description": "Only operations of this area (an API tag, as the server's instructions list them, e.g. \"issues\"). With an area, the query `*` lists the area's operations, and a query that matches none of them lists them too."
                 }
             },
             "required": ["query"],
@@ -478,6 +509,11 @@ impl SearchIndex {
 
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
+    }
+
+    /// The indexed operations (indexes in the tool set), in tool-set order.
+    pub fn ops(&self) -> &[usize] {
+        &self.docs
     }
 
     /// Whether operation `op` is in the index.

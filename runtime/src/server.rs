@@ -1801,7 +1801,51 @@ fn search_result(
             usize::try_from(l).unwrap_or(usize::MAX)
         })
         .clamp(1, dynamic::MAX_LIMIT);
-    let hits = d.index.search(query, limit);
+    let area = args
+        .get("area")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|a| !a.is_empty());
+    // With an area: the query's hits among its operations, else (`*`, or nothing matched) the
+    // area's operations in the spec's order.
+    let mut listed: Option<(usize, bool)> = None;
+    let hits = match area {
+        None => d.index.search(query, limit),
+        Some(area) => {
+            let key = dynamic::area_key(area);
+            let tools = &state.set.tools;
+            let in_area = |op: usize| tools[op].tags.iter().any(|t| dynamic::area_key(t) == key);
+            let members: Vec<usize> = d
+                .index
+                .ops()
+                .iter()
+                .copied()
+                .filter(|&op| in_area(op))
+                .collect();
+            if members.is_empty() {
+                return unknown_area(state, d, area);
+            }
+            let mut hits: Vec<dynamic::Hit> = if query.trim() == "*" {
+                Vec::new()
+            } else {
+                d.index
+                    .search(query, usize::MAX)
+                    .into_iter()
+                    .filter(|h| in_area(h.op))
+                    .take(limit)
+                    .collect()
+            };
+            if hits.is_empty() {
+                listed = Some((members.len(), query.trim() != "*"));
+                hits = members
+                    .into_iter()
+                    .take(limit)
+                    .map(|op| dynamic::Hit { op, score: 0.0 })
+                    .collect();
+            }
+            hits
+        }
+    };
     let mut results = Vec::with_capacity(hits.len());
     let mut text = String::new();
     for (rank, hit) in hits.iter().enumerate() {
@@ -1832,9 +1876,22 @@ fn search_result(
         }
         results.push(result);
     }
+    if let (Some((n, unmatched)), Some(area)) = (listed, area) {
+        let head = if unmatched {
+            format!("No operation of area {area:?} matches {query:?}; its operations")
+        } else {
+            format!("The operations of area {area:?}")
+        };
+        let more = if n > hits.len() {
+            format!(", the first {} of {n} (a query narrows them)", hits.len())
+        } else {
+            String::new()
+        };
+        text = format!("{head}{more}:\n{text}");
+    }
     if hits.is_empty() {
         text = format!(
-            "No operation matches {query:?} (searched {} operations). Try other words: the resource's name (e.g. \"user\", \"invoice\"), an action (list, create, update, delete) or a path segment.",
+            "No operation matches {query:?} (searched {} operations). Try other words: the resource's name (e.g. \"user\", \"invoice\"), an action (list, create, update, delete) or a path segment, or browse an area (`area`, with the query `*`).",
             d.index.len()
         );
     } else if d.code {
@@ -1851,12 +1908,50 @@ fn search_result(
         ));
     }
     let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-    r.structured_content = Some(serde_json::json!({
+    let mut structured = serde_json::json!({
         "query": query,
         "results": results,
         "total_operations": d.index.len(),
-    }));
+    });
+    if let Some(area) = area {
+        structured["area"] = Value::from(area);
+    }
+    if let Some((n, _)) = listed {
+        structured["area_operations"] = Value::from(n);
+    }
+    r.structured_content = Some(structured);
     r
+}
+
+/// `search_operations` with an area no indexed operation has: the areas there are.
+fn unknown_area(state: &ToolState, d: &Discovery, area: &str) -> CallToolResult {
+    // Echo a prefix only: the name is the caller's, of any length.
+    let area = match area.char_indices().nth(64) {
+        Some((i, _)) => format!("{}…", &area[..i]),
+        None => area.to_string(),
+    };
+    let areas = dynamic::areas(&state.set.tools, &d.index);
+    let text = if areas.is_empty() {
+        format!(
+            "Unknown area {area:?}: the operations of this API have no areas (tags). Search without `area`."
+        )
+    } else {
+        let shown: Vec<String> = areas
+            .iter()
+            .take(60)
+            .map(|(t, n)| format!("{t} ({n})"))
+            .collect();
+        let more = if areas.len() > shown.len() {
+            format!(" and {} more", areas.len() - shown.len())
+        } else {
+            String::new()
+        };
+        format!(
+            "Unknown area {area:?}. Areas (operations): {}{more}.",
+            shown.join(", ")
+        )
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// `describe_operation`: the operation's full tool definition.

@@ -147,6 +147,124 @@ async fn search_ranks_and_reports_no_match() {
     assert!(up.requests().is_empty());
 }
 
+/// `area`: a query among one area's operations, `*` (or a query none of them matches) lists
+/// them, an unknown area names the areas there are; nothing reaches the API.
+#[tokio::test]
+async fn search_within_an_area_and_browse_it() {
+    let up = Upstream::start().await;
+    let client = connect_in_process(petstore(&up.url("/api"), ToolMode::Dynamic).await).await;
+    let r = call(&client, SEARCH, json!({"query": "*", "area": "Pets"})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["area_operations"], 6, "{s}");
+    assert_eq!(s["results"].as_array().map(Vec::len), Some(6), "{s}");
+    assert!(
+        text(&r).starts_with("The operations of area \"Pets\":\n1. "),
+        "{}",
+        text(&r)
+    );
+    let r = call(
+        &client,
+        SEARCH,
+        json!({"query": "*", "area": "pets", "limit": 2}),
+    )
+    .await;
+    assert!(
+        text(&r).starts_with(
+            "The operations of area \"pets\", the first 2 of 6 (a query narrows them):"
+        ),
+        "{}",
+        text(&r)
+    );
+    let r = call(
+        &client,
+        SEARCH,
+        json!({"query": "delete pet", "area": "pets"}),
+    )
+    .await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["results"][0]["name"], "petstore_delete_pet", "{s}");
+    assert!(
+        s.get("area_operations").is_none(),
+        "ranked, not listed: {s}"
+    );
+    let r = call(&client, SEARCH, json!({"query": "xyzzy", "area": "pets"})).await;
+    assert!(
+        text(&r).starts_with("No operation of area \"pets\" matches \"xyzzy\"; its operations:"),
+        "{}",
+        text(&r)
+    );
+    let r = call(&client, SEARCH, json!({"query": "pets", "area": "stores"})).await;
+    assert_eq!(r.is_error, Some(true));
+    assert_eq!(
+        text(&r),
+        "Unknown area \"stores\". Areas (operations): pets (6)."
+    );
+    assert!(up.requests().is_empty());
+
+    // GitHub's spec (1,223 operations), when the shared specs are there.
+    let Some(path) = shared_specs()
+        .map(|d| d.join("github-octokit-2026-3.0.json"))
+        .filter(|p| p.exists())
+    else {
+        println!("SKIPPED: github-octokit-2026-3.0.json not found");
+        return;
+    };
+    let server = proxy_server_with(
+        &path,
+        "http://127.0.0.1:9/",
+        ToolOptions::default(),
+        &[],
+        mode_opts(ToolMode::Dynamic),
+    )
+    .await;
+    let state = server.state();
+    let client = connect_in_process(server).await;
+    let r = call(
+        &client,
+        SEARCH,
+        json!({"query": "lock it", "area": "issues", "limit": 3}),
+    )
+    .await;
+    let s = r.structured_content.clone().expect("structured");
+    let names: Vec<&str> = s["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|h| h["name"].as_str().unwrap_or_default())
+        .collect();
+    assert!(!names.is_empty(), "{s}");
+    for n in &names {
+        let def = state
+            .set
+            .tools
+            .iter()
+            .find(|t| t.name() == *n)
+            .expect("a tool");
+        assert!(
+            def.tags.iter().any(|t| t == "issues"),
+            "{n}: {:?}",
+            def.tags
+        );
+    }
+    assert_eq!(names[0], "github_issues_lock", "{s}");
+    let r = call(&client, SEARCH, json!({"query": "*", "area": "emojis"})).await;
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(s["area_operations"], 1, "{s}");
+    let r = call(
+        &client,
+        SEARCH,
+        json!({"query": "*", "area": "no such area"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    let t = text(&r);
+    assert!(
+        t.starts_with("Unknown area \"no such area\". Areas (operations): repos ("),
+        "{t}"
+    );
+}
+
 #[tokio::test]
 async fn describe_matches_the_tools_mode_definition() {
     let up = Upstream::start().await;
