@@ -1593,9 +1593,45 @@ impl<'de> DeserializeSeed<'de> for YamlKeySeed<'_> {
         Ok(match node.as_str() {
             Some(s) => b.key(s),
             None if node.is_null() => b.key("null"),
-            None => b.key(&serde_json::to_string(&node).unwrap_or_default()),
+            None => b.key(&complex_key(&node)),
         })
     }
+}
+
+/// Longest rendering of a YAML key that is not a scalar (a mapping or sequence used as a key,
+/// which no OpenAPI document means), in bytes.
+const MAX_COMPLEX_KEY: usize = 256;
+
+/// A non-scalar YAML key as a string: its JSON, cut at [`MAX_COMPLEX_KEY`] bytes. Uncut, keys
+/// nested in keys grew twice as long at each level (JSON escapes the quotes and backslashes of
+/// the key inside): 452 bytes of `{` keys took 8 GB and 68 s (fuzz target `load_convert`).
+fn complex_key(node: &Node) -> String {
+    struct Capped(Vec<u8>);
+    impl std::io::Write for Capped {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = MAX_COMPLEX_KEY - self.0.len();
+            if room == 0 {
+                return Err(std::io::Error::other("long enough"));
+            }
+            let n = buf.len().min(room);
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Capped(Vec::with_capacity(64));
+    let cut = serde_json::to_writer(&mut out, node).is_err();
+    let mut key = String::from_utf8_lossy(&out.0).into_owned();
+    if cut {
+        // A cut inside a character leaves a replacement character: drop it with the rest.
+        while key.ends_with('\u{FFFD}') {
+            key.pop();
+        }
+        key.push('…');
+    }
+    key
 }
 
 impl<'de> Visitor<'de> for YamlSeed<'_> {
@@ -2153,6 +2189,48 @@ mod tests {
         // A YAML document that does not start with `{` may still use flow style.
         let v = parse_document(b"openapi: 3.0.0\ninfo: {title: t, version: '1'}\n").unwrap();
         assert_eq!(v["info"]["title"], "t");
+    }
+
+    /// Fuzz target `load_convert`: mappings used as keys, nested in each other's keys, doubled
+    /// their rendering at each level (8 GB and 68 s for 452 bytes). A non-scalar key is its JSON,
+    /// cut at `MAX_COMPLEX_KEY` bytes.
+    #[test]
+    fn keys_that_are_mappings_stay_short() {
+        let found =
+            include_bytes!("../../fuzz/regressions/load_convert/yaml-keys-in-keys-escaping-blowup");
+        let started = std::time::Instant::now();
+        let _ = parse_document(found);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let nested = format!(
+            "openapi: 3.0.0\nx: {}v{}\n",
+            "{? ".repeat(60),
+            ": 1}".repeat(60)
+        );
+        let started = std::time::Instant::now();
+        let v = parse_document(nested.as_bytes()).expect("parses");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        let key = v["x"]
+            .as_object()
+            .and_then(|m| m.keys().next().map(str::to_string))
+            .expect("a key");
+        assert!(
+            key.len() <= MAX_COMPLEX_KEY + '…'.len_utf8() && key.ends_with('…'),
+            "{key}"
+        );
+        let v = parse_document(b"openapi: 3.0.0\nx: {[a, b]: 1}\n").expect("parses");
+        assert_eq!(
+            v["x"]["[\"a\",\"b\"]"].as_i64(),
+            Some(1),
+            "a short key is whole"
+        );
     }
 
     #[test]
