@@ -359,6 +359,9 @@ impl<'i> jsonschema::Keyword<'i> for BoundedPattern {
 /// must never meet an unbounded depth.
 pub const MAX_DEPTH: usize = 128;
 
+/// Problem lines a failed check reports at most, before a last line saying more were left out.
+const MAX_PROBLEMS: usize = 20;
+
 /// Longest rendering of an argument value inside a problem line (characters).
 const VALUE_PREVIEW_CHARS: usize = 80;
 /// Longest problem line (characters).
@@ -734,6 +737,7 @@ pub fn check(
     };
     let instance = Value::Object(args.clone());
     let mut problems = Vec::new();
+    let mut more = false;
     for err in v.iter_errors(&instance) {
         let path = display_path(err.instance_path().as_str());
         match err.kind() {
@@ -757,8 +761,8 @@ pub fn check(
                 problems.push(cut(&format!("{what}: {msg}"), PROBLEM_MAX_CHARS));
             }
         }
-        if problems.len() >= 20 {
-            problems.push("(more problems not shown)".to_string());
+        if problems.len() >= MAX_PROBLEMS {
+            more = true;
             break;
         }
     }
@@ -771,6 +775,11 @@ pub fn check(
                 inexact_integers(ps, x, &mut path, &mut problems);
             }
         }
+    }
+    // One error can add several lines (unknown arguments): the cap is on the lines.
+    if more || problems.len() > MAX_PROBLEMS {
+        problems.truncate(MAX_PROBLEMS);
+        problems.push("(more problems not shown)".to_string());
     }
     if problems.is_empty() {
         Ok(())
@@ -1141,6 +1150,28 @@ mod tests {
                 "{}… (an array of 100 items)",
                 &serde_json::to_string(&(0..100).collect::<Vec<i32>>()).expect("json")[..80]
             )
+        );
+    }
+
+    /// Fuzz target `validate_args`: the unknown-arguments error adds up to 11 lines at once, so
+    /// the cap of 20 was checked after it and the report had 22. The cap is on the lines now.
+    #[test]
+    fn problem_lines_stay_capped_whatever_adds_them() {
+        let mut props = serde_json::Map::new();
+        let mut args = serde_json::Map::new();
+        for i in 0..15 {
+            props.insert(format!("p{i}"), json!({"type": "integer"}));
+            args.insert(format!("p{i}"), json!("x"));
+        }
+        for i in 0..15 {
+            args.insert(format!("zz{i}"), json!(1));
+        }
+        let s = obj(json!({"type": "object", "properties": props, "additionalProperties": false}));
+        let problems = check(&LazyValidator::default(), &s, &args).expect_err("invalid");
+        assert_eq!(problems.len(), MAX_PROBLEMS + 1, "{problems:#?}");
+        assert_eq!(
+            problems.last().map(String::as_str),
+            Some("(more problems not shown)")
         );
     }
 
