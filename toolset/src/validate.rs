@@ -145,56 +145,25 @@ fn bound_patterns(schema: &mut Value) {
     if let Value::Object(m) = schema
         && let Some(Value::String(p)) = m.get("pattern")
     {
-        let rewritten = ecma_identity_escapes(p);
-        let linear = rewritten.as_deref().unwrap_or(p);
-        if !is_linear(linear) || heavy_pattern_max_len(linear).is_some() {
-            if let Some(p) = m.remove("pattern") {
-                m.insert(BOUNDED_PATTERN.to_string(), p);
+        // ECMA-262 syntax the engines spell otherwise (`\\0`, `\\cJ`, `[^]`, `\\g`, `\\<`),
+        // rewritten for them; syntax ECMA-262 does not have fails closed in the bounded check.
+        let linear = ecma_to_fancy(p).ok().filter(|rewritten| {
+            let q = rewritten.as_deref().unwrap_or(p);
+            is_linear(q) && heavy_pattern_max_len(q).is_none()
+        });
+        match linear {
+            Some(Some(rewritten)) => {
+                m.insert("pattern".to_string(), Value::String(rewritten));
             }
-        } else if let Some(r) = rewritten {
-            m.insert("pattern".to_string(), Value::String(r));
+            Some(None) => {}
+            None => {
+                if let Some(p) = m.remove("pattern") {
+                    m.insert(BOUNDED_PATTERN.to_string(), p);
+                }
+            }
         }
     }
     crate::schema_walk::for_each_child_mut(schema, &mut |_, child| bound_patterns(child));
-}
-
-/// `pattern` (ECMA-262, without the `u` flag) with `\\<` and `\\>` outside character classes
-/// written as the characters `<` and `>`: identity escapes in ECMA-262, but word-start and
-/// word-end assertions to the regex engines (`N?.\\>.+…`, a Unicode word boundary to them,
-/// kept the linear engine off its DFA: 3.7 s of CPU over a long non-ASCII argument, fuzz target
-/// `validate_args`). `None` when there is nothing to rewrite.
-fn ecma_identity_escapes(pattern: &str) -> Option<String> {
-    let mut out = String::with_capacity(pattern.len());
-    let mut rewrote = false;
-    let mut in_class = false;
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => match chars.next() {
-                Some(e @ ('<' | '>')) if !in_class => {
-                    out.push(e);
-                    rewrote = true;
-                }
-                Some(e) => {
-                    out.push('\\');
-                    out.push(e);
-                }
-                None => out.push('\\'),
-            },
-            // ECMA-262: `[]` is the empty class and `[^]` any character; a `]` right after `[`
-            // or `[^` closes the class.
-            '[' if !in_class => {
-                in_class = true;
-                out.push('[');
-            }
-            ']' if in_class => {
-                in_class = false;
-                out.push(']');
-            }
-            c => out.push(c),
-        }
-    }
-    rewrote.then_some(out)
 }
 
 /// A backtracking `pattern`: fancy-regex with [`PATTERN_BACKTRACK_LIMIT`], else (ECMA-only
@@ -250,10 +219,14 @@ impl BoundedPattern {
 #[derive(Debug, PartialEq, Eq)]
 struct NotEcma;
 
-/// `pattern` with the ECMA-262 syntax fancy-regex lacks spelled its way: `\0` (NUL, when no digit
-/// follows) is `\x00`, a control escape `\cJ` is `\x0A`, the empty class `[]` never matches,
-/// `[^]` is any character, `\g` (an identity escape in ECMA-262, a subroutine call or
-/// back-reference in fancy-regex) is `g`. `Ok(None)` when there is nothing to rewrite.
+/// `pattern` with the ECMA-262 syntax the regex engines (fancy-regex and the linear `regex`
+/// crate) lack or read otherwise spelled their way: `\0` (NUL, when no digit follows) is `\x00`,
+/// a control escape `\cJ` is `\x0A`, the empty class `[]` never matches, `[^]` is any
+/// character, `\g` (an identity escape in ECMA-262, a subroutine call or back-reference in
+/// fancy-regex) is `g`, and `\<`, `\>` outside classes are `<` and `>` (identity escapes, not the
+/// engines' word assertions: `N?.\>.+…`, a Unicode word boundary to them, kept the linear engine
+/// off its DFA for 3.7 s of CPU over a long non-ASCII argument, fuzz target `validate_args`).
+/// `Ok(None)` when there is nothing to rewrite.
 fn ecma_to_fancy(pattern: &str) -> Result<Option<String>, NotEcma> {
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut rewrote = false;
@@ -1337,13 +1310,10 @@ mod pattern_tests {
     /// engine's own syntax is bounded like a heavy pattern.
     #[test]
     fn word_boundaries_mean_what_ecma_262_says_and_stay_fast() {
-        assert_eq!(ecma_identity_escapes("a\\>b\\<").as_deref(), Some("a>b<"));
-        assert_eq!(
-            ecma_identity_escapes("[\\>]\\\\>\\b"),
-            None,
-            "in a class, or escaped"
-        );
-        assert_eq!(ecma_identity_escapes("[]\\>").as_deref(), Some("[]>"));
+        let ecma = |p: &str| ecma_to_fancy(p).expect("ECMA-262");
+        assert_eq!(ecma("a\\>b\\<").as_deref(), Some("a>b<"));
+        assert_eq!(ecma("[\\>]\\\\>\\b"), None, "in a class, or escaped");
+        assert_eq!(ecma("[]\\>").as_deref(), Some("[^\\s\\S]>"));
         assert_eq!(
             ecma_to_fancy("(?=a)\\>").unwrap().as_deref(),
             Some("(?=a)>")

@@ -18,11 +18,8 @@ for spec, rs in by_spec.items():
     ids = [o[0] for o in O]
     pos = {i: k for k, i in enumerate(ids)}
     docs = [o[3] for o in O]
-    df = {}
-    for t in docs:
-        for j in set(tok.encode(t)): df[j] = df.get(j, 0) + 1
     N = len(docs)
-    idf = {j: math.log(1 + (N - c + 0.5) / (c + 0.5)) for j, c in df.items()}
+    idf = token_idf(docs)
     dense = {}
     for name, Td in variants.items():
         dense[name] = (embed_static(docs, Td, idf), embed_static([r['task'] for r in rs], Td, idf))

@@ -62,17 +62,20 @@ def embed_full(texts):
         ids = np.array([q + [0]*(L-len(q)) for q in seqs]); mask = np.array([[1]*len(q) + [0]*(L-len(q)) for q in seqs], dtype=np.float32)
         e = forward(ids, mask); out.append(e / np.linalg.norm(e, axis=1, keepdims=True))
     return np.concatenate(out)
+def token_idf(docs):
+    """BM25's IDF of each WordPiece token over the operations' texts."""
+    df = {}
+    for t in docs:
+        for j in set(tok.encode(t)): df[j] = df.get(j, 0) + 1
+    N = len(docs)
+    return {j: math.log(1 + (N - c + 0.5)/(c + 0.5)) for j, c in df.items()}
 T = {}
 TS = tasks()
 tot = {}
 for key, spec in SPECS.items():
     O = ops(spec)
     docs = [o[3] for o in O]
-    df = {}
-    for t in docs:
-        for j in set(tok.encode(t)): df[j] = df.get(j, 0) + 1
-    N = len(docs)
-    idf = {j: math.log(1 + (N - c + 0.5)/(c + 0.5)) for j, c in df.items()}
+    idf = token_idf(docs)
     res = {}
     for d in (64, 128, 384):
         Td = table(d) if d < 384 else X

@@ -210,14 +210,7 @@ async fn search_within_an_area_and_browse_it() {
         println!("SKIPPED: github-octokit-2026-3.0.json not found");
         return;
     };
-    let server = proxy_server_with(
-        &path,
-        "http://127.0.0.1:9/",
-        ToolOptions::default(),
-        &[],
-        mode_opts(ToolMode::Dynamic),
-    )
-    .await;
+    let server = dynamic_proxy(&path).await;
     let state = server.state();
     let client = connect_in_process(server).await;
     let r = call(
@@ -553,15 +546,20 @@ async fn replacing_tools_rebuilds_the_index() {
 
 /// Top-3 hit rate of each task set (natural-language task, expected operationId) on one dynamic
 /// proxy of `spec_path`; prints every miss.
-async fn hit_rates(spec_path: &Path, sets: &[&[(&str, &str)]]) -> Vec<f64> {
-    let server = proxy_server_with(
+/// A dynamic-mode proxy of `spec_path` whose upstream is never reached (search only).
+async fn dynamic_proxy(spec_path: &Path) -> ProxyServer {
+    proxy_server_with(
         spec_path,
         "http://127.0.0.1:9/",
         ToolOptions::default(),
         &[],
         mode_opts(ToolMode::Dynamic),
     )
-    .await;
+    .await
+}
+
+async fn hit_rates(spec_path: &Path, sets: &[&[(&str, &str)]]) -> Vec<f64> {
+    let server = dynamic_proxy(spec_path).await;
     let state = server.state();
     let client = connect_in_process(server).await;
     let mut rates = Vec::new();
