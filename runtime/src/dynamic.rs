@@ -335,9 +335,10 @@ enum Field {
     TagText,
     Leaf,
     Values,
+    Flags,
 }
 
-const FIELDS: usize = 10;
+const FIELDS: usize = 11;
 /// (weight, b) per field.
 const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (3.0, 0.5),  // Name: tool name + operationId
@@ -350,6 +351,7 @@ const FIELD_PARAMS: [(f32, f32); FIELDS] = [
     (0.4, 0.75), // The descriptions of the operation's tags (what its area is for)
     (1.5, 0.0),  // The path's last literal segment: the resource or action it ends in
     (1.0, 0.0),  // The values an argument takes (enums: `state` closed, `visibility` private)
+    (2.0, 0.0),  // The yes/no settings a write sets (`archived`, `private`, `has_wiki`)
 ];
 const K1: f32 = 1.2;
 
@@ -450,10 +452,16 @@ impl SearchIndex {
             if let Some(leaf) = literal.iter().rev().find(|seg| !seg.is_empty()) {
                 add(Field::Leaf, tokenize(leaf));
             }
-            add(
-                Field::Values,
-                enum_words(&def.input_outline(), &mut tokenize),
-            );
+            let outline = def.input_outline();
+            add(Field::Values, enum_words(&outline, &mut tokenize));
+            // "make it private", "archive it", "turn the wiki off": a write whose arguments
+            // include that yes/no setting (`private`, `archived`, `has_wiki`) does it.
+            if matches!(
+                def.route.method,
+                HttpMethod::Patch | HttpMethod::Put | HttpMethod::Post
+            ) {
+                add(Field::Flags, flag_words(&outline, &mut tokenize));
+            }
             let summary_terms = tokenize(&summary(def));
             idx.summary_terms.push(dedup(&summary_terms));
             add(Field::Summary, summary_terms);
@@ -777,6 +785,38 @@ fn enum_words(
         {
             for schema in inner.values() {
                 values(schema, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The names of the yes/no settings among the arguments (top-level, and the properties of an
+/// inline `body` object): `archived`, `private`, `has_wiki` on the update of a repository.
+fn flag_words(
+    input: &Map<String, Value>,
+    tokenize: &mut impl FnMut(&str) -> Vec<String>,
+) -> Vec<String> {
+    let is_flag = |schema: &Value| match schema.get("type") {
+        Some(Value::String(t)) => t == "boolean",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "boolean"),
+        _ => false,
+    };
+    let mut out = Vec::new();
+    let Some(Value::Object(props)) = input.get("properties") else {
+        return out;
+    };
+    for (name, schema) in props {
+        if is_flag(schema) {
+            out.extend(tokenize(name));
+        }
+        if name == "body"
+            && let Some(Value::Object(inner)) = schema.get("properties")
+        {
+            for (name, schema) in inner {
+                if is_flag(schema) {
+                    out.extend(tokenize(name));
+                }
             }
         }
     }
@@ -1673,6 +1713,55 @@ mod tests {
             top(&index, &defs, "archive items").as_deref(),
             Some("list_items_b")
         );
+    }
+
+    /// A yes/no setting that a write takes is evidence that the write does what its name says
+    /// ("archive the repository" is the update whose `archived` is a boolean): the two writes
+    /// below tie on every other field, and the first would win the tie.
+    #[test]
+    fn yes_no_settings_of_writes_are_searched() {
+        let with = |ty: &str| {
+            json!({"type": "object", "properties": {
+                "repo": {"type": "string"},
+                "archived": {"type": ty},
+                "body": {"type": "object", "properties": {
+                    "has_wiki": {"type": [ty, "null"]}
+                }}
+            }})
+        };
+        let defs = vec![
+            op(
+                "update_repo_a",
+                HttpMethod::Patch,
+                "/repos/{repo}/a",
+                "Update a repository",
+                with("string"),
+            ),
+            op(
+                "update_repo_b",
+                HttpMethod::Patch,
+                "/repos/{repo}/b",
+                "Update a repository",
+                with("boolean"),
+            ),
+        ];
+        let index = SearchIndex::build(&defs, 0..defs.len());
+        for query in [
+            "archive the repository",
+            "turn off the wiki of a repository",
+        ] {
+            assert_eq!(
+                top(&index, &defs, query).as_deref(),
+                Some("update_repo_b"),
+                "{query}"
+            );
+        }
+        let mut tokenize = |t: &str| tokenize_with(t, &mut |w: &str| stem(w));
+        assert_eq!(
+            flag_words(&object(with("boolean")), &mut tokenize),
+            tokenize("archived has_wiki")
+        );
+        assert!(flag_words(&object(with("string")), &mut tokenize).is_empty());
     }
 
     /// The spec's tag descriptions are evidence for the operations of their tag.
