@@ -163,6 +163,29 @@ fn bound_patterns(schema: &mut Value) {
             }
         }
     }
+    if let Value::Object(m) = schema
+        && let Some(Value::Object(props)) = m.get_mut("patternProperties")
+    {
+        let keys: Vec<String> = props.keys().cloned().collect();
+        for key in keys {
+            let safe = pattern_property_key(&key);
+            if safe == key {
+                continue;
+            }
+            let Some(sub) = props.remove(&key) else {
+                continue;
+            };
+            match props.get_mut(&safe) {
+                Some(existing) => {
+                    let first = existing.take();
+                    *existing = serde_json::json!({ "allOf": [first, sub] });
+                }
+                None => {
+                    props.insert(safe, sub);
+                }
+            }
+        }
+    }
     crate::schema_walk::for_each_child_mut(schema, &mut |_, child| bound_patterns(child));
 }
 
@@ -190,11 +213,7 @@ impl BoundedPattern {
         // `\g<1>`, `\g0{2}`, recursion, atomic groups) are not what the spec means, and a
         // repeated recursive call made it allocate 2.3 GB for 5 s while compiling (fuzz target
         // `validate_args`).
-        let engine = match ecma_to_fancy(pattern) {
-            Err(NotEcma) => None,
-            Ok(Some(p)) => build(&p),
-            Ok(None) => build(pattern),
-        };
+        let engine = bounded_source(pattern).and_then(|p| build(&p));
         Ok(BoundedPattern {
             engine,
             pattern: pattern.to_string(),
@@ -211,6 +230,74 @@ impl BoundedPattern {
                     .is_ok_and(|m| m.unwrap_or(false))
             })
     }
+}
+
+/// Most automaton states (as [`pattern_weight`] counts them) a lookbehind's body may compile to.
+/// fancy-regex compiles a variable-length lookbehind into a reverse automaton with no size limit:
+/// `(?<=(a+)*…]{1221220404})` asked for 4 GB and then more, before any string was matched (fuzz
+/// target `validate_args`).
+const MAX_LOOKBEHIND_WEIGHT: u64 = 100_000;
+
+/// What fancy-regex is given to compile for `pattern` (ECMA-262 spelled its way, see
+/// [`ecma_to_fancy`]), or `None` when it must not compile it: syntax ECMA-262 does not have, or a
+/// lookbehind heavier than [`MAX_LOOKBEHIND_WEIGHT`].
+fn bounded_source(pattern: &str) -> Option<String> {
+    use fancy_regex::{Expr, LookAround};
+    fn weight(e: &Expr) -> u64 {
+        match e {
+            Expr::Literal { val, .. } => val.len() as u64,
+            Expr::Delegate { inner, .. } => {
+                pattern_weight(inner).map_or(inner.len() as u64, |(w, _)| w)
+            }
+            Expr::Repeat { child, lo, hi, .. } => {
+                let times = if *hi == usize::MAX {
+                    lo.saturating_add(1)
+                } else {
+                    *hi
+                };
+                weight(child).saturating_mul(u64::try_from(times.max(1)).unwrap_or(u64::MAX))
+            }
+            e => e.children_iter().map(weight).fold(1, u64::saturating_add),
+        }
+    }
+    fn lookbehinds_bounded(e: &Expr) -> bool {
+        match e {
+            Expr::LookAround(body, LookAround::LookBehind | LookAround::LookBehindNeg)
+                if weight(body) > MAX_LOOKBEHIND_WEIGHT =>
+            {
+                false
+            }
+            e => e.children_iter().all(lookbehinds_bounded),
+        }
+    }
+    let source = match ecma_to_fancy(pattern) {
+        Err(NotEcma) => return None,
+        Ok(rewritten) => rewritten.unwrap_or_else(|| pattern.to_string()),
+    };
+    // A pattern fancy-regex cannot parse is left to it: it fails to compile, and fails closed.
+    fancy_regex::Expr::parse_tree(&source)
+        .map_or(true, |tree| lookbehinds_bounded(&tree.expr))
+        .then_some(source)
+}
+
+/// A `patternProperties` key the validator can compile safely: as written, spelled the engine's
+/// way (see [`ecma_to_fancy`]), or, when it must not or cannot be compiled, `""` (every property),
+/// so its subschema holds for every property instead of none: it fails closed, like a `pattern`.
+/// The validator used to compile such keys as written (the lookbehind of [`bounded_source`], the
+/// subroutine calls of [`BoundedPattern::new`]), and one it rejected left the whole tool
+/// unvalidated.
+fn pattern_property_key(key: &str) -> String {
+    bounded_source(key)
+        .filter(|p| {
+            // What the validator does with a key: translate ECMA-262's classes, then build.
+            jsonschema_regex::to_rust_regex(p).is_ok_and(|translated| {
+                fancy_regex::RegexBuilder::new(&translated)
+                    .backtrack_limit(PATTERN_BACKTRACK_LIMIT)
+                    .build()
+                    .is_ok()
+            })
+        })
+        .unwrap_or_default()
 }
 
 /// A pattern that uses a regex syntax ECMA-262 does not have and fancy-regex gives a meaning
@@ -1261,6 +1348,72 @@ mod pattern_tests {
             !ok(json!({"code": format!("x{}z", "y".repeat(5_000))})),
             "too long to check"
         );
+    }
+
+    /// Fuzz target `validate_args`: fancy-regex compiles a variable-length lookbehind into an
+    /// automaton with no size limit, and `(?<=(a+)*…]{1221220404})` asked for 4 GB, then more,
+    /// while the schema compiled. A lookbehind that heavy is never compiled: its `pattern` fails
+    /// closed, and a `patternProperties` key like it (or one no engine compiles) holds its
+    /// subschema for every property; light lookbehinds and plain keys are kept as they are.
+    #[test]
+    fn heavy_lookbehinds_are_never_compiled() {
+        let heavy = "(?<=(a+)*x{1221220404})y";
+        assert_eq!(bounded_source(heavy), None);
+        assert_eq!(bounded_source("(?<!(a+)*[a-z]{1,20000000})y"), None);
+        for light in [
+            "(?<=(a+)+)b",
+            "(?<=[a-z]{1,64})x",
+            "(?<!\\)\\d{1,10}",
+            "x{99999999}",
+        ] {
+            assert_eq!(bounded_source(light).as_deref(), Some(light), "{light}");
+        }
+        assert_eq!(bounded_source("\\0(?<=a)").as_deref(), Some("\\x00(?<=a)"));
+        let started = std::time::Instant::now();
+        let s = schema(json!({
+            "type": "object",
+            "properties": {
+                "p": {"type": "string", "pattern": heavy},
+                "kind": {"type": "string", "enum": ["a"]}
+            }
+        }));
+        let v = LazyValidator::default();
+        assert!(v.get(&s).is_ok(), "compiles");
+        let ok = |a: Value| check(&v, &s, a.as_object().unwrap()).is_ok();
+        assert!(!ok(json!({"p": "y"})), "the heavy pattern fails closed");
+        assert!(!ok(json!({"kind": "b"})), "the enum beside it is enforced");
+        assert!(ok(json!({"kind": "a"})));
+        let keys = |heavy_key: bool| {
+            let mut pp = json!({
+                "^tag_": {"type": "string"},
+                "^n_\\0": {"type": "boolean"}
+            });
+            if heavy_key {
+                pp[heavy] = json!({"type": "integer"});
+                pp["(?R)x"] = json!({"minimum": 5});
+            }
+            schema(json!({"type": "object", "patternProperties": pp}))
+        };
+        for heavy_key in [false, true] {
+            let s = keys(heavy_key);
+            let v = LazyValidator::default();
+            assert!(v.get(&s).is_ok(), "compiles");
+            let ok = |a: Value| check(&v, &s, a.as_object().unwrap()).is_ok();
+            assert!(!ok(json!({"tag_a": 1})), "a plain key is kept");
+            assert!(ok(json!({"tag_a": "1"})) != heavy_key);
+            assert!(
+                !ok(json!({"n_\u{0}": 1})),
+                "an ECMA-262 key, spelled the engine's way"
+            );
+            // The unsafe keys' subschemas hold for every property.
+            assert_eq!(ok(json!({"name": "x"})), !heavy_key);
+            assert!(ok(json!({"name": 7})));
+            assert_eq!(ok(json!({"name": 4})), !heavy_key);
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(pattern_property_key("^tag_"), "^tag_");
+        assert_eq!(pattern_property_key("(?R)x"), "");
+        assert_eq!(pattern_property_key("(unclosed"), "");
     }
 
     /// #23 finding 14: nested quantifiers with a lookaround over a long argument are bounded.
