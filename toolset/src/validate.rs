@@ -1378,7 +1378,7 @@ mod pattern_tests {
         for light in [
             "(?<=(a+)+)b",
             "(?<=[a-z]{1,64})x",
-            "(?<!\\)\\d{1,10}",
+            "(?<!\\\\)\\d{1,10}",
             "x{99999999}",
         ] {
             assert_eq!(bounded_source(light).as_deref(), Some(light), "{light}");
