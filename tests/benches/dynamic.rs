@@ -3,7 +3,7 @@
 //! o200k_base), the time to build the search index and to answer a query, the index's size (its
 //! own estimate of its heap bytes, and the process RSS growth while building it), and the top-3
 //! and top-10 hit rates of the natural-language task sets in `dynamic_tasks.rs`; then the
-//! held-out evaluation of `tests/search-eval/heldout.json` (`heldout/mod.rs`, aggregates only).
+//! held-out evaluations of `tests/search-eval/heldout*.json` (`heldout/mod.rs`, aggregates only).
 //!
 //! Run: `cargo bench -p openapi-mcp-tests --bench dynamic`
 

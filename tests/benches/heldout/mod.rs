@@ -1,10 +1,10 @@
-//! The held-out search evaluation of issue #22 (`tests/search-eval/heldout.json`, see the README
+//! The held-out search evaluations of issue #22 (`tests/search-eval/heldout*.json`, see the README
 //! there): natural-language requests written before looking at the specs, each with the
 //! operation(s) that do it. For every spec present in `../shared/specs`, the dynamic-mode
 //! `SearchIndex` is built exactly as the rest of this bench builds it, each request is run with
 //! limit 10, and the hits are mapped back to (method, path template) through the tool set.
 //!
-//! Only aggregates are printed (n, top-1/3/10). The set is a test, not a development set: per-query
+//! Only aggregates are printed (n, top-1/3/10). Each set is a test, not a development set: per-query
 //! detail is printed only with `HELDOUT_VERBOSE=1`, and must not be used to tune the search.
 //!
 //! The file is `heldout/mod.rs` (not `heldout.rs`) so that Cargo does not auto-discover it as a
@@ -26,8 +26,24 @@ struct Case {
     expect: HashSet<(String, String)>,
 }
 
-fn eval_file() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("search-eval/heldout.json")
+/// Every held-out set: `search-eval/heldout.json` (the first, written 2026-11-26) and the later
+/// ones beside it (`heldout-v2.json`, …), in name order. Each is reported on its own: a set that
+/// has been looked at per query is replaced by a fresh one, never merged into it.
+fn eval_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("search-eval");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("heldout") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    files
 }
 
 /// Reads `heldout.json`: `{ "<spec file>": [ {"request": "...", "expect": [["GET", "/path"], ...]} ] }`.
@@ -77,17 +93,27 @@ fn pct(k: usize, n: usize) -> f64 {
     k as f64 * 100.0 / n.max(1) as f64
 }
 
-/// Runs the held-out evaluation on every spec of the file found in `specs_dir` and prints the
+/// Runs each held-out evaluation on every spec of its file found in `specs_dir` and prints the
 /// aggregates.
 pub fn run(specs_dir: &Path) {
+    let files = eval_files();
+    if files.is_empty() {
+        println!("FAILED: no held-out set (search-eval/heldout*.json)");
+    }
+    for file in files {
+        run_file(specs_dir, &file);
+    }
+}
+
+/// [`run`] for one held-out file.
+fn run_file(specs_dir: &Path, file: &Path) {
     let verbose = std::env::var("HELDOUT_VERBOSE").is_ok_and(|v| v == "1");
-    let file = eval_file();
     println!();
     println!(
         "held-out search evaluation ({}; written once, never tune on it), limit {LIMIT}",
         file.display()
     );
-    let sets = match read_cases(&file) {
+    let sets = match read_cases(file) {
         Ok(s) => s,
         Err(e) => {
             println!("FAILED to read the held-out set: {e}");
@@ -109,16 +135,16 @@ pub fn run(specs_dir: &Path) {
         "spec", "n", "top-1", "top-3", "top-10", "unreachable"
     );
     let mut total = [0usize; 4]; // n, top-1, top-3, top-10
-    for (file, cases) in &sets {
-        let path = specs_dir.join(file);
+    for (name, cases) in &sets {
+        let path = specs_dir.join(name);
         if !path.exists() {
-            println!("{file:<30} SKIPPED (not found in {})", specs_dir.display());
+            println!("{name:<30} SKIPPED (not found in {})", specs_dir.display());
             continue;
         }
         let spec = match rt.block_on(load(&SpecSource::Path(path))) {
             Ok(s) => s,
             Err(e) => {
-                println!("{file:<30} FAILED to load: {e}");
+                println!("{name:<30} FAILED to load: {e}");
                 continue;
             }
         };
@@ -131,7 +157,7 @@ pub fn run(specs_dir: &Path) {
         let known: HashSet<&(String, String)> = routes.iter().collect();
         let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
         let Some(index) = state.search_index() else {
-            println!("{file:<30} FAILED: dynamic mode built no search index");
+            println!("{name:<30} FAILED: dynamic mode built no search index");
             continue;
         };
         let (mut top1, mut top3, mut top10, mut unreachable) = (0, 0, 0, 0);
@@ -170,7 +196,7 @@ pub fn run(specs_dir: &Path) {
         }
         let n = cases.len();
         println!(
-            "{file:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}% {unreachable:>12}",
+            "{name:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}% {unreachable:>12}",
             pct(top1, n),
             pct(top3, n),
             pct(top10, n)
