@@ -322,6 +322,57 @@ def openapi_for(spec: dict, path: pathlib.Path, base: str) -> OpenAPI:
     return OpenAPI.from_dict(spec, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
 
 
+def odd_key_variants(spec: dict, path: pathlib.Path, base: str, odd_keys: list[str], cache: dict):
+    """For path keys with `#…` or `?…` (AWS's `/#X-Amz-Target=Svc.Op`, `/{Bucket}?acl`), which
+    openapi-core cannot match: one single-operation document per such key, its path cut at `#`/`?`
+    (the proxy sends the fragment nowhere and the query as written). Built on first use."""
+    for key in odd_keys:
+        if key not in cache:
+            item = copy.deepcopy(spec["paths"][key])
+            if isinstance(item, dict):
+                item.pop("servers", None)
+                for op in item.values():
+                    if isinstance(op, dict):
+                        op.pop("servers", None)
+            doc = {k: v for k, v in spec.items() if k != "paths"}
+            doc["servers"] = [{"url": base}]
+            doc["paths"] = {re.split(r"[#?]", key, maxsplit=1)[0] or "/": item}
+            cache[key] = OpenAPI.from_dict(doc, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
+        yield key, cache[key]
+
+
+def odd_key_score(key: str, rec: dict) -> int:
+    """How well a `#…`/`?…` key's names and values match the request's headers and query: the
+    candidate to report when no variant accepts the request."""
+    tail = re.split(r"[#?]", key, maxsplit=1)[1] if re.search(r"[#?]", key) else ""
+    query = urllib.parse.parse_qsl(urllib.parse.urlsplit(rec["target"]).query, keep_blank_values=True)
+    seen = {k.lower(): v for k, v in rec["header_list"]} | {k.lower(): v for k, v in query}
+    score = 0
+    for part in re.split(r"[&;]", tail):
+        name, _, value = part.partition("=")
+        if name.lower() in seen and (not value or seen[name.lower()] == value):
+            score += 1
+    return score
+
+
+def odd_key_verdict(spec, path, base, host, odd_keys, variants, rec) -> tuple[str, str | None]:
+    """(reason, validator limitation) of a request no ordinary path matched, validated against the
+    `#`/`?` keys' own documents, best-matching key first; ("", None) when one accepts it."""
+    first = None
+    for key, doc in odd_key_variants(spec, path, base, sorted(odd_keys, key=lambda k: -odd_key_score(k, rec)), variants):
+        try:
+            doc.validate_request(mock_request(rec, host))
+            return "", None
+        except OpenAPIError as e:
+            if first is None and type(e).__name__ not in ("PathNotFound", "OperationNotFound"):
+                first = f"(as `{key}`) {reason_of(e)}"
+        except Exception as e:  # the validator itself failed on this document
+            return f"(as `{key}`) {reason_of(e)}", "openapi-core failed"
+    if first is None:
+        return "no path matched, not even the '#'/'?' keys'", "openapi-core cannot match path keys with '#' or '?' in them"
+    return first, validator_limitation(first)
+
+
 def mock_request(rec: dict, host: str) -> MockRequest:
     parts = urllib.parse.urlsplit(rec["target"])
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
@@ -436,6 +487,7 @@ async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats:
     base = host + BASE_PATH
     api = openapi_for(spec, path, base)
     odd_keys = [k for k in spec.get("paths", {}) if "#" in k or "?" in k]
+    variants: dict = {}
     env = dict(os.environ, RUST_LOG="error", **credentials_env(spec))
     params = StdioServerParameters(command=bin_path, args=["proxy", str(path), "--base-url", base, "--timeout", "10", "--header", "Authorization: Bearer static-header-token"], env=env)
     counts = {"valid": 0, "invalid": 0, "refused": 0, "unsent": 0, "known": 0, "unvalidatable": 0, "call_errors": 0}
@@ -478,17 +530,28 @@ async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats:
                     verdict = ("unsent", call_error or "no request and no error", args, None)
                     break
                 rec = sent[-1]
+                why = ""
                 try:
                     api.validate_request(mock_request(rec, host))
                     verdict = ("valid", "", args, rec)
                 except OpenAPIError as e:  # the request breaks the spec, or openapi-core gave up
                     why = reason_of(e)
                     limit = validator_limitation(why)
-                    if limit is None and "PathNotFound" in why and odd_keys:
-                        limit = "openapi-core cannot match path keys with '#' or '?' in them"
-                    verdict = ("unvalidatable", f"{limit}: {why}", args, rec) if limit else ("invalid", why, args, rec)
+                    if limit is None and re.search(r"(Path|Operation)NotFound", why) and odd_keys:
+                        why, limit = None, None  # validated below, outside this handler
+                    if why is not None:
+                        verdict = ("unvalidatable", f"{limit}: {why}", args, rec) if limit else ("invalid", why, args, rec)
                 except Exception as e:  # the validator itself failed on this spec
                     verdict = ("unvalidatable", reason_of(e), args, rec)
+                if why is None:
+                    why, limit = odd_key_verdict(spec, path, base, host, odd_keys, variants, rec)
+                    verdict = (
+                        ("valid", "", args, rec)
+                        if not why
+                        else ("unvalidatable", f"{limit}: {why}", args, rec)
+                        if limit
+                        else ("invalid", why, args, rec)
+                    )
                 if verdict[0] == "unvalidatable" and optional:
                     continue  # an optional argument may be what the validator cannot read
                 break
