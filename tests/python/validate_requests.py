@@ -370,13 +370,60 @@ def odd_key_verdict(spec, path, base, host, odd_keys, variants, rec) -> tuple[st
             return f"(as `{key}`) {reason_of(e)}", "openapi-core failed"
     if first is None:
         return "no path matched, not even the '#'/'?' keys'", "openapi-core cannot match path keys with '#' or '?' in them"
-    return first, validator_limitation(first) or free_form_query_gap(spec, first)
+    return first, validator_limitation(first) or free_form_query_gap(spec, first) or form_cast_gap(first, rec) or readonly_required_gap(spec, first)
+
+
+def readonly_required_gap(spec: dict, why: str) -> str | None:
+    """A body missing only properties that are `required` but readOnly (directly or through their
+    `$ref`): the proxy rightly leaves them out, openapi-core still requires them (the KNOWN
+    entries' `_READONLY_REQUIRED`, recognised without listing each tool)."""
+    if "InvalidRequestBody" not in why:
+        return None
+    missing = set(re.findall(r"'([^']+)' is a required property", why))
+    if not missing or re.search(r"is not of type|is not one of|does not match|is not valid under", why):
+        return None
+    schemas = (spec.get("components") or {}).get("schemas") or {}
+
+    def read_only(prop) -> bool:
+        for _ in range(5):
+            if not isinstance(prop, dict):
+                return False
+            if prop.get("readOnly") is True or any(read_only(m) for m in prop.get("allOf") or []):
+                return True
+            ref = prop.get("$ref")
+            if not isinstance(ref, str):
+                return False
+            prop = schemas.get(ref.rsplit("/", 1)[-1])
+        return False
+
+    ro = {
+        name
+        for sch in schemas.values()
+        if isinstance(sch, dict)
+        for name, prop in (sch.get("properties") or {}).items()
+        if name in missing and read_only(prop)
+    }
+    return _READONLY_REQUIRED if missing <= ro else None
+
+
+def form_cast_gap(why: str, rec: dict) -> str | None:
+    """A multipart or urlencoded body whose text fields (`1`, `true`) openapi-core validates as
+    strings or bytes against an integer, number or boolean schema: every form field is text on the
+    wire, and the spec's schema says how to read it."""
+    ctype = next((v for k, v in rec["header_list"] if k.lower() == "content-type"), "")
+    if not re.match(r"(multipart/form-data|application/x-www-form-urlencoded)", ctype) or "InvalidRequestBody" not in why:
+        return None
+    if re.search(r"b?'(-?[0-9.]+(e-?[0-9]+)?|true|false)' is not of type '(integer|number|boolean)'", why) or re.search(
+        r"b'[^']*' is not valid under any of the given schemas", why
+    ):
+        return "openapi-core does not read form and multipart text fields as the numbers or booleans their schema says"
+    return None
 
 
 def free_form_query_gap(spec: dict, why: str) -> str | None:
-    """A required query parameter that is an exploded object with no declared properties (AWS's
-    `Attributes`): form style sends its entries as `key=value` pairs of their own (OAS 3 style
-    table), which openapi-core cannot tie back to the parameter and reports missing."""
+    """A required query parameter that is an exploded object (AWS's `Attributes`, `HealthCheck`):
+    form style sends its entries as `key=value` pairs of their own (OAS 3 style table), which
+    openapi-core cannot tie back to the parameter and reports missing."""
     m = re.search(r"MissingRequiredParameter: Missing required query parameter: (\S+)", why)
     if not m:
         return None
@@ -387,14 +434,15 @@ def free_form_query_gap(spec: dict, why: str) -> str | None:
                 if isinstance(prm, dict) and "$ref" in prm:
                     prm = comps.get(prm["$ref"].rsplit("/", 1)[-1], {})
                 sch = (prm or {}).get("schema") or {}
+                if isinstance(sch, dict) and isinstance(sch.get("$ref"), str):
+                    sch = ((spec.get("components") or {}).get("schemas") or {}).get(sch["$ref"].rsplit("/", 1)[-1], {})
                 if (
                     prm.get("name") == m.group(1)
                     and prm.get("in") == "query"
                     and prm.get("explode", prm.get("style", "form") == "form")
-                    and (sch.get("type") == "object" or "additionalProperties" in sch)
-                    and not sch.get("properties")
+                    and (sch.get("type") == "object" or "additionalProperties" in sch or "properties" in sch)
                 ):
-                    return "openapi-core cannot read an exploded free-form query object (its entries are sent as key=value)"
+                    return "openapi-core cannot read an exploded query object (its entries are sent as key=value)"
     return None
 
 
@@ -457,6 +505,8 @@ def validator_limitation(why: str) -> str | None:
         return "openapi-core does not read nested deepObject (bracket) keys"
     if "DeserializeError: ('form', 'object')" in why and "dictionary update sequence" in why:
         return "openapi-core cannot read non-exploded form objects (k1,v1,k2,v2)"
+    if re.search(r"DeserializeError: \('form', '[^']+'\)", why) and "dictionary update sequence element #0 has length 1" in why:
+        return "openapi-core cannot read a required empty form object (sent as `name=`)"
     if "InvalidRequestBody" in why and ": b'" in why and re.search(r"'[0-9.]+' is not of type '(integer|number)'", why):
         return "openapi-core does not cast multipart text parts to numbers"
     if "Tried to write read-only property" in why and re.search(r"Invalid (path|query|header|cookie) parameter", why):
@@ -561,7 +611,7 @@ async def run_spec(bin_path: str, path: pathlib.Path, upstream: Upstream, stats:
                     verdict = ("valid", "", args, rec)
                 except OpenAPIError as e:  # the request breaks the spec, or openapi-core gave up
                     why = reason_of(e)
-                    limit = validator_limitation(why) or free_form_query_gap(spec, why)
+                    limit = validator_limitation(why) or free_form_query_gap(spec, why) or form_cast_gap(why, rec) or readonly_required_gap(spec, why)
                     if limit is None and re.search(r"(Path|Operation)NotFound", why) and odd_keys:
                         why, limit = None, None  # validated below, outside this handler
                     if why is not None:
