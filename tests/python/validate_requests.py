@@ -309,17 +309,20 @@ def load_spec(path: pathlib.Path) -> dict:
     return json.loads(text) if text.lstrip().startswith("{") else yaml.safe_load(text)
 
 
-def openapi_for(spec: dict, path: pathlib.Path, base: str) -> OpenAPI:
-    spec = copy.deepcopy(spec)
-    spec["servers"] = [{"url": base}]
-    for item in spec.get("paths", {}).values():
+def openapi_for(spec: dict, path: pathlib.Path, base: str, paths: dict | None = None) -> OpenAPI:
+    """The spec served at `base`: every `servers` (root, path item, operation) replaced by it.
+    With `paths`, a document of those paths only (the rest of the spec shared, not copied)."""
+    doc = {k: v for k, v in spec.items() if k != "paths"}
+    doc["servers"] = [{"url": base}]
+    doc["paths"] = copy.deepcopy(spec.get("paths", {}) if paths is None else paths)
+    for item in doc["paths"].values():
         if isinstance(item, dict):
             item.pop("servers", None)
             for op in item.values():
                 if isinstance(op, dict):
                     op.pop("servers", None)
     # The spec's own validity is not what is checked here (some fixtures are lax on purpose).
-    return OpenAPI.from_dict(spec, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
+    return OpenAPI.from_dict(doc, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
 
 
 def odd_key_variants(spec: dict, path: pathlib.Path, base: str, odd_keys: list[str], cache: dict):
@@ -328,16 +331,8 @@ def odd_key_variants(spec: dict, path: pathlib.Path, base: str, odd_keys: list[s
     (the proxy sends the fragment nowhere and the query as written). Built on first use."""
     for key in odd_keys:
         if key not in cache:
-            item = copy.deepcopy(spec["paths"][key])
-            if isinstance(item, dict):
-                item.pop("servers", None)
-                for op in item.values():
-                    if isinstance(op, dict):
-                        op.pop("servers", None)
-            doc = {k: v for k, v in spec.items() if k != "paths"}
-            doc["servers"] = [{"url": base}]
-            doc["paths"] = {re.split(r"[#?]", key, maxsplit=1)[0] or "/": item}
-            cache[key] = OpenAPI.from_dict(doc, base_uri=path.resolve().as_uri(), config=Config(spec_validator_cls=None))
+            cut = re.split(r"[#?]", key, maxsplit=1)[0] or "/"
+            cache[key] = openapi_for(spec, path, base, {cut: spec["paths"][key]})
         yield key, cache[key]
 
 
