@@ -401,11 +401,16 @@ def readonly_required_gap(spec: dict, why: str) -> str | None:
     return _READONLY_REQUIRED if missing <= ro else None
 
 
+def content_type(rec: dict) -> str | None:
+    """The recorded request's Content-Type header, if it has one."""
+    return next((v for k, v in rec["header_list"] if k.lower() == "content-type"), None)
+
+
 def form_cast_gap(why: str, rec: dict) -> str | None:
     """A multipart or urlencoded body whose text fields (`1`, `true`) openapi-core validates as
     strings or bytes against an integer, number or boolean schema: every form field is text on the
     wire, and the spec's schema says how to read it."""
-    ctype = next((v for k, v in rec["header_list"] if k.lower() == "content-type"), "")
+    ctype = content_type(rec) or ""
     if not re.match(r"(multipart/form-data|application/x-www-form-urlencoded)", ctype) or "InvalidRequestBody" not in why:
         return None
     if re.search(r"b?'(-?[0-9.]+(e-?[0-9]+)?|true|false)' is not of type '(integer|number|boolean)'", why) or re.search(
@@ -454,7 +459,7 @@ def mock_request(rec: dict, host: str) -> MockRequest:
                 if "=" in pair:
                     ck, cv = pair.strip().split("=", 1)
                     cookies[ck] = cv
-    ctype = next((v for k, v in rec["header_list"] if k.lower() == "content-type"), None)
+    ctype = content_type(rec)
     return MockRequest(
         host,
         rec["method"].lower(),
