@@ -565,6 +565,7 @@ mod tests {
                         style: QueryStyle::Form,
                         explode: true,
                         allow_reserved: false,
+                        allow_empty_value: false,
                     }
                 } else {
                     ArgLocation::Header { explode: false }

@@ -80,6 +80,8 @@ pub(crate) struct Param<'a> {
     pub style: Style,
     pub explode: bool,
     pub allow_reserved: bool,
+    /// A query parameter that may be sent empty (`name=`): see [`allows_empty_value`].
+    pub allow_empty_value: bool,
     /// Path parameters are always required.
     pub required: bool,
     pub schema: ParamSchema<'a>,
@@ -196,6 +198,7 @@ impl Param<'_> {
                 style: self.style.query(),
                 explode,
                 allow_reserved: self.allow_reserved,
+                allow_empty_value: self.allow_empty_value,
             },
             ParamIn::Header => ArgLocation::Header { explode },
             ParamIn::Cookie => ArgLocation::Cookie { explode },
@@ -374,11 +377,13 @@ fn lower_param<'a>(src: &Source<'a>, d: Declared<'a>, location: ParamIn) -> Para
         ParamIn::Header => (Style::Simple, explode_of(false)),
         ParamIn::Cookie => (Style::Form, explode_of(true)),
     };
+    let allow_empty_value = location == ParamIn::Query && allows_empty_value(src, &d, &schema);
     Param {
         name: d.name,
         location,
         style,
         explode,
+        allow_empty_value,
         allow_reserved: node
             .get("allowReserved")
             .and_then(Node::as_bool)
@@ -395,6 +400,26 @@ fn lower_param<'a>(src: &Source<'a>, d: Declared<'a>, location: ParamIn) -> Para
         loc: d.loc,
         shared: d.shared,
     }
+}
+
+/// Whether a query parameter may be sent with an empty value: `allowEmptyValue: true` (both
+/// dialects), or a schema whose `enum` lists the empty string (the author means `name=` to be
+/// sent). Otherwise OpenAPI allows no empty query value (`allowEmptyValue` defaults to false).
+fn allows_empty_value(src: &Source<'_>, d: &Declared<'_>, schema: &ParamSchema<'_>) -> bool {
+    if d.node.get("allowEmptyValue").and_then(Node::as_bool) == Some(true) {
+        return true;
+    }
+    let (loc, node) = match *schema {
+        ParamSchema::Schema(s) => (d.loc.join("schema"), s),
+        ParamSchema::Inline(n) => (d.loc.clone(), n),
+        ParamSchema::Content { .. } | ParamSchema::Missing => return false,
+    };
+    let Ok((_, node)) = src.docs.deref_node(&loc, node) else {
+        return false;
+    };
+    node.get("enum")
+        .and_then(Node::as_array)
+        .is_some_and(|e| e.iter().any(|v| v.as_str() == Some("")))
 }
 
 /// Swagger 2.0 `collectionFormat` -> query style.

@@ -407,6 +407,7 @@ mod tests {
                             style: openapi_mcp_toolset::model::QueryStyle::Form,
                             explode: true,
                             allow_reserved: false,
+                            allow_empty_value: false,
                         },
                         true,
                     ),

@@ -173,6 +173,11 @@ pub enum ArgLocation {
         style: QueryStyle,
         explode: bool,
         allow_reserved: bool,
+        /// The parameter may be sent with an empty value (`name=`): OpenAPI's `allowEmptyValue`,
+        /// or a schema whose `enum` lists `""`. Without it an empty string argument is not sent
+        /// (optional) or refused (required), as the spec allows no empty value.
+        #[serde(default, skip_serializing_if = "is_false")]
+        allow_empty_value: bool,
     },
     Header {
         explode: bool,
@@ -184,6 +189,10 @@ pub enum ArgLocation {
     BodyField,
     /// The whole request body (non-object bodies, or bodies without known properties).
     Body,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl ArgLocation {

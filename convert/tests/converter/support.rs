@@ -77,6 +77,7 @@ pub fn query_loc(style: QueryStyle, explode: bool) -> ArgLocation {
         style,
         explode,
         allow_reserved: false,
+        allow_empty_value: false,
     }
 }
 

@@ -1015,7 +1015,20 @@ pub(crate) fn build(
                 style,
                 explode,
                 allow_reserved,
+                allow_empty_value,
             } => {
+                // An empty string is no value the spec allows (`allowEmptyValue` defaults to
+                // false): models pass `""` for "no cursor", "no filter". Not sent when optional
+                // (as `null` is not), refused when required.
+                if !allow_empty_value && value.as_str() == Some("") {
+                    if b.required {
+                        return Err(arg_err(
+                            b,
+                            "is empty, and the API allows no empty value for this parameter",
+                        ));
+                    }
+                    continue;
+                }
                 let before = query.len();
                 expand_query(
                     &b.wire,
@@ -1272,6 +1285,7 @@ mod tests {
                     style: QueryStyle::Form,
                     explode: true,
                     allow_reserved: false,
+                    allow_empty_value: false,
                 },
             )
         };
@@ -1426,6 +1440,7 @@ mod tests {
             style: QueryStyle::Form,
             explode: true,
             allow_reserved: false,
+            allow_empty_value: false,
         };
         let r = route(
             "/files/{name}",
@@ -1499,6 +1514,7 @@ mod tests {
                     style: QueryStyle::Form,
                     explode: true,
                     allow_reserved: false,
+                    allow_empty_value: false,
                 },
             )],
         );
@@ -1544,6 +1560,15 @@ mod tests {
     }
 
     fn query_of(style: QueryStyle, explode: bool, v: Value) -> String {
+        query_of_allowing(style, explode, false, v)
+    }
+
+    fn query_of_allowing(
+        style: QueryStyle,
+        explode: bool,
+        allow_empty_value: bool,
+        v: Value,
+    ) -> String {
         let r = route(
             "/q",
             vec![arg(
@@ -1552,6 +1577,7 @@ mod tests {
                     style,
                     explode,
                     allow_reserved: false,
+                    allow_empty_value,
                 },
             )],
         );
@@ -1566,7 +1592,10 @@ mod tests {
     fn query_styles_spec_table() {
         use QueryStyle::*;
         let cases: Vec<(QueryStyle, bool, Value, &str)> = vec![
-            (Form, false, json!(""), "color="),
+            // The table's "empty" column is for parameters that allow empty values (below);
+            // others leave `""` out, as OpenAPI's `allowEmptyValue` defaults to false.
+            (Form, false, json!(""), ""),
+            (Form, true, json!(""), ""),
             (Form, false, blue(), "color=blue"),
             (Form, false, arr(), "color=blue,black,brown"),
             (Form, false, obj(), "color=R,100,G,200,B,150"),
@@ -1636,6 +1665,9 @@ mod tests {
                 "{style:?} explode={explode} {v}"
             );
         }
+        for explode in [false, true] {
+            assert_eq!(query_of_allowing(Form, explode, true, json!("")), "color=");
+        }
     }
 
     #[test]
@@ -1664,6 +1696,7 @@ mod tests {
                     style: Form,
                     explode: true,
                     allow_reserved: true,
+                    allow_empty_value: false,
                 },
             )],
         );
@@ -1679,6 +1712,7 @@ mod tests {
                 style: Form,
                 explode: true,
                 allow_reserved: false,
+                allow_empty_value: false,
             },
         );
         a.content_type = Some("application/json".into());
@@ -1697,6 +1731,7 @@ mod tests {
                     style: Form,
                     explode: true,
                     allow_reserved: false,
+                    allow_empty_value: false,
                 },
             )],
         );
@@ -1850,6 +1885,7 @@ mod tests {
                         style: QueryStyle::Form,
                         explode: true,
                         allow_reserved: false,
+                        allow_empty_value: false,
                     },
                 ),
                 arg("prefs", ArgLocation::Cookie { explode: true }),
@@ -2021,6 +2057,7 @@ mod tests {
                     style,
                     explode,
                     allow_reserved: false,
+                    allow_empty_value: false,
                 },
             );
             a.required = required;

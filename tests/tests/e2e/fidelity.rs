@@ -453,3 +453,77 @@ async fn credential_parameters_are_filled_or_refused_never_left_out() {
     let req = sent(&up, &client, "credentials_list_apps", json!({})).await;
     assert_eq!(req.header("x-app-id"), Some("A-1"));
 }
+
+/// An empty string for a query parameter is a value only when the spec allows it
+/// (`allowEmptyValue: true`, or `""` in the schema's `enum`): OpenAPI's default is false, and
+/// models pass `""` for "no cursor". Otherwise an optional one is not sent (as `null` is not),
+/// and a required one is refused with the argument named. Both dialects.
+#[tokio::test]
+async fn empty_query_values_are_sent_only_where_the_spec_allows_them() {
+    let path = write_spec(
+        "empty-query.yaml",
+        r##"openapi: 3.0.3
+info: {title: Empty, version: "1"}
+paths:
+  /subscribers:
+    get:
+      operationId: listSubscribers
+      parameters:
+        - {name: nextToken, in: query, schema: {type: string, pattern: "^.*$"}}
+        - {name: flag, in: query, allowEmptyValue: true, schema: {type: string}}
+        - {name: sort, in: query, schema: {$ref: "#/components/schemas/Sort"}}
+        - {name: q, in: query, required: true, schema: {type: string}}
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Sort: {type: string, enum: ["", asc, desc]}
+"##,
+    );
+    let (up, client) = serve(&path, &[]).await;
+    let req = sent(
+        &up,
+        &client,
+        "empty_list_subscribers",
+        json!({"nextToken": "", "flag": "", "sort": "", "q": "x"}),
+    )
+    .await;
+    assert_eq!(req.target, "/api/subscribers?flag=&sort=&q=x");
+    let req = sent(
+        &up,
+        &client,
+        "empty_list_subscribers",
+        json!({"nextToken": "t1", "q": "x"}),
+    )
+    .await;
+    assert_eq!(req.target, "/api/subscribers?nextToken=t1&q=x");
+    let t = refused(&up, &client, "empty_list_subscribers", json!({"q": ""})).await;
+    assert!(
+        t.contains("argument `q` (query `q`): is empty") && t.contains("no empty value"),
+        "{t}"
+    );
+
+    let path = write_spec(
+        "empty-query2.yaml",
+        r#"swagger: "2.0"
+info: {title: Legacy, version: "1"}
+paths:
+  /things:
+    get:
+      operationId: listThings
+      parameters:
+        - {name: cursor, in: query, type: string}
+        - {name: mark, in: query, type: string, allowEmptyValue: true}
+        - {name: order, in: query, type: string, enum: ["", up]}
+      responses: {"200": {description: ok}}
+"#,
+    );
+    let (up, client) = serve(&path, &[]).await;
+    let req = sent(
+        &up,
+        &client,
+        "legacy_list_things",
+        json!({"cursor": "", "mark": "", "order": ""}),
+    )
+    .await;
+    assert_eq!(req.target, "/api/things?mark=&order=");
+}
