@@ -561,12 +561,7 @@ mod tests {
                 arg: arg.into(),
                 wire: wire.into(),
                 location: if loc == "query" {
-                    ArgLocation::Query {
-                        style: QueryStyle::Form,
-                        explode: true,
-                        allow_reserved: false,
-                        allow_empty_value: false,
-                    }
+                    ArgLocation::query(QueryStyle::Form, true)
                 } else {
                     ArgLocation::Header { explode: false }
                 },

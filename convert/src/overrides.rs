@@ -403,12 +403,7 @@ mod tests {
                     ),
                     arg(
                         "tenant",
-                        ArgLocation::Query {
-                            style: openapi_mcp_toolset::model::QueryStyle::Form,
-                            explode: true,
-                            allow_reserved: false,
-                            allow_empty_value: false,
-                        },
+                        ArgLocation::query(openapi_mcp_toolset::model::QueryStyle::Form, true),
                         true,
                     ),
                     arg("X-Trace", ArgLocation::Header { explode: false }, false),

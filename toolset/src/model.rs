@@ -196,6 +196,16 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl ArgLocation {
+    /// A query parameter with `allowReserved` and `allowEmptyValue` off, as most are.
+    pub fn query(style: QueryStyle, explode: bool) -> Self {
+        ArgLocation::Query {
+            style,
+            explode,
+            allow_reserved: false,
+            allow_empty_value: false,
+        }
+    }
+
     /// The parameter location, `None` for the request body.
     pub fn param_in(&self) -> Option<ParamIn> {
         match self {

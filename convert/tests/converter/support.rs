@@ -73,12 +73,7 @@ pub fn path_loc(style: PathStyle, explode: bool) -> ArgLocation {
 }
 
 pub fn query_loc(style: QueryStyle, explode: bool) -> ArgLocation {
-    ArgLocation::Query {
-        style,
-        explode,
-        allow_reserved: false,
-        allow_empty_value: false,
-    }
+    ArgLocation::query(style, explode)
 }
 
 /// The tool made from `operation_id`; panics with the list of operation ids otherwise.

@@ -656,12 +656,10 @@ mod tests {
                 .map(|(a, w)| ArgBinding {
                     arg: a.to_string(),
                     wire: w.to_string(),
-                    location: ArgLocation::Query {
-                        style: openapi_mcp_toolset::model::QueryStyle::Form,
-                        explode: true,
-                        allow_reserved: false,
-                        allow_empty_value: false,
-                    },
+                    location: ArgLocation::query(
+                        openapi_mcp_toolset::model::QueryStyle::Form,
+                        true,
+                    ),
                     required: false,
                     content_type: None,
                 })

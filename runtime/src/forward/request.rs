@@ -1278,17 +1278,7 @@ mod tests {
             style,
             explode: false,
         };
-        let q = |name: &str| {
-            arg(
-                name,
-                ArgLocation::Query {
-                    style: QueryStyle::Form,
-                    explode: true,
-                    allow_reserved: false,
-                    allow_empty_value: false,
-                },
-            )
-        };
+        let q = |name: &str| arg(name, ArgLocation::query(QueryStyle::Form, true));
         // AWS-style: the query in the key is sent as written, before the parameters.
         let r = route(
             "/{Bucket}?acl",
@@ -1436,12 +1426,7 @@ mod tests {
             style: PathStyle::Simple,
             explode: false,
         };
-        let q = ArgLocation::Query {
-            style: QueryStyle::Form,
-            explode: true,
-            allow_reserved: false,
-            allow_empty_value: false,
-        };
+        let q = ArgLocation::query(QueryStyle::Form, true);
         let r = route(
             "/files/{name}",
             vec![
@@ -1508,15 +1493,7 @@ mod tests {
         };
         let r2 = route(
             "/x",
-            vec![arg(
-                "q",
-                ArgLocation::Query {
-                    style: QueryStyle::Form,
-                    explode: true,
-                    allow_reserved: false,
-                    allow_empty_value: false,
-                },
-            )],
+            vec![arg("q", ArgLocation::query(QueryStyle::Form, true))],
         );
         let req = build(
             &ctx,
@@ -1706,15 +1683,7 @@ mod tests {
             Some("p=a/b?c:d@e!$%26()*%2B,;%3D%5Bx%5D%23f%20%41%20%25zz")
         );
         // content: application/json on a query parameter.
-        let mut a = arg(
-            "filter",
-            ArgLocation::Query {
-                style: Form,
-                explode: true,
-                allow_reserved: false,
-                allow_empty_value: false,
-            },
-        );
+        let mut a = arg("filter", ArgLocation::query(Form, true));
         a.content_type = Some("application/json".into());
         let r = route("/q", vec![a]);
         let req = build_ok(&r, json!({"filter": {"a": [1, "x y"]}}));
@@ -1723,18 +1692,7 @@ mod tests {
             Some("filter=%7B%22a%22%3A%5B1%2C%22x%20y%22%5D%7D")
         );
         // Parameter names are encoded too.
-        let r = route(
-            "/q",
-            vec![arg(
-                "a b",
-                ArgLocation::Query {
-                    style: Form,
-                    explode: true,
-                    allow_reserved: false,
-                    allow_empty_value: false,
-                },
-            )],
-        );
+        let r = route("/q", vec![arg("a b", ArgLocation::query(Form, true))]);
         assert_eq!(build_ok(&r, json!({"a b": 1})).url.query(), Some("a%20b=1"));
     }
 
@@ -1879,15 +1837,7 @@ mod tests {
         let r = route(
             "/a",
             vec![
-                arg(
-                    "extra",
-                    ArgLocation::Query {
-                        style: QueryStyle::Form,
-                        explode: true,
-                        allow_reserved: false,
-                        allow_empty_value: false,
-                    },
-                ),
+                arg("extra", ArgLocation::query(QueryStyle::Form, true)),
                 arg("prefs", ArgLocation::Cookie { explode: true }),
             ],
         );
