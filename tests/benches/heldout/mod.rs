@@ -6,6 +6,8 @@
 //!
 //! Only aggregates are printed (n, top-1/3/10). Each set is a test, not a development set: per-query
 //! detail is printed only with `HELDOUT_VERBOSE=1`, and must not be used to tune the search.
+//! `HELDOUT_ONLY=NAME` runs only the sets whose file name contains NAME; `HELDOUT_DUMP=FILE` writes
+//! the first set's lexical top 300 per request for the embedding probe (later sets never).
 //!
 //! The file is `heldout/mod.rs` (not `heldout.rs`) so that Cargo does not auto-discover it as a
 //! bench target of its own.
@@ -100,8 +102,16 @@ pub fn run(specs_dir: &Path) {
     if files.is_empty() {
         println!("FAILED: no held-out set (search-eval/heldout*.json)");
     }
+    // `HELDOUT_ONLY=heldout.json`: only the sets whose file name contains it.
+    let only = std::env::var("HELDOUT_ONLY").unwrap_or_default();
     for file in files {
-        run_file(specs_dir, &file);
+        if file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.contains(only.as_str()))
+        {
+            run_file(specs_dir, &file);
+        }
     }
 }
 
@@ -135,6 +145,19 @@ fn run_file(specs_dir: &Path, file: &Path) {
         "spec", "n", "top-1", "top-3", "top-10", "unreachable"
     );
     let mut total = [0usize; 4]; // n, top-1, top-3, top-10
+    // `HELDOUT_DUMP=FILE`: the lexical top 300 of every request, for the embedding probe
+    // (`search-eval/embedding-probe/fuse.py`). Only for the first set, whose per-query results
+    // are no longer blind; the later sets stay measured in aggregate only.
+    let mut dump = std::env::var("HELDOUT_DUMP")
+        .ok()
+        .filter(|_| file.file_name().is_some_and(|n| n == "heldout.json"))
+        .map(|p| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&p)
+                .unwrap_or_else(|e| panic!("HELDOUT_DUMP {p}: {e}"))
+        });
     for (name, cases) in &sets {
         let path = specs_dir.join(name);
         if !path.exists() {
@@ -180,6 +203,9 @@ fn run_file(specs_dir: &Path, file: &Path) {
             if rank.is_some() {
                 top10 += 1;
             }
+            if let Some(out) = dump.as_mut() {
+                dump_case(out, name, case, index, &set.tools, &routes);
+            }
             if verbose {
                 let got: Vec<String> = hits
                     .iter()
@@ -213,4 +239,32 @@ fn run_file(specs_dir: &Path, file: &Path) {
         pct(top3, n),
         pct(top10, n)
     );
+}
+
+/// One line of `HELDOUT_DUMP`: the request, its right operations and the lexical top 300, by
+/// operationId (as `DYNAMIC_DUMP_DEV` writes the development sets).
+fn dump_case(
+    out: &mut std::fs::File,
+    spec: &str,
+    case: &Case,
+    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
+    routes: &[(String, String)],
+) {
+    use std::io::Write;
+    let expect: Vec<&str> = routes
+        .iter()
+        .zip(tools)
+        .filter(|(r, _)| case.expect.contains(*r))
+        .filter_map(|(_, t)| t.operation_id.as_deref())
+        .collect();
+    let hits: Vec<serde_json::Value> = index
+        .search(&case.request, 300)
+        .iter()
+        .map(|h| serde_json::json!([tools[h.op].operation_id, h.score]))
+        .collect();
+    let line = serde_json::json!({
+        "spec": spec, "task": case.request, "expect": expect, "hits": hits
+    });
+    writeln!(out, "{line}").expect("HELDOUT_DUMP: write");
 }
