@@ -213,21 +213,13 @@ fn dump_dev(
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     sets: &[Tasks],
 ) {
-    use std::io::Write;
     let mut out = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
         .expect("DYNAMIC_DUMP_DEV file");
     for (task, op_ids) in sets.iter().flat_map(|s| s.iter()) {
-        let hits: Vec<serde_json::Value> = index
-            .search(task, 300)
-            .iter()
-            .map(|h| serde_json::json!([tools[h.op].operation_id, h.score]))
-            .collect();
-        let line = serde_json::json!({
-            "spec": file, "task": task, "expect": op_ids.split('|').collect::<Vec<_>>(), "hits": hits
-        });
-        writeln!(out, "{line}").expect("write");
+        let expect: Vec<&str> = op_ids.split('|').collect();
+        heldout::dump_line(&mut out, file, task, &expect, index, tools);
     }
 }

@@ -241,8 +241,8 @@ fn run_file(specs_dir: &Path, file: &Path) {
     );
 }
 
-/// One line of `HELDOUT_DUMP`: the request, its right operations and the lexical top 300, by
-/// operationId (as `DYNAMIC_DUMP_DEV` writes the development sets).
+/// One line of `HELDOUT_DUMP`: the request, its right operations (by operationId, as
+/// `DYNAMIC_DUMP_DEV` writes the development sets).
 fn dump_case(
     out: &mut std::fs::File,
     spec: &str,
@@ -251,20 +251,31 @@ fn dump_case(
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     routes: &[(String, String)],
 ) {
-    use std::io::Write;
     let expect: Vec<&str> = routes
         .iter()
         .zip(tools)
         .filter(|(r, _)| case.expect.contains(*r))
         .filter_map(|(_, t)| t.operation_id.as_deref())
         .collect();
+    dump_line(out, spec, &case.request, &expect, index, tools);
+}
+
+/// One JSON line of a ranking dump (`HELDOUT_DUMP`, `DYNAMIC_DUMP_DEV`) for the embedding probe:
+/// the spec, the request, the operationIds that are right, and the lexical top 300 with scores.
+pub fn dump_line(
+    out: &mut std::fs::File,
+    spec: &str,
+    task: &str,
+    expect: &[&str],
+    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
+) {
+    use std::io::Write;
     let hits: Vec<serde_json::Value> = index
-        .search(&case.request, 300)
+        .search(task, 300)
         .iter()
         .map(|h| serde_json::json!([tools[h.op].operation_id, h.score]))
         .collect();
-    let line = serde_json::json!({
-        "spec": spec, "task": case.request, "expect": expect, "hits": hits
-    });
-    writeln!(out, "{line}").expect("HELDOUT_DUMP: write");
+    let line = serde_json::json!({"spec": spec, "task": task, "expect": expect, "hits": hits});
+    writeln!(out, "{line}").expect("ranking dump: write");
 }
