@@ -141,6 +141,12 @@ pub struct ServeArgs {
     /// shared by instances on several hosts.
     #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
     pub oauth_store: Option<String>,
+    /// With --oauth-proxy: the only hosts clients may send their users back to (redirect
+    /// URIs), comma-separated or repeated: host names, *.domain for its subdomains, IP addresses
+    /// (127.0.0.1, ::1), or an app scheme with its colon (cursor:). Default: any https host,
+    /// http to this machine, or an app scheme.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "HOSTS", value_delimiter = ','))]
+    pub oauth_proxy_redirect_hosts: Vec<String>,
     /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
     #[cfg_attr(feature = "cli", arg(long))]
     pub allowed_host: Vec<String>,
@@ -295,6 +301,7 @@ impl Default for ServeArgs {
             oauth_proxy_scheme: None,
             upstream_client_id: None,
             oauth_store: None,
+            oauth_proxy_redirect_hosts: Vec::new(),
             allowed_host: Vec::new(),
             allowed_origin: Vec::new(),
             forward_header: Vec::new(),
@@ -679,9 +686,10 @@ impl ServeArgs {
             if self.oauth_proxy_scheme.is_some()
                 || self.upstream_client_id.is_some()
                 || self.oauth_store.is_some()
+                || !self.oauth_proxy_redirect_hosts.is_empty()
             {
                 return Err(UserError::msg(
-                    "--oauth-proxy-scheme, --upstream-client-id and --oauth-store need --oauth-proxy",
+                    "--oauth-proxy-scheme, --upstream-client-id, --oauth-store and --oauth-proxy-redirect-hosts need --oauth-proxy",
                 ));
             }
             return Ok(());
@@ -749,6 +757,7 @@ impl ServeArgs {
                 client_id: self.upstream_client_id.as_deref(),
                 store: self.oauth_store.as_deref(),
                 audience: self.oauth_audience.as_deref(),
+                redirect_hosts: &self.oauth_proxy_redirect_hosts,
             },
             &set.security_schemes,
             base_url,

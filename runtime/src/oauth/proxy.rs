@@ -18,6 +18,8 @@
 //! endpoint when they expire). The API's tokens never reach the MCP client, and the proxy's
 //! tokens never reach the API. Clients register by RFC 7591 dynamic registration (`/register`).
 
+pub mod consent;
+pub mod limits;
 pub mod store;
 
 use std::collections::HashMap;
@@ -32,6 +34,11 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use crate::forward::{Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture};
+use consent::AuthRequest;
+use limits::{
+    MAX_CLIENT_ID_BYTES, MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS,
+    MAX_REGISTRATION_BYTES, MAX_SCOPE_BYTES, MAX_SCOPES, MAX_STATE_BYTES, UNUSED_CLIENT_TTL,
+};
 use store::{Sealer, Store, StoreError, StoreSpec, now};
 
 /// The environment variable holding the key that seals the store and signs the proxy's tokens
@@ -74,6 +81,15 @@ pub struct ProxyConfig {
     pub store: StoreSpec,
     /// `OPENAPI_MCP_STORE_KEY`.
     pub key: Vec<u8>,
+    /// `--oauth-proxy-redirect-hosts`: where clients may send their users back (lowercase
+    /// host names, `*.domain`, or `scheme:` for an app scheme); empty: anywhere
+    /// [`redirect_uri_ok`] allows.
+    pub redirect_hosts: Vec<String>,
+    /// How many registrations and sign-ins in progress the store keeps.
+    pub bounds: limits::StoreBounds,
+    /// Whether requests per client address are limited ([`limits::Endpoint::budget`]; off only
+    /// in tests and the fuzz target, which send everything from one address).
+    pub rate_limited: bool,
 }
 
 impl std::fmt::Debug for ProxyConfig {
@@ -84,6 +100,7 @@ impl std::fmt::Debug for ProxyConfig {
             .field("scheme", &self.scheme)
             .field("client_id", &self.client_id)
             .field("store", &self.store)
+            .field("redirect_hosts", &self.redirect_hosts)
             .finish_non_exhaustive()
     }
 }
@@ -108,6 +125,10 @@ pub struct OAuthProxy {
     http: reqwest::Client,
     /// One refresh of a grant's API token at a time (per instance).
     renewing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Signs the consent cookie's approvals and the consent form's CSRF token.
+    consent_key: aws_lc_rs::hmac::Key,
+    /// Requests per client address at the OAuth endpoints.
+    limits: limits::RateLimits,
 }
 
 impl std::fmt::Debug for OAuthProxy {
@@ -200,6 +221,9 @@ const REFRESH_USED: &str = "refresh-used";
 /// it back.
 const REVOKED: &str = "revoked";
 const CIMD: &str = "cimd";
+/// A registered client that has not been issued a token yet: kept [`UNUSED_CLIENT_TTL`], at
+/// most [`MAX_UNUSED_CLIENTS`] of them; its first token moves it to [`CLIENT`].
+const CLIENT_NEW: &str = "client-new";
 
 /// How long a fetched client metadata document is used before it is fetched again.
 pub const CIMD_TTL: u64 = 3600;
@@ -207,12 +231,16 @@ pub const CIMD_TTL: u64 = 3600;
 pub const CIMD_MAX_BYTES: usize = 16 * 1024;
 
 /// Whether an address is one a fetch on a client's say-so may reach: globally routable
-/// (not loopback, private, link-local, CGNAT, multicast, documentation, unspecified).
+/// (not loopback, private, link-local, CGNAT, multicast, documentation, benchmarking,
+/// unspecified). An IPv6 address that carries an IPv4 address (IPv4-mapped `::ffff:0:0/96`,
+/// IPv4-translated `::ffff:0:0:0/96`, IPv4-compatible `::/96`, NAT64 `64:ff9b::/96`, 6to4
+/// `2002::/16`, Teredo `2001::/32`'s server and client) is public only when that IPv4 address
+/// is; local-use NAT64 `64:ff9b:1::/48` (where the IPv4 address may sit anywhere) never is.
 fn public_address(ip: std::net::IpAddr) -> bool {
-    use std::net::IpAddr;
+    use std::net::{IpAddr, Ipv4Addr};
     match ip {
         IpAddr::V4(a) => {
-            let [b0, b1, ..] = a.octets();
+            let [b0, b1, b2, _] = a.octets();
             !(a.is_loopback()
                 || a.is_private()
                 || a.is_link_local()
@@ -222,19 +250,52 @@ fn public_address(ip: std::net::IpAddr) -> bool {
                 || a.is_documentation()
                 || b0 == 0
                 || b0 >= 240
-                || (b0 == 100 && (64..128).contains(&b1)))
+                || (b0 == 100 && (64..128).contains(&b1))
+                // 192.0.0.0/24 (IETF protocol assignments, DS-Lite), 198.18.0.0/15
+                // (benchmarking), 192.88.99.0/24 (the former 6to4 relay anycast).
+                || (b0 == 192 && b1 == 0 && b2 == 0)
+                || (b0 == 198 && (b1 == 18 || b1 == 19))
+                || (b0 == 192 && b1 == 88 && b2 == 99))
         }
         IpAddr::V6(a) => {
+            let s = a.segments();
+            let v4 = |hi: u16, lo: u16| {
+                IpAddr::V4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)))
+            };
             if let Some(v4) = a.to_ipv4_mapped() {
                 return public_address(IpAddr::V4(v4));
             }
-            let s = a.segments();
+            // ::ffff:0:a.b.c.d (SIIT), 64:ff9b::a.b.c.d (NAT64).
+            if s[..6] == [0, 0, 0, 0, 0xffff, 0] || (s[..6] == [0x64, 0xff9b, 0, 0, 0, 0]) {
+                return public_address(v4(s[6], s[7]));
+            }
+            if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+                return false;
+            }
+            // 6to4: 2002:AABB:CCDD::/48 is IPv4 AA.BB.CC.DD's.
+            if s[0] == 0x2002 {
+                return public_address(v4(s[1], s[2]));
+            }
+            // Teredo: the server's address, and the client's (its public address, inverted).
+            if s[0] == 0x2001 && s[1] == 0 {
+                return public_address(v4(s[2], s[3])) && public_address(v4(!s[6], !s[7]));
+            }
             !(a.is_loopback()
                 || a.is_unspecified()
                 || a.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00
                 || (s[0] & 0xffc0) == 0xfe80
+                // Site-local (deprecated), discard-only 100::/64, benchmarking 2001:2::/48,
+                // ORCHID 2001:10::/28 and 2001:20::/28, documentation 2001:db8::/32 and
+                // 3fff::/20.
+                || (s[0] & 0xffc0) == 0xfec0
+                || s[..4] == [0x100, 0, 0, 0]
+                || (s[0] == 0x2001 && s[1] == 2 && s[2] == 0)
+                || (s[0] == 0x2001 && (s[1] & 0xffe0) == 0x20)
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x10)
                 || (s[0] == 0x2001 && s[1] == 0xdb8)
+                || (s[0] == 0x3fff && (s[1] & 0xf000) == 0)
+                // ::/96 (IPv4-compatible, unspecified, loopback).
                 || s[..6] == [0; 6])
         }
     }
@@ -324,19 +385,30 @@ async fn fetch_client_document(url: &str, local: bool) -> Result<Client, String>
                 .collect()
         })
         .unwrap_or_default();
-    if uris.is_empty() || uris.len() > 16 {
-        return Err("redirect_uris: 1 to 16 are required".into());
+    if uris.is_empty() || uris.len() > MAX_REDIRECT_URIS {
+        return Err(format!(
+            "redirect_uris: 1 to {MAX_REDIRECT_URIS} are required"
+        ));
     }
     for r in &uris {
+        if r.len() > MAX_REDIRECT_URI_BYTES {
+            return Err(format!(
+                "redirect_uris: each at most {MAX_REDIRECT_URI_BYTES} bytes"
+            ));
+        }
         redirect_uri_ok(r)?;
+    }
+    let name = doc.get("client_name").and_then(|v| v.as_str());
+    if name.is_some_and(|n| n.chars().count() > MAX_CLIENT_NAME_CHARS) {
+        return Err(format!(
+            "client_name: at most {MAX_CLIENT_NAME_CHARS} characters"
+        ));
     }
     Ok(Client {
         redirect_uris: uris,
         secret_sha256: None,
-        name: doc
-            .get("client_name")
-            .and_then(|v| v.as_str())
-            .map(|s| s.chars().take(200).collect()),
+        name: name.map(str::to_string),
+        unused: false,
     })
 }
 
@@ -349,12 +421,15 @@ struct Client {
     secret_sha256: Option<String>,
     #[serde(default)]
     name: Option<String>,
+    /// Found among the registrations that never got a token ([`CLIENT_NEW`]).
+    #[serde(skip)]
+    unused: bool,
 }
 
 /// An authorization in progress: the client's request, and the proxy's PKCE verifier for the
 /// API's authorization server. Keyed by the hash of the `state` sent there.
 #[derive(Serialize, Deserialize)]
-struct Pending {
+pub(super) struct Pending {
     client_id: String,
     redirect_uri: String,
     state: Option<String>,
@@ -442,6 +517,7 @@ impl OAuthProxy {
             )));
         }
         let store = cfg.store.open()?;
+        let cfg_key_copy = cfg.key.clone();
         let sealer = Sealer::new(&derive(&cfg.key, "store sealing v1"));
         let seed = derive(&cfg.key, "token signing v1");
         let pair = aws_lc_rs::signature::Ed25519KeyPair::from_seed_unchecked(&seed)
@@ -472,6 +548,11 @@ impl OAuthProxy {
             jwks,
             http,
             renewing: Mutex::new(HashMap::new()),
+            consent_key: aws_lc_rs::hmac::Key::new(
+                aws_lc_rs::hmac::HMAC_SHA256,
+                &derive(&cfg_key_copy, "consent v1"),
+            ),
+            limits: limits::RateLimits::default(),
         })
     }
 
@@ -577,20 +658,94 @@ impl OAuthProxy {
             .route("/oauth/callback", get(callback))
             .route("/token", post(token))
             .route("/register", post(register))
+            .route(consent::CONSENT_PATH, post(consent::consent))
             .route("/oauth/jwks", get(jwks))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(self),
+                limits::limit,
+            ))
             .layer(axum::extract::DefaultBodyLimit::max(64 * 1024))
             .with_state(Arc::clone(self))
     }
 
     /// A registered client.
     async fn client(&self, client_id: &str) -> Result<Option<Client>, StoreError> {
+        if client_id.is_empty() || client_id.len() > MAX_CLIENT_ID_BYTES {
+            return Ok(None);
+        }
         if client_id.starts_with("https://") || client_id.starts_with("http://") {
             return Ok(self.metadata_document(client_id).await);
         }
-        if client_id.is_empty() || client_id.len() > 256 {
-            return Ok(None);
+        if let Some(c) = self.get::<Client>(CLIENT, client_id).await? {
+            return Ok(Some(c));
         }
-        self.get(CLIENT, client_id).await
+        Ok(self
+            .get::<Client>(CLIENT_NEW, client_id)
+            .await?
+            .map(|c| Client { unused: true, ..c }))
+    }
+
+    /// Whether the operator's `--oauth-proxy-redirect-hosts` (when given) lets a client send
+    /// its users back to `uri`.
+    fn redirect_allowed(&self, uri: &str) -> bool {
+        redirect_host_allowed(&self.cfg.redirect_hosts, uri)
+    }
+
+    /// Sends the user of a consented request on to the API's authorization server: the sign-in
+    /// is kept (within [`MAX_PENDING`]) under the hash of the proxy's own `state`; the URL to
+    /// send the browser to, or the answer that says why not.
+    async fn start_upstream(&self, req: AuthRequest) -> Result<String, Response> {
+        match self.store.count(PENDING).await {
+            Ok(n) if n >= self.cfg.bounds.pending => {
+                tracing::warn!(
+                    "oauth-proxy: {n} sign-ins are in progress, the most kept ({}); refusing new ones until some finish or expire",
+                    self.cfg.bounds.pending
+                );
+                let mut pairs = vec![
+                    ("error", "temporarily_unavailable"),
+                    (
+                        "error_description",
+                        "too many sign-ins are in progress on this server; try again in a few minutes",
+                    ),
+                    ("iss", self.cfg.issuer.as_str()),
+                ];
+                if let Some(s) = &req.state {
+                    pairs.push(("state", s));
+                }
+                return Err(redirect(&back_to(&req.redirect_uri, &pairs)));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(server_error(e)),
+        }
+        let verifier = random_token();
+        let upstream_state = random_token();
+        let scopes = req.scopes.clone();
+        let pending = Pending {
+            client_id: req.client_id,
+            redirect_uri: req.redirect_uri,
+            state: req.state,
+            code_challenge: req.code_challenge,
+            resource: req.resource,
+            scopes: req.scopes,
+            verifier: verifier.clone(),
+        };
+        self.put(PENDING, &hashed(&upstream_state), &pending, PENDING_TTL)
+            .await
+            .map_err(server_error)?;
+        let mut to = self.cfg.authorization_url.clone();
+        {
+            let mut qp = to.query_pairs_mut();
+            qp.append_pair("response_type", "code")
+                .append_pair("client_id", &self.cfg.client_id)
+                .append_pair("redirect_uri", &self.callback_url())
+                .append_pair("state", &upstream_state)
+                .append_pair("code_challenge", &s256(&verifier))
+                .append_pair("code_challenge_method", "S256");
+            if !scopes.is_empty() {
+                qp.append_pair("scope", &scopes.join(" "));
+            }
+        }
+        Ok(to.to_string())
     }
 
     /// A client whose `client_id` is the URL of its metadata document (Client ID Metadata
@@ -607,9 +762,21 @@ impl OAuthProxy {
         }
         let local = Url::parse(&self.cfg.issuer).is_ok_and(|u| is_loopback(&u));
         match fetch_client_document(url, local).await {
+            Ok(c) if !c.redirect_uris.iter().all(|u| self.redirect_allowed(u)) => {
+                tracing::info!(
+                    "oauth-proxy: client metadata document {url}: a redirect URI's host is not in --oauth-proxy-redirect-hosts"
+                );
+                None
+            }
             Ok(c) => {
-                if let Err(e) = self.put(CIMD, &key, &c, CIMD_TTL).await {
-                    tracing::warn!("oauth-proxy: {e}");
+                // Past the cap the document is fetched again next time instead of kept.
+                match self.store.count(CIMD).await {
+                    Ok(n) if n >= self.cfg.bounds.documents => {}
+                    _ => {
+                        if let Err(e) = self.put(CIMD, &key, &c, CIMD_TTL).await {
+                            tracing::warn!("oauth-proxy: {e}");
+                        }
+                    }
                 }
                 Some(c)
             }
@@ -1020,7 +1187,11 @@ fn same_resource(a: &str, b: &str) -> bool {
     a.trim_end_matches('/') == b.trim_end_matches('/')
 }
 
-async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) -> Response {
+async fn authorize(
+    State(p): State<Arc<OAuthProxy>>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Response {
     let q = params(raw.as_deref());
     let get = |k: &str| q.get(k).map(String::as_str).filter(|v| !v.is_empty());
     let Some(client_id) = get("client_id") else {
@@ -1052,7 +1223,15 @@ async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) ->
             );
         }
     };
-    let state = get("state").map(str::to_string);
+    if !p.redirect_allowed(&redirect_uri) {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "invalid request: redirect_uri's host is not one this server sends users back to (--oauth-proxy-redirect-hosts)",
+        );
+    }
+    // A state too long to keep is not sent back either.
+    let state_too_long = get("state").is_some_and(|s| s.len() > MAX_STATE_BYTES);
+    let state = get("state").filter(|_| !state_too_long).map(str::to_string);
     let fail = |error: &str, desc: &str| {
         let mut pairs = vec![
             ("error", error),
@@ -1064,6 +1243,12 @@ async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) ->
         }
         redirect(&back_to(&redirect_uri, &pairs))
     };
+    if state_too_long {
+        return fail(
+            "invalid_request",
+            &format!("state: at most {MAX_STATE_BYTES} bytes"),
+        );
+    }
     if get("response_type") != Some("code") {
         return fail(
             "unsupported_response_type",
@@ -1095,47 +1280,43 @@ async fn authorize(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) ->
         }
         None => p.cfg.resource.clone(),
     };
-    let scopes: Vec<String> = get("scope")
-        .unwrap_or("")
-        .split_ascii_whitespace()
-        .map(str::to_string)
-        .collect();
+    let scope = get("scope").unwrap_or("");
+    let mut scopes: Vec<String> = Vec::new();
+    for s in scope.split_ascii_whitespace() {
+        if !scopes.iter().any(|x| x == s) {
+            scopes.push(s.to_string());
+        }
+    }
+    if scope.len() > MAX_SCOPE_BYTES || scopes.len() > MAX_SCOPES {
+        return fail(
+            "invalid_scope",
+            &format!("scope: at most {MAX_SCOPES} scopes and {MAX_SCOPE_BYTES} bytes"),
+        );
+    }
     if !p.cfg.scopes.is_empty()
         && let Some(bad) = scopes.iter().find(|s| !p.cfg.scopes.contains(s))
     {
         return fail("invalid_scope", &format!("unknown scope {:?}", short(bad)));
     }
-    let verifier = random_token();
-    let upstream_state = random_token();
-    let pending = Pending {
+    let req = AuthRequest {
         client_id: client_id.to_string(),
         redirect_uri,
         state,
         code_challenge: challenge.to_string(),
         resource,
-        scopes: scopes.clone(),
-        verifier: verifier.clone(),
+        scopes,
+        expires: 0,
     };
-    if let Err(e) = p
-        .put(PENDING, &hashed(&upstream_state), &pending, PENDING_TTL)
-        .await
-    {
-        return server_error(e);
+    // The user's consent to this client first (the confused-deputy defence): remembered by
+    // this browser, or asked on the proxy's own page.
+    let browser = p.browser(&headers);
+    if !p.approved(&browser, &req) {
+        return p.consent_page(&browser, &req, &client);
     }
-    let mut to = p.cfg.authorization_url.clone();
-    {
-        let mut qp = to.query_pairs_mut();
-        qp.append_pair("response_type", "code")
-            .append_pair("client_id", &p.cfg.client_id)
-            .append_pair("redirect_uri", &p.callback_url())
-            .append_pair("state", &upstream_state)
-            .append_pair("code_challenge", &s256(&verifier))
-            .append_pair("code_challenge_method", "S256");
-        if !scopes.is_empty() {
-            qp.append_pair("scope", &scopes.join(" "));
-        }
+    match p.start_upstream(req).await {
+        Ok(to) => redirect(&to),
+        Err(resp) => resp,
     }
-    redirect(to.as_str())
 }
 
 async fn callback(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) -> Response {
@@ -1320,6 +1501,16 @@ async fn token(
             let Some(code) = get("code") else {
                 return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "no code");
             };
+            // The client is checked before the code is spent: another client presenting it
+            // (a leaked or stolen code) must not use it up for its owner.
+            match p.get::<Code>(CODE, &hashed(code)).await {
+                Ok(Some(c)) if c.client_id != client_id => {
+                    return invalid_grant("the code was issued to another client");
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
+                Err(e) => return server_error(e),
+            }
             let record: Code = match p.take(CODE, &hashed(code)).await {
                 Ok(Some(c)) => c,
                 Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
@@ -1348,6 +1539,17 @@ async fn token(
                     "resource differs from the authorization request's",
                 );
             }
+            // Its first token: the registration is kept as long as a used one.
+            if client.unused {
+                let kept = Client {
+                    unused: false,
+                    ..client.clone()
+                };
+                if let Err(e) = p.put(CLIENT, &client_id, &kept, CLIENT_TTL).await {
+                    return server_error(e);
+                }
+                let _ = p.store.delete(CLIENT_NEW, &client_id).await;
+            }
             match p
                 .issue(&client_id, &record.grant, &record.scopes, &record.resource)
                 .await
@@ -1365,6 +1567,16 @@ async fn token(
                 );
             };
             let key = hashed(rt);
+            // The client first: a refresh token presented by another client is refused without
+            // being spent, so its owner's next refresh is not taken for a replay (which would
+            // revoke the owner's grant).
+            match p.get::<Refresh>(REFRESH, &key).await {
+                Ok(Some(r)) if r.client_id != client_id => {
+                    return invalid_grant("the refresh token was issued to another client");
+                }
+                Ok(_) => {}
+                Err(e) => return server_error(e),
+            }
             let record: Refresh = match p.take(REFRESH, &key).await {
                 Ok(Some(r)) => r,
                 Ok(None) => {
@@ -1475,6 +1687,75 @@ fn redirect_uri_ok(uri: &str) -> Result<(), String> {
     }
 }
 
+/// Whether `uri` goes to one of `allowed` (`--oauth-proxy-redirect-hosts`; empty: any): its
+/// host equal to an entry (ASCII case-insensitive, IPv6 with or without brackets), under a
+/// `*.domain` entry, or its scheme named by a `scheme:` entry (an app's private-use scheme).
+pub fn redirect_host_allowed(allowed: &[String], uri: &str) -> bool {
+    if allowed.is_empty() {
+        return true;
+    }
+    let Ok(u) = Url::parse(uri) else {
+        return false;
+    };
+    let scheme = format!("{}:", u.scheme());
+    let host = u
+        .host_str()
+        .map(|h| h.trim_matches(['[', ']']).to_ascii_lowercase());
+    allowed.iter().any(|a| {
+        if a.ends_with(':') {
+            return !matches!(u.scheme(), "http" | "https") && *a == scheme;
+        }
+        let Some(h) = &host else { return false };
+        if !matches!(u.scheme(), "http" | "https") {
+            return false;
+        }
+        match a.strip_prefix("*.") {
+            Some(domain) => {
+                h.len() > domain.len() + 1
+                    && h.ends_with(domain)
+                    && h.as_bytes()[h.len() - domain.len() - 1] == b'.'
+            }
+            None => h == a.trim_matches(['[', ']']),
+        }
+    })
+}
+
+/// Checks and normalises `--oauth-proxy-redirect-hosts` entries (lowercase).
+fn parse_redirect_hosts(entries: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for raw in entries.iter().flat_map(|e| e.split(',')) {
+        let e = raw.trim().to_ascii_lowercase();
+        if e.is_empty() {
+            continue;
+        }
+        let ok = if let Some(scheme) = e.strip_suffix(':') {
+            scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+                && !matches!(scheme, "http" | "https" | "javascript" | "data" | "file")
+        } else {
+            let host = e.strip_prefix("*.").unwrap_or(&e);
+            host.trim_matches(['[', ']'])
+                .parse::<std::net::IpAddr>()
+                .is_ok()
+                || (!host.is_empty()
+                    && !host.starts_with(['.', '-'])
+                    && !host.ends_with('.')
+                    && host
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)))
+        };
+        if !ok {
+            return Err(format!(
+                "--oauth-proxy-redirect-hosts {raw:?}: give host names (mcp-client.example.com), *.domain for its subdomains, IP addresses (127.0.0.1, ::1), or an app scheme with its colon (cursor:)"
+            ));
+        }
+        out.push(e);
+    }
+    Ok(out)
+}
+
 async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> Response {
     let bad = |d: String| {
         json_response(
@@ -1482,31 +1763,53 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
             &serde_json::json!({"error": "invalid_client_metadata", "error_description": d}),
         )
     };
+    if body.len() > MAX_REGISTRATION_BYTES {
+        return bad(format!(
+            "the client metadata is larger than {MAX_REGISTRATION_BYTES} bytes"
+        ));
+    }
     let meta: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         _ => return bad("the body must be a JSON object of client metadata (RFC 7591)".into()),
     };
+    let bad_uri = |d: String| {
+        json_response(
+            StatusCode::BAD_REQUEST,
+            &serde_json::json!({"error": "invalid_redirect_uri", "error_description": d}),
+        )
+    };
     let uris: Vec<String> = match meta.get("redirect_uris").and_then(|v| v.as_array()) {
-        Some(a) if !a.is_empty() && a.len() <= 16 => {
-            let mut out = Vec::new();
-            for u in a {
-                let Some(s) = u.as_str().filter(|s| s.len() <= 2048) else {
-                    return json_response(
-                        StatusCode::BAD_REQUEST,
-                        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": "redirect_uris must be strings"}),
-                    );
+        Some(a) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => {
+            let mut out: Vec<String> = Vec::new();
+            for (i, u) in a.iter().enumerate() {
+                let Some(s) = u.as_str() else {
+                    return bad_uri(format!("redirect_uris/{i}: must be a string"));
                 };
-                if let Err(e) = redirect_uri_ok(s) {
-                    return json_response(
-                        StatusCode::BAD_REQUEST,
-                        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": e}),
-                    );
+                if s.len() > MAX_REDIRECT_URI_BYTES {
+                    return bad_uri(format!(
+                        "redirect_uris/{i}: longer than {MAX_REDIRECT_URI_BYTES} bytes"
+                    ));
                 }
-                out.push(s.to_string());
+                if let Err(e) = redirect_uri_ok(s) {
+                    return bad_uri(format!("redirect_uris/{i}: {e}"));
+                }
+                if !p.redirect_allowed(s) {
+                    return bad_uri(format!(
+                        "redirect_uris/{i}: {:?}: its host is not one this server sends users back to (--oauth-proxy-redirect-hosts)",
+                        s
+                    ));
+                }
+                if !out.iter().any(|o| o == s) {
+                    out.push(s.to_string());
+                }
             }
             out
         }
-        _ => return bad("redirect_uris: 1 to 16 redirect URIs are required".into()),
+        _ => {
+            return bad(format!(
+                "redirect_uris: 1 to {MAX_REDIRECT_URIS} redirect URIs are required"
+            ));
+        }
     };
     let method = meta
         .get("token_endpoint_auth_method")
@@ -1543,15 +1846,53 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
     let name = meta
         .get("client_name")
         .and_then(|v| v.as_str())
-        .map(|s| s.chars().take(200).collect::<String>());
+        .map(str::to_string);
+    if name
+        .as_ref()
+        .is_some_and(|n| n.chars().count() > MAX_CLIENT_NAME_CHARS)
+    {
+        return bad(format!(
+            "client_name: at most {MAX_CLIENT_NAME_CHARS} characters"
+        ));
+    }
+    let scope = meta.get("scope").and_then(|v| v.as_str());
+    if scope.is_some_and(|s| {
+        s.len() > MAX_SCOPE_BYTES || s.split_ascii_whitespace().count() > MAX_SCOPES
+    }) {
+        return bad(format!(
+            "scope: at most {MAX_SCOPES} scopes and {MAX_SCOPE_BYTES} bytes"
+        ));
+    }
+    // Registrations that never got a token are bounded (and forgotten after a day).
+    match p.store.count(CLIENT_NEW).await {
+        Ok(n) if n >= p.cfg.bounds.unused_clients => {
+            tracing::warn!(
+                "oauth-proxy: {n} registered clients have not signed in yet, the most kept ({}); refusing registrations until some sign in or expire",
+                p.cfg.bounds.unused_clients
+            );
+            let mut resp = json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &serde_json::json!({"error": "temporarily_unavailable", "error_description": format!("this server holds {} registrations that have not signed in yet, the most it keeps; try again later", p.cfg.bounds.unused_clients)}),
+            );
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+            return resp;
+        }
+        Ok(_) => {}
+        Err(e) => return server_error(e),
+    }
     let client_id = random_token();
     let secret = (method != "none").then(random_token);
     let client = Client {
         redirect_uris: uris.clone(),
         secret_sha256: secret.as_deref().map(hashed),
         name: name.clone(),
+        unused: true,
     };
-    if let Err(e) = p.put(CLIENT, &client_id, &client, CLIENT_TTL).await {
+    if let Err(e) = p
+        .put(CLIENT_NEW, &client_id, &client, UNUSED_CLIENT_TTL)
+        .await
+    {
         return server_error(e);
     }
     let mut out = serde_json::json!({
@@ -1565,7 +1906,7 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
     if let Some(n) = name {
         out["client_name"] = n.into();
     }
-    if let Some(scope) = meta.get("scope").and_then(|v| v.as_str()) {
+    if let Some(scope) = scope {
         out["scope"] = scope.into();
     }
     if let Some(s) = secret {
@@ -1593,6 +1934,8 @@ pub struct ProxyArgs<'a> {
     pub store: Option<&'a str>,
     /// `--oauth-audience` (default: the base URL + `/mcp`).
     pub audience: Option<&'a str>,
+    /// `--oauth-proxy-redirect-hosts`.
+    pub redirect_hosts: &'a [String],
 }
 
 /// An authorization-code scheme: name, authorizationUrl, tokenUrl, refreshUrl, scopes.
@@ -1728,5 +2071,8 @@ pub fn configure(
         client_secret,
         store,
         key: key.into_bytes(),
+        redirect_hosts: parse_redirect_hosts(args.redirect_hosts)?,
+        bounds: limits::StoreBounds::default(),
+        rate_limited: true,
     })
 }

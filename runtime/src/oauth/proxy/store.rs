@@ -45,6 +45,9 @@ pub trait Store: Send + Sync + 'static {
     fn take<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>>;
     /// Removes `kind/key`.
     fn delete<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, ()>;
+    /// How many live (unexpired) records of `kind` there are: what bounds the store's growth
+    /// from unauthenticated requests (registrations, sign-ins in progress).
+    fn count<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, u64>;
     /// What the store is, for the start-up line (no credential in it).
     fn describe(&self) -> String;
 }
@@ -179,6 +182,17 @@ impl Store for SqliteStore {
                 rusqlite::params![kind, key],
             )
             .map(|_| ())
+        }))
+    }
+
+    fn count<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, u64> {
+        ready(self.run(|c| {
+            c.query_row(
+                "SELECT COUNT(*) FROM oauth_proxy WHERE kind = ?1 AND expires >= ?2",
+                rusqlite::params![kind, now() as i64],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| u64::try_from(n).unwrap_or(0))
         }))
     }
 
@@ -510,6 +524,11 @@ impl RedisStore {
         format!("openapi-mcp:oauth-proxy:{kind}:{key}").into_bytes()
     }
 
+    /// The sorted set of a kind's keys, scored by their expiry (for [`Store::count`]).
+    fn index(kind: &str) -> Vec<u8> {
+        format!("openapi-mcp:oauth-proxy-index:{kind}").into_bytes()
+    }
+
     async fn connect(&self) -> Result<RedisConn, StoreError> {
         let tcp = tokio::time::timeout(
             std::time::Duration::from_secs(5),
@@ -652,6 +671,14 @@ impl Store for RedisStore {
             let k = Self::key(kind, key);
             let at = expires.max(1).to_string();
             self.command(&[b"SET", &k, &value, b"EXAT", at.as_bytes()])
+                .await?;
+            // The kind's index (a sorted set of its keys by expiry), for `count`; its expired
+            // members go at each write, so it holds no more than the live records.
+            let index = Self::index(kind);
+            self.command(&[b"ZADD", &index, at.as_bytes(), key.as_bytes()])
+                .await?;
+            let stale = format!("({}", now());
+            self.command(&[b"ZREMRANGEBYSCORE", &index, b"-inf", stale.as_bytes()])
                 .await
                 .map(|_| ())
         })
@@ -668,18 +695,35 @@ impl Store for RedisStore {
 
     fn take<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, Option<Vec<u8>>> {
         Box::pin(async move {
-            match self.command(&[b"GETDEL", &Self::key(kind, key)]).await? {
-                Reply::Bulk(v) => Ok(v),
-                other => Err(self.err(format!("GETDEL answered {other:?}"))),
-            }
+            let taken = match self.command(&[b"GETDEL", &Self::key(kind, key)]).await? {
+                Reply::Bulk(v) => v,
+                other => return Err(self.err(format!("GETDEL answered {other:?}"))),
+            };
+            self.command(&[b"ZREM", &Self::index(kind), key.as_bytes()])
+                .await?;
+            Ok(taken)
         })
     }
 
     fn delete<'a>(&'a self, kind: &'a str, key: &'a str) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            self.command(&[b"DEL", &Self::key(kind, key)])
+            self.command(&[b"DEL", &Self::key(kind, key)]).await?;
+            self.command(&[b"ZREM", &Self::index(kind), key.as_bytes()])
                 .await
                 .map(|_| ())
+        })
+    }
+
+    fn count<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let index = Self::index(kind);
+            let stale = format!("({}", now());
+            self.command(&[b"ZREMRANGEBYSCORE", &index, b"-inf", stale.as_bytes()])
+                .await?;
+            match self.command(&[b"ZCARD", &index]).await? {
+                Reply::Int(n) => Ok(u64::try_from(n).unwrap_or(0)),
+                other => Err(self.err(format!("ZCARD answered {other:?}"))),
+            }
         })
     }
 
@@ -903,6 +947,7 @@ struct PgConn {
     take: tokio_postgres::Statement,
     delete: tokio_postgres::Statement,
     sweep: tokio_postgres::Statement,
+    count: tokio_postgres::Statement,
 }
 
 /// The table's name (in the connection's default schema).
@@ -1055,6 +1100,10 @@ impl PostgresStore {
             .await?,
             delete: prepare(format!("DELETE FROM {PG_TABLE} WHERE kind = $1 AND key = $2")).await?,
             sweep: prepare(format!("DELETE FROM {PG_TABLE} WHERE expires < $1")).await?,
+            count: prepare(format!(
+                "SELECT COUNT(*) FROM {PG_TABLE} WHERE kind = $1 AND expires >= $2"
+            ))
+            .await?,
             client,
         })
     }
@@ -1168,6 +1217,20 @@ impl Store for PostgresStore {
                     .execute(&c.delete, &[&kind, &key])
                     .await
                     .map(|_| ())
+            })
+            .await
+        })
+    }
+
+    fn count<'a>(&'a self, kind: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            self.run(|c| async move {
+                let row = c
+                    .client
+                    .query_one(&c.count, &[&kind, &(now() as i64)])
+                    .await?;
+                let n: i64 = row.try_get(0)?;
+                Ok(u64::try_from(n).unwrap_or(0))
             })
             .await
         })

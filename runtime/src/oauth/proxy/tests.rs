@@ -300,6 +300,27 @@ async fn store_contract(st: &dyn Store) {
         .filter(Option::is_some)
         .collect();
     assert_eq!(won, vec![Some(b"rt".to_vec())], "one take wins");
+    // Live records of a kind are counted; expired, taken and deleted ones are not.
+    for k in ["c1", "c2", "c3"] {
+        st.put("client-new", k, b"x".to_vec(), now() + 60)
+            .await
+            .expect("put");
+    }
+    st.put("client-new", "old", b"x".to_vec(), now() - 1)
+        .await
+        .expect("put");
+    st.put("pending", "p", b"x".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert_eq!(st.count("client-new").await.expect("count"), 3);
+    st.delete("client-new", "c1").await.expect("delete");
+    let _ = st.take("client-new", "c2").await.expect("take");
+    st.put("client-new", "c3", b"y".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert_eq!(st.count("client-new").await.expect("count"), 1);
+    assert_eq!(st.count("pending").await.expect("count"), 1);
+    assert_eq!(st.count("nothing").await.expect("count"), 0);
     assert!(!st.describe().is_empty());
 }
 
@@ -503,8 +524,8 @@ async fn registration_then_authorize_redirects_to_the_api_with_the_proxys_own_pk
     let q = format!(
         "/authorize?response_type=code&client_id={cid}&redirect_uri=http%3A%2F%2F127.0.0.1%3A5000%2Fcb&state=xyz&code_challenge={challenge}&code_challenge_method=S256&scope=repo&resource=http%3A%2F%2F127.0.0.1%3A7000%2Fmcp"
     );
-    let resp = send(&p, get(&q)).await;
-    assert_eq!(resp.status(), StatusCode::FOUND);
+    let resp = approve(&p, &q, None).await.1;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
     let to = Url::parse(resp.headers()[header::LOCATION].to_str().expect("location")).expect("url");
     assert_eq!(to.host_str(), Some("as.example.com"));
     let qp: HashMap<String, String> = to.query_pairs().into_owned().collect();
@@ -544,10 +565,42 @@ fn only_public_addresses_are_fetched_on_a_clients_say_so() {
         "fe80::1",
         "fd00::1",
         "::ffff:10.0.0.1",
+        // IPv6 forms that carry a private IPv4 address (#36): NAT64, 6to4, Teredo (server or
+        // client, the client's inverted), IPv4-translated, IPv4-compatible.
+        "64:ff9b::7f00:1",
+        "64:ff9b::10.0.0.1",
+        "64:ff9b::169.254.169.254",
+        "64:ff9b:1::1",
+        "64:ff9b:1:ffff::8.8.8.8",
+        "2002:7f00:1::",
+        "2002:a00:1::1",
+        "2002:a9fe:a9fe::1",
+        "2001:0:a00:1::1",
+        "2001:0:4136:e378:8000:63bf:80ff:fffe",
+        "::ffff:0:127.0.0.1",
+        "::ffff:0:a00:1",
+        "::10.0.0.1",
+        "::127.0.0.1",
+        // Other reserved blocks of both families.
+        "192.0.0.8",
+        "198.18.0.1",
+        "fec0::1",
+        "100::1",
+        "2001:2::1",
+        "2001:20::1",
+        "3fff::1",
     ] {
         assert!(!public_address(ip.parse().expect("ip")), "{ip}");
     }
-    for ip in ["93.184.216.34", "2606:4700::1111", "8.8.8.8"] {
+    for ip in [
+        "93.184.216.34",
+        "2606:4700::1111",
+        "8.8.8.8",
+        // Embedded public IPv4 addresses stay public.
+        "64:ff9b::808:808",
+        "2002:808:808::1",
+        "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
+    ] {
         assert!(public_address(ip.parse().expect("ip")), "{ip}");
     }
 }
@@ -594,8 +647,12 @@ async fn a_client_metadata_document_is_a_client_when_it_names_itself() {
             enc("http://127.0.0.1:5000/cb")
         )
     };
-    let resp = send(&p, get(&authorize(&me))).await;
-    assert_eq!(resp.status(), StatusCode::FOUND, "the document's client");
+    let resp = approve(&p, &authorize(&me), None).await.1;
+    assert_eq!(
+        resp.status(),
+        StatusCode::SEE_OTHER,
+        "the document's client"
+    );
     assert!(
         resp.headers()[header::LOCATION]
             .to_str()
@@ -1059,6 +1116,10 @@ async fn two_instances_share_users(url: &str) {
             .body(axum::body::Body::from(body))
             .expect("request")
     };
+    // Another client presenting it is refused without spending it (#36).
+    let thief = register_public_client(&b).await;
+    let resp = send(&b, post(form.replace(&cid, &thief))).await;
+    assert_eq!(body_json(resp).await["error"], "invalid_grant");
     let resp = send(&b, post(form.clone())).await;
     assert_eq!(
         resp.status(),
@@ -1387,4 +1448,749 @@ async fn two_instances_share_users_through_postgres_over_tls() {
         .to_string();
     assert!(e.contains("TLS"), "{e}");
     two_instances_share_users(&url).await;
+}
+
+// ------------------------------------------------------------------ consent (#36)
+
+/// The consent form of a page: (action, request, csrf).
+fn consent_form(html: &str) -> (String, String, String) {
+    let attr = |name: &str| -> String {
+        let at = html
+            .find(&format!("name=\"{name}\" value=\""))
+            .unwrap_or_else(|| panic!("no {name} in {html}"));
+        let rest = &html[at + name.len() + 15..];
+        rest[..rest.find('"').expect("quote")].to_string()
+    };
+    let at = html.find("action=\"").expect("form action");
+    let rest = &html[at + 8..];
+    (
+        rest[..rest.find('"').expect("quote")].to_string(),
+        attr("request"),
+        attr("csrf"),
+    )
+}
+
+/// The cookie a response sets (`name=value`).
+fn set_cookie(resp: &Response) -> Option<String> {
+    resp.headers()
+        .get(header::SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_string)
+}
+
+async fn body_text(resp: Response) -> String {
+    let b = axum::body::to_bytes(resp.into_body(), 1 << 20)
+        .await
+        .expect("body");
+    String::from_utf8_lossy(&b).into_owned()
+}
+
+fn get_with_cookie(uri: &str, cookie: Option<&str>) -> axum::http::Request<axum::body::Body> {
+    let mut r = axum::http::Request::get(uri);
+    if let Some(c) = cookie {
+        r = r.header(header::COOKIE, c);
+    }
+    r.body(axum::body::Body::empty()).expect("request")
+}
+
+fn consent_post(
+    cookie: Option<&str>,
+    origin: Option<&str>,
+    body: String,
+) -> axum::http::Request<axum::body::Body> {
+    let mut r = axum::http::Request::post("/oauth/consent")
+        .header("content-type", "application/x-www-form-urlencoded");
+    if let Some(c) = cookie {
+        r = r.header(header::COOKIE, c);
+    }
+    if let Some(o) = origin {
+        r = r.header(header::ORIGIN, o);
+    }
+    r.body(axum::body::Body::from(body)).expect("request")
+}
+
+fn enc(s: &str) -> String {
+    url::form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// As a user would: `GET uri` (the consent page), then "Approve" from that page. The cookie
+/// after it, and the answer to the approval.
+async fn approve(p: &Arc<OAuthProxy>, uri: &str, cookie: Option<&str>) -> (String, Response) {
+    let resp = send(p, get_with_cookie(uri, cookie)).await;
+    assert_eq!(resp.status(), StatusCode::OK, "the consent page");
+    let cookie = set_cookie(&resp)
+        .or_else(|| cookie.map(str::to_string))
+        .expect("a cookie");
+    let (action, request, csrf) = consent_form(&body_text(resp).await);
+    assert_eq!(action, "/oauth/consent");
+    let body = format!(
+        "request={}&csrf={}&decision=approve",
+        enc(&request),
+        enc(&csrf)
+    );
+    let resp = send(
+        p,
+        consent_post(Some(&cookie), Some(&p.config().issuer), body),
+    )
+    .await;
+    let cookie = set_cookie(&resp).unwrap_or(cookie);
+    (cookie, resp)
+}
+
+async fn register_with(p: &Arc<OAuthProxy>, meta: serde_json::Value) -> Response {
+    let reg = axum::http::Request::post("/register")
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(meta.to_string()))
+        .expect("request");
+    send(p, reg).await
+}
+
+fn authorize_uri(cid: &str, redirect: &str, scope: &str, state: &str) -> String {
+    format!(
+        "/authorize?response_type=code&client_id={}&redirect_uri={}&state={}&code_challenge={}&code_challenge_method=S256&scope={}",
+        enc(cid),
+        enc(redirect),
+        enc(state),
+        s256(&"v".repeat(50)),
+        enc(scope)
+    )
+}
+
+#[tokio::test]
+async fn authorize_asks_the_user_before_sending_anyone_to_the_api() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let resp = register_with(
+        &p,
+        serde_json::json!({
+            "redirect_uris": ["https://evil.example/cb", "https://evil.example/other"],
+            "token_endpoint_auth_method": "none",
+            "client_name": "<script>alert('Claude')</script>"
+        }),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::CREATED);
+    let cid = body_json(resp).await["client_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let uri = authorize_uri(&cid, "https://evil.example/cb", "repo", "st-1");
+    // The page, not a redirect: nothing kept, nothing sent to the API's authorization server.
+    let resp = send(&p, get(&uri)).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers().get(header::LOCATION).is_none());
+    let h = resp.headers();
+    assert_eq!(h[header::X_FRAME_OPTIONS], "DENY");
+    assert!(
+        h[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .expect("csp")
+            .contains("frame-ancestors 'none'")
+    );
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    let cookie_line = h[header::SET_COOKIE].to_str().expect("cookie").to_string();
+    assert!(
+        cookie_line.starts_with("openapi-mcp-consent="),
+        "{cookie_line}"
+    );
+    assert!(cookie_line.contains("HttpOnly") && cookie_line.contains("SameSite=Lax"));
+    let cookie = set_cookie(&resp).expect("cookie");
+    let html = body_text(resp).await;
+    assert!(!html.contains("<script>"), "the client's name is escaped");
+    assert!(html.contains("&lt;script&gt;alert(&#39;Claude&#39;)&lt;/script&gt;"));
+    assert!(html.contains("https://evil.example") && html.contains("<code>repo</code>"));
+    assert_eq!(p.store.count(PENDING).await.expect("count"), 0);
+    let (_, request, csrf) = consent_form(&html);
+    let form = |decision: &str, csrf: &str| {
+        format!(
+            "request={}&csrf={}&decision={decision}",
+            enc(&request),
+            enc(csrf)
+        )
+    };
+    let issuer = p.config().issuer.clone();
+    // Forged posts: no cookie (a cross-site form post: SameSite keeps it home), another token,
+    // another origin, a sandboxed frame's null origin, a cross-site fetch.
+    for (cookie, origin, body, what) in [
+        (
+            None,
+            Some(issuer.as_str()),
+            form("approve", &csrf),
+            "no cookie",
+        ),
+        (
+            Some(cookie.as_str()),
+            Some(issuer.as_str()),
+            form("approve", "AAAAAAAAAAAAAAAAAAAAAA"),
+            "another token",
+        ),
+        (
+            Some(cookie.as_str()),
+            Some("https://evil.example"),
+            form("approve", &csrf),
+            "another origin",
+        ),
+        (
+            Some(cookie.as_str()),
+            Some("null"),
+            form("approve", &csrf),
+            "null origin",
+        ),
+        (
+            Some("openapi-mcp-consent=AAAAAAAAAAAAAAAAAAAAAA"),
+            Some(issuer.as_str()),
+            form("approve", &csrf),
+            "another browser",
+        ),
+    ] {
+        let resp = send(&p, consent_post(cookie, origin, body)).await;
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{what}");
+        assert!(resp.headers().get(header::LOCATION).is_none(), "{what}");
+    }
+    let mut cross = consent_post(Some(&cookie), None, form("approve", &csrf));
+    cross
+        .headers_mut()
+        .insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+    assert_eq!(send(&p, cross).await.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        p.store.count(PENDING).await.expect("count"),
+        0,
+        "nothing started"
+    );
+    // A tampered request does not open.
+    let mut other = request.clone().into_bytes();
+    other[10] = if other[10] == b'A' { b'B' } else { b'A' };
+    let tampered = String::from_utf8(other).expect("ascii");
+    let body = format!(
+        "request={}&csrf={}&decision=approve",
+        enc(&tampered),
+        enc(&p.csrf(&p.browser(&cookie_headers(&cookie)), &tampered))
+    );
+    let resp = send(&p, consent_post(Some(&cookie), Some(&issuer), body)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    // Denied: back to the client with access_denied, its state and iss (RFC 6749 §4.1.2.1).
+    let resp = send(
+        &p,
+        consent_post(Some(&cookie), Some(&issuer), form("deny", &csrf)),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let to = Url::parse(resp.headers()[header::LOCATION].to_str().expect("loc")).expect("url");
+    let q: HashMap<String, String> = to.query_pairs().into_owned().collect();
+    assert_eq!(to.host_str(), Some("evil.example"));
+    assert_eq!(q["error"], "access_denied");
+    assert_eq!(q["state"], "st-1");
+    assert_eq!(q["iss"], issuer);
+    assert!(!q.contains_key("code"));
+    assert_eq!(p.store.count(PENDING).await.expect("count"), 0);
+    // Approved: on to the API's authorization server, and remembered by this browser.
+    let resp = send(
+        &p,
+        consent_post(Some(&cookie), Some(&issuer), form("approve", &csrf)),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    assert!(
+        resp.headers()[header::LOCATION]
+            .to_str()
+            .expect("loc")
+            .starts_with("https://as.example.com/authorize?")
+    );
+    assert_eq!(p.store.count(PENDING).await.expect("count"), 1);
+    let remembered = set_cookie(&resp).expect("the approval remembered");
+    assert!(remembered.len() > cookie.len());
+    let resp = send(&p, get_with_cookie(&uri, Some(&remembered))).await;
+    assert_eq!(resp.status(), StatusCode::FOUND, "remembered: straight on");
+    // Asked again: other scopes, another redirect URI, another browser, the approval moved to
+    // another browser's cookie.
+    let id_len = 22;
+    let transplanted = format!(
+        "openapi-mcp-consent=BBBBBBBBBBBBBBBBBBBBBB{}",
+        &remembered["openapi-mcp-consent=".len() + id_len..]
+    );
+    for (u, c, what) in [
+        (
+            authorize_uri(&cid, "https://evil.example/cb", "repo user", "s"),
+            remembered.as_str(),
+            "more scopes",
+        ),
+        (
+            authorize_uri(&cid, "https://evil.example/cb", "", "s"),
+            remembered.as_str(),
+            "other scopes",
+        ),
+        (
+            authorize_uri(&cid, "https://evil.example/other", "repo", "s"),
+            remembered.as_str(),
+            "another redirect URI",
+        ),
+        (uri.clone(), cookie.as_str(), "before the approval"),
+        (uri.clone(), transplanted.as_str(), "another browser's id"),
+    ] {
+        let resp = send(&p, get_with_cookie(&u, Some(c))).await;
+        assert_eq!(resp.status(), StatusCode::OK, "{what}: the page again");
+    }
+}
+
+fn cookie_headers(cookie: &str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert(
+        header::COOKIE,
+        HeaderValue::from_str(cookie).expect("cookie"),
+    );
+    h
+}
+
+#[tokio::test]
+async fn on_https_the_consent_cookie_is_host_only_and_secure() {
+    let (_d, store) = temp_store();
+    let schemes = [code_scheme(
+        "oauth",
+        "https://as.example.com/authorize",
+        "/oauth/token",
+    )];
+    let cfg = configure(
+        ProxyArgs {
+            url: "https://mcp.example.com",
+            ..args(&store)
+        },
+        &schemes,
+        &base(),
+        env(&[(STORE_KEY_ENV, KEY)]),
+    )
+    .expect("configured");
+    let p = Arc::new(OAuthProxy::new(cfg).expect("opened"));
+    let cid = body_json(
+        register_with(
+            &p,
+            serde_json::json!({"redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "none"}),
+        )
+        .await,
+    )
+    .await["client_id"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let resp = send(
+        &p,
+        get(&authorize_uri(&cid, "https://app.example/cb", "", "s")),
+    )
+    .await;
+    let line = resp.headers()[header::SET_COOKIE].to_str().expect("cookie");
+    assert!(line.starts_with("__Host-openapi-mcp-consent="), "{line}");
+    assert!(line.contains("; Secure") && line.contains("Path=/") && !line.contains("Domain"));
+}
+
+#[tokio::test]
+async fn what_a_stranger_can_make_the_store_keep_is_capped() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let long_uri = format!("https://a.example/{}", "x".repeat(MAX_REDIRECT_URI_BYTES));
+    let many: Vec<String> = (0..=MAX_REDIRECT_URIS)
+        .map(|i| format!("https://a.example/{i}"))
+        .collect();
+    for (meta, what) in [
+        (
+            serde_json::json!({"redirect_uris": [long_uri]}),
+            "redirect_uris/0: longer than",
+        ),
+        (
+            serde_json::json!({"redirect_uris": many}),
+            "redirect_uris: 1 to 8",
+        ),
+        (
+            serde_json::json!({"redirect_uris": ["https://a.example/cb"], "client_name": "n".repeat(MAX_CLIENT_NAME_CHARS + 1)}),
+            "client_name: at most 100",
+        ),
+        (
+            serde_json::json!({"redirect_uris": ["https://a.example/cb"], "scope": "s ".repeat(MAX_SCOPES + 1)}),
+            "scope: at most",
+        ),
+        (
+            serde_json::json!({"redirect_uris": ["https://a.example/cb"], "padding": "p".repeat(MAX_REGISTRATION_BYTES)}),
+            "larger than 16384 bytes",
+        ),
+    ] {
+        let resp = register_with(&p, meta).await;
+        assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "{what}");
+        let e = body_json(resp).await;
+        assert!(
+            e["error_description"]
+                .as_str()
+                .is_some_and(|d| d.contains(what)),
+            "{what}: {e}"
+        );
+    }
+    assert_eq!(p.store.count(CLIENT_NEW).await.expect("count"), 0);
+    // A registration that never gets a token is kept a day, as an unused one.
+    let cid = register_public_client(&p).await;
+    assert_eq!(p.store.count(CLIENT_NEW).await.expect("count"), 1);
+    assert!(p.store.get(CLIENT, &cid).await.expect("get").is_none());
+    // A state too long to keep: refused, and not sent back.
+    let uri = authorize_uri(
+        &cid,
+        "http://127.0.0.1:5000/cb",
+        "",
+        &"s".repeat(MAX_STATE_BYTES + 1),
+    );
+    let resp = send(&p, get(&uri)).await;
+    assert_eq!(resp.status(), StatusCode::FOUND);
+    let loc = resp.headers()[header::LOCATION]
+        .to_str()
+        .expect("loc")
+        .to_string();
+    assert!(
+        loc.contains("error=invalid_request") && !loc.contains("sssss"),
+        "{loc}"
+    );
+    let uri = authorize_uri(&cid, "http://127.0.0.1:5000/cb", &"repo ".repeat(300), "s");
+    let loc = send(&p, get(&uri)).await.headers()[header::LOCATION]
+        .to_str()
+        .expect("loc")
+        .to_string();
+    assert!(loc.contains("error=invalid_scope"), "{loc}");
+    assert_eq!(p.store.count(PENDING).await.expect("count"), 0);
+}
+
+#[tokio::test]
+async fn registrations_and_sign_ins_in_progress_are_bounded() {
+    let (_d, store) = temp_store();
+    let schemes = [code_scheme(
+        "oauth",
+        "https://as.example.com/authorize",
+        "/oauth/token",
+    )];
+    let mut cfg = configure(
+        args(&store),
+        &schemes,
+        &base(),
+        env(&[(STORE_KEY_ENV, KEY)]),
+    )
+    .expect("configured");
+    cfg.bounds = limits::StoreBounds {
+        unused_clients: 3,
+        pending: 2,
+        documents: 1,
+    };
+    let p = Arc::new(OAuthProxy::new(cfg).expect("opened"));
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        ids.push(register_public_client(&p).await);
+    }
+    let resp = register_with(
+        &p,
+        serde_json::json!({"redirect_uris": ["http://127.0.0.1:5000/cb"], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(resp.headers().get(header::RETRY_AFTER).is_some());
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "temporarily_unavailable");
+    assert!(
+        e["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("3 registrations")),
+        "{e}"
+    );
+    assert_eq!(p.store.count(CLIENT_NEW).await.expect("count"), 3);
+    // Sign-ins in progress: two kept, the third sent back to its client with an error.
+    let mut cookie: Option<String> = None;
+    for i in 0..2 {
+        let uri = authorize_uri(
+            &ids[0],
+            "http://127.0.0.1:5000/cb",
+            &format!("repo{}", " user".repeat(i)),
+            "s",
+        );
+        let (c, resp) = approve(&p, &uri, cookie.as_deref()).await;
+        cookie = Some(c);
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+        assert!(
+            resp.headers()[header::LOCATION]
+                .to_str()
+                .expect("loc")
+                .starts_with("https://as.example.com/")
+        );
+    }
+    let (_, resp) = approve(
+        &p,
+        &authorize_uri(&ids[0], "http://127.0.0.1:5000/cb", "user", "s9"),
+        cookie.as_deref(),
+    )
+    .await;
+    let loc = resp.headers()[header::LOCATION]
+        .to_str()
+        .expect("loc")
+        .to_string();
+    assert!(
+        loc.starts_with("http://127.0.0.1:5000/cb?")
+            && loc.contains("error=temporarily_unavailable")
+            && loc.contains("state=s9"),
+        "{loc}"
+    );
+    assert_eq!(p.store.count(PENDING).await.expect("count"), 2);
+}
+
+#[tokio::test]
+async fn a_clients_first_token_keeps_its_registration() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let cid = register_public_client(&p).await;
+    p.put(GRANT, "g", &live_grant("api"), GRANT_TTL)
+        .await
+        .expect("put");
+    let verifier = "v".repeat(50);
+    p.put(
+        CODE,
+        &hashed("the-code"),
+        &Code {
+            client_id: cid.clone(),
+            redirect_uri: "http://127.0.0.1:5000/cb".into(),
+            code_challenge: s256(&verifier),
+            resource: p.config().resource.clone(),
+            scopes: vec![],
+            grant: "g".into(),
+        },
+        CODE_TTL,
+    )
+    .await
+    .expect("put");
+    let t = axum::http::Request::post("/token")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(axum::body::Body::from(format!(
+            "grant_type=authorization_code&code=the-code&client_id={cid}&code_verifier={verifier}"
+        )))
+        .expect("request");
+    assert_eq!(send(&p, t).await.status(), StatusCode::OK);
+    assert!(
+        p.store.get(CLIENT, &cid).await.expect("get").is_some(),
+        "kept"
+    );
+    assert!(p.store.get(CLIENT_NEW, &cid).await.expect("get").is_none());
+    assert_eq!(p.store.count(CLIENT_NEW).await.expect("count"), 0);
+    // And it is still a client.
+    assert!(p.client(&cid).await.expect("client").is_some());
+}
+
+#[tokio::test]
+async fn a_token_presented_by_another_client_is_refused_without_spending_it() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let owner = register_public_client(&p).await;
+    let thief = register_public_client(&p).await;
+    p.put(GRANT, "grant-1", &live_grant("api-token-1"), GRANT_TTL)
+        .await
+        .expect("put");
+    let issued = p
+        .issue(&owner, "grant-1", &["repo".into()], &p.config().resource)
+        .await
+        .expect("issued");
+    let rt = issued["refresh_token"].as_str().expect("rt").to_string();
+    let resp = send(&p, refresh_form(&thief, &rt)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "invalid_grant");
+    assert!(
+        e["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("another client")),
+        "{e}"
+    );
+    // The owner's refresh is not a replay: it goes through, and the grant still serves calls.
+    let resp = send(&p, refresh_form(&owner, &rt)).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let caller = Caller::new("grant-1".into(), "mcp-token", None);
+    assert_eq!(
+        p.credential(&caller, "oauth").await,
+        Ok(Some("api-token-1".into()))
+    );
+    // Likewise a code: another client's attempt leaves it to its owner.
+    let verifier = "w".repeat(50);
+    p.put(
+        CODE,
+        &hashed("code-1"),
+        &Code {
+            client_id: owner.clone(),
+            redirect_uri: "http://127.0.0.1:5000/cb".into(),
+            code_challenge: s256(&verifier),
+            resource: p.config().resource.clone(),
+            scopes: vec![],
+            grant: "grant-1".into(),
+        },
+        CODE_TTL,
+    )
+    .await
+    .expect("put");
+    let redeem = |cid: &str| {
+        axum::http::Request::post("/token")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(axum::body::Body::from(format!(
+                "grant_type=authorization_code&code=code-1&client_id={cid}&code_verifier={verifier}"
+            )))
+            .expect("request")
+    };
+    let resp = send(&p, redeem(&thief)).await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_json(resp).await["error"], "invalid_grant");
+    assert_eq!(send(&p, redeem(&owner)).await.status(), StatusCode::OK);
+}
+
+#[test]
+fn redirect_hosts_are_an_operators_allowlist() {
+    let hosts = parse_redirect_hosts(&[
+        "Claude.ai, *.example.com".to_string(),
+        "127.0.0.1".to_string(),
+        "::1".to_string(),
+        "cursor:".to_string(),
+    ])
+    .expect("parsed");
+    assert_eq!(
+        hosts,
+        ["claude.ai", "*.example.com", "127.0.0.1", "::1", "cursor:"]
+    );
+    for ok in [
+        "https://claude.ai/api/mcp/auth_callback",
+        "https://CLAUDE.ai/cb",
+        "https://app.example.com/cb",
+        "https://a.b.example.com/cb",
+        "http://127.0.0.1:33418/",
+        "http://[::1]:5000/cb",
+        "cursor://anysphere.cursor-retrieval/oauth",
+    ] {
+        assert!(redirect_host_allowed(&hosts, ok), "{ok}");
+    }
+    for bad in [
+        "https://evil.example/cb",
+        "https://claude.ai.evil.example/cb",
+        "https://example.com/cb",
+        "https://evilexample.com/cb",
+        "http://localhost:5000/cb",
+        "vscode://cb",
+        "cursor-evil://x",
+        "https://cursor/x",
+    ] {
+        assert!(!redirect_host_allowed(&hosts, bad), "{bad}");
+    }
+    assert!(redirect_host_allowed(&[], "https://anything.example/cb"));
+    for wrong in ["https://x.example", "x/y", "*.", "http:", "a b"] {
+        let e = parse_redirect_hosts(&[wrong.to_string()]).expect_err(wrong);
+        assert!(e.contains("--oauth-proxy-redirect-hosts"), "{e}");
+    }
+}
+
+#[tokio::test]
+async fn a_redirect_host_outside_the_allowlist_is_refused_everywhere() {
+    let (_d, store) = temp_store();
+    let schemes = [code_scheme(
+        "oauth",
+        "https://as.example.com/authorize",
+        "/oauth/token",
+    )];
+    let allowed = ["127.0.0.1".to_string()];
+    let open_p = proxy(&store);
+    let cid = body_json(
+        register_with(
+            &open_p,
+            serde_json::json!({"redirect_uris": ["https://evil.example/cb"], "token_endpoint_auth_method": "none"}),
+        )
+        .await,
+    )
+    .await["client_id"]
+        .as_str()
+        .expect("registered before the allowlist")
+        .to_string();
+    let cfg = configure(
+        ProxyArgs {
+            redirect_hosts: &allowed,
+            ..args(&store)
+        },
+        &schemes,
+        &base(),
+        env(&[(STORE_KEY_ENV, KEY)]),
+    )
+    .expect("configured");
+    let p = Arc::new(OAuthProxy::new(cfg).expect("opened"));
+    let resp = register_with(
+        &p,
+        serde_json::json!({"redirect_uris": ["https://evil.example/cb"], "token_endpoint_auth_method": "none"}),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let e = body_json(resp).await;
+    assert_eq!(e["error"], "invalid_redirect_uri");
+    assert!(
+        e["error_description"]
+            .as_str()
+            .is_some_and(|d| d.contains("--oauth-proxy-redirect-hosts"))
+    );
+    // A client registered before the operator narrowed the hosts: no page, no redirect.
+    let resp = send(
+        &p,
+        get(&authorize_uri(&cid, "https://evil.example/cb", "", "s")),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert!(resp.headers().get(header::LOCATION).is_none());
+    assert!(
+        register_public_client(&p).await.len() > 20,
+        "a listed host registers"
+    );
+}
+
+#[tokio::test]
+async fn the_oauth_endpoints_are_rate_limited_per_client_address() {
+    let (_d, store) = temp_store();
+    let p = proxy(&store);
+    let from = |addr: &str, mut req: axum::http::Request<axum::body::Body>| {
+        let sa: std::net::SocketAddr = addr.parse().expect("addr");
+        req.extensions_mut().insert(axum::extract::ConnectInfo(sa));
+        req
+    };
+    let reg = || {
+        axum::http::Request::post("/register")
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(
+                r#"{"redirect_uris":["http://127.0.0.1:5000/cb"],"token_endpoint_auth_method":"none"}"#,
+            ))
+            .expect("request")
+    };
+    let (burst, _) = limits::Endpoint::Register.budget();
+    for _ in 0..burst as usize {
+        assert_eq!(
+            send(&p, from("198.51.100.1:1000", reg())).await.status(),
+            StatusCode::CREATED
+        );
+    }
+    let resp = send(&p, from("198.51.100.1:1001", reg())).await;
+    assert_eq!(resp.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(resp.headers()[header::RETRY_AFTER], "10");
+    assert_eq!(body_json(resp).await["error"], "too_many_requests");
+    assert_eq!(
+        p.store.count(CLIENT_NEW).await.expect("count"),
+        burst as u64
+    );
+    // Another address, and another endpoint of the same address, are not held back.
+    assert_eq!(
+        send(&p, from("198.51.100.2:1000", reg())).await.status(),
+        StatusCode::CREATED
+    );
+    let resp = send(
+        &p,
+        from("198.51.100.1:1000", get("/oauth/callback?state=x")),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    // The metadata is not limited.
+    for _ in 0..100 {
+        let r = send(
+            &p,
+            from(
+                "198.51.100.1:1000",
+                get("/.well-known/oauth-authorization-server"),
+            ),
+        )
+        .await;
+        assert_eq!(r.status(), StatusCode::OK);
+    }
 }
