@@ -14,13 +14,82 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::dynamic::ToolMode;
 use openapi_mcp_runtime::server::ToolState;
 
+/// The plain BM25 baseline every set is reported against (#41).
+pub mod bm25;
+
 /// Results are taken from the top `LIMIT` hits.
 const LIMIT: usize = 10;
+
+/// How many of `n` requests had a right operation at rank 1, in the top 3 and in the top 10.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    pub n: usize,
+    pub top: [usize; 3],
+}
+
+impl Tally {
+    /// Counts one request whose first right operation is at `rank` (0-based; `None`: not in the
+    /// top 10).
+    pub fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        for (k, cut) in [1, 3, 10].iter().enumerate() {
+            self.top[k] += usize::from(rank.is_some_and(|r| r < *cut));
+        }
+    }
+
+    pub fn merge(&mut self, other: Tally) {
+        self.n += other.n;
+        for k in 0..3 {
+            self.top[k] += other.top[k];
+        }
+    }
+
+    /// `12/25  15/25  20/25`-style top-1/3/10 with percentages.
+    fn cells(&self) -> String {
+        self.top
+            .iter()
+            .map(|&k| format!("{k:>3}/{:<3} {:>5.1}%", self.n, pct(k, self.n)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// The header of an ours-vs-BM25 table.
+pub fn print_versus_header() {
+    println!(
+        "{:<30} {:>4}  {:<44} {:<44} {:>4} {:>4}",
+        "spec",
+        "n",
+        "search_operations top-1 / top-3 / top-10",
+        "plain BM25 top-1 / top-3 / top-10",
+        "Δ3",
+        "Δ10"
+    );
+}
+
+/// One row: our ranking and the baseline's on the same requests, and our lead at top 3 and 10
+/// (negative: behind the baseline).
+pub fn print_versus_row(name: &str, ours: &Tally, base: &Tally) {
+    println!(
+        "{name:<30} {:>4}  {:<44} {:<44} {:>+4} {:>+4}{}",
+        ours.n,
+        ours.cells(),
+        base.cells(),
+        ours.top[1] as i64 - base.top[1] as i64,
+        ours.top[2] as i64 - base.top[2] as i64,
+        if ours.top[1] < base.top[1] || ours.top[2] < base.top[2] {
+            "  BELOW BM25"
+        } else {
+            ""
+        }
+    );
+}
 
 /// One graded request: the text and the (METHOD, path template) pairs that are right answers.
 struct Case {
@@ -91,6 +160,19 @@ fn read_cases(path: &Path) -> Result<Vec<(String, Vec<Case>)>, String> {
     Ok(out)
 }
 
+/// Seconds of the fastest of 5 passes of `search` over `queries`: the machine is shared, and the
+/// fastest pass is the one least disturbed by other work.
+pub fn best_pass(queries: &[&str], mut search: impl FnMut(&str) -> usize) -> f64 {
+    (0..5)
+        .map(|_| {
+            let started = Instant::now();
+            let found: usize = queries.iter().map(|q| search(q)).sum();
+            std::hint::black_box(found);
+            started.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
 fn pct(k: usize, n: usize) -> f64 {
     k as f64 * 100.0 / n.max(1) as f64
 }
@@ -140,11 +222,9 @@ fn run_file(specs_dir: &Path, file: &Path) {
             return;
         }
     };
-    println!(
-        "{:<30} {:>4} {:>7} {:>7} {:>7} {:>12}",
-        "spec", "n", "top-1", "top-3", "top-10", "unreachable"
-    );
-    let mut total = [0usize; 4]; // n, top-1, top-3, top-10
+    print_versus_header();
+    let (mut ours_all, mut base_all) = (Tally::default(), Tally::default());
+    let mut costs = Vec::new();
     // `HELDOUT_DUMP=FILE`: the lexical top 300 of every request, for the embedding probe
     // (`search-eval/embedding-probe/fuse.py`). Only for the first set, whose per-query results
     // are no longer blind; the later sets stay measured in aggregate only.
@@ -178,31 +258,29 @@ fn run_file(specs_dir: &Path, file: &Path) {
             .map(|t| (t.route.method.as_str().to_string(), t.route.path.clone()))
             .collect();
         let known: HashSet<&(String, String)> = routes.iter().collect();
+        let started = Instant::now();
         let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
+        let index_ms = started.elapsed().as_secs_f64() * 1e3;
         let Some(index) = state.search_index() else {
             println!("{name:<30} FAILED: dynamic mode built no search index");
             continue;
         };
-        let (mut top1, mut top3, mut top10, mut unreachable) = (0, 0, 0, 0);
+        let started = Instant::now();
+        let base = bm25::Bm25::build(&set.tools);
+        let base_ms = started.elapsed().as_secs_f64() * 1e3;
+        let (mut ours, mut theirs, mut unreachable) = (Tally::default(), Tally::default(), 0);
         for (i, case) in cases.iter().enumerate() {
             // A request none of whose operations became a tool can never be found; it stays in
             // the denominator (the agent cannot do it) and is counted apart.
             if !case.expect.iter().any(|op| known.contains(op)) {
                 unreachable += 1;
             }
+            let is_right = |op: usize| routes.get(op).is_some_and(|r| case.expect.contains(r));
             let hits = index.search(&case.request, LIMIT);
-            let rank = hits
-                .iter()
-                .position(|h| routes.get(h.op).is_some_and(|r| case.expect.contains(r)));
-            if rank == Some(0) {
-                top1 += 1;
-            }
-            if rank.is_some_and(|r| r < 3) {
-                top3 += 1;
-            }
-            if rank.is_some() {
-                top10 += 1;
-            }
+            let rank = hits.iter().position(|h| is_right(h.op));
+            ours.add(rank);
+            let base_hits = base.search(&case.request, LIMIT);
+            theirs.add(base_hits.iter().position(|&op| is_right(op)));
             if let Some(out) = dump.as_mut() {
                 dump_case(out, name, case, index, &set.tools, &routes);
             }
@@ -220,25 +298,33 @@ fn run_file(specs_dir: &Path, file: &Path) {
                 );
             }
         }
-        let n = cases.len();
-        println!(
-            "{name:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}% {unreachable:>12}",
-            pct(top1, n),
-            pct(top3, n),
-            pct(top10, n)
-        );
-        for (t, k) in total.iter_mut().zip([n, top1, top3, top10]) {
-            *t += k;
+        print_versus_row(name, &ours, &theirs);
+        if unreachable > 0 {
+            println!("{:<30} ({unreachable} unreachable: no tool does it)", "");
         }
+        let requests: Vec<&str> = cases.iter().map(|c| c.request.as_str()).collect();
+        let ours_s = best_pass(&requests, |q| index.search(q, LIMIT).len());
+        let base_s = best_pass(&requests, |q| base.search(q, LIMIT).len());
+        let per_query = |s: f64| s * 1e6 / cases.len().max(1) as f64;
+        costs.push(format!(
+            "{name:<30} {:>6} {index_ms:>9.1} {:>9.2} {:>9.0} {base_ms:>9.1} {:>9.2} {:>9.0}",
+            index.len(),
+            index.heap_bytes() as f64 / 1e6,
+            per_query(ours_s),
+            base.heap_bytes() as f64 / 1e6,
+            per_query(base_s),
+        ));
+        ours_all.merge(ours);
+        base_all.merge(theirs);
     }
-    let [n, top1, top3, top10] = total;
+    print_versus_row("all present specs", &ours_all, &base_all);
     println!(
-        "{:<30} {n:>4} {:>6.1}% {:>6.1}% {:>6.1}%",
-        "all present specs",
-        pct(top1, n),
-        pct(top3, n),
-        pct(top10, n)
+        "{:<30} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "cost", "ops", "index ms", "index MB", "query µs", "bm25 ms", "bm25 MB", "bm25 µs"
     );
+    for c in costs {
+        println!("{c}");
+    }
 }
 
 /// One line of `HELDOUT_DUMP`: the request, its right operations (by operationId, as
