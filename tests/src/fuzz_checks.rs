@@ -3,6 +3,7 @@
 //! `Err(description)` when an invariant is broken (the fuzz targets turn that into a crash).
 
 pub mod http_transport;
+pub mod oauth_proxy;
 pub mod reader;
 pub mod validate_args;
 

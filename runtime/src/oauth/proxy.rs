@@ -565,6 +565,16 @@ impl OAuthProxy {
         &self.jwks
     }
 
+    /// How many records of the kinds a stranger's requests create the store holds now, against
+    /// [`ProxyConfig::bounds`] (for checks such as the fuzz target's).
+    pub async fn stranger_records(&self) -> Result<limits::StoreBounds, StoreError> {
+        Ok(limits::StoreBounds {
+            unused_clients: self.store.count(CLIENT_NEW).await?,
+            pending: self.store.count(PENDING).await?,
+            documents: self.store.count(CIMD).await?,
+        })
+    }
+
     /// What the store is, for the start-up line.
     pub fn store_description(&self) -> String {
         self.store.describe()
