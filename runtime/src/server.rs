@@ -1073,9 +1073,12 @@ impl ProxyServer {
         };
         let validated = {
             let _span = crate::otel::step("validate arguments");
-            validate::check(&state.validators[i], &def.tool().input_schema, &args).and_then(|()| {
-                validate::check_wire_formats(&def.tool().input_schema, &def.route, &args)
-            })
+            validate::check_call(
+                &state.validators[i],
+                &def.tool().input_schema,
+                &def.route,
+                &args,
+            )
         };
         if let Err(problems) = validated {
             let text = format!(

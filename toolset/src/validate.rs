@@ -890,11 +890,326 @@ pub fn check(
     }
 }
 
+/// Validates one operation call as it will be sent: the empty values the API takes none of are
+/// left out first (or refused, for a required parameter or body: [`drop_empty_values`]), then
+/// the arguments are checked against the schema ([`check`], which leaves out the `null`s that
+/// mean "not set") and the wire formats of parameters ([`check_wire_formats`]). So a value that
+/// is not sent is never validated (an optional `nextToken: ""` is not refused for its
+/// `minLength`), and a value that is validated is the one sent.
+pub fn check_call(
+    validator: &LazyValidator,
+    schema: &Map<String, Value>,
+    route: &crate::model::Route,
+    args: &Map<String, Value>,
+) -> Result<(), Vec<String>> {
+    // Too deep: refused by `check` before anything walks it.
+    if args.values().any(|v| depth_exceeds(v, MAX_DEPTH)) {
+        return check(validator, schema, args);
+    }
+    let args = drop_empty_values(Some(schema), route, args)
+        .map_err(|e| e.into_iter().map(|e| e.message).collect::<Vec<_>>())?;
+    check(validator, schema, &args)?;
+    check_wire_formats(schema, route, &args)
+}
+
+/// A required parameter or request body given as an empty value the API does not take (see
+/// [`drop_empty_values`]); `message` names the argument and where it goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmptyValue {
+    pub arg: String,
+    pub message: String,
+}
+
+/// `args` without the empty values the API takes none of, as the request builder sends them:
+///
+/// - query parameters: OpenAPI's `allowEmptyValue` defaults to false, so unless the parameter
+///   allows an empty value (`allowEmptyValue: true`, or `""` in its schema's `enum`: the
+///   [`crate::model::ArgLocation::Query`] flag) no `name=` is sent. An empty string or `null`
+///   item of an array, and an empty string or `null` member of an object, is left out (in every
+///   style: form exploded or not, spaceDelimited, pipeDelimited, deepObject at any depth); a
+///   value left with nothing to send (`""`, `[]`, `{}`, `["", null]`) is not sent when
+///   optional and refused when required.
+/// - a whole request body that would be sent as zero bytes (`""` for a text, form-encoded or
+///   binary body, or base64 with no content): not sent when the body is optional, refused when
+///   required, unless the body's schema says an empty body is a value (`""` in its `enum` or
+///   `const`, `maxLength: 0`, or `minLength: 0` written out).
+///
+/// Values arrays and objects hold as JSON text (an array of objects in a form-style query) and
+/// parameters with a JSON `content` type are sent as JSON, never empty: they are kept. Borrowed
+/// when nothing changes; `Err` lists every required argument that is empty.
+pub fn drop_empty_values<'a>(
+    schema: Option<&Map<String, Value>>,
+    route: &crate::model::Route,
+    args: &'a Map<String, Value>,
+) -> Result<std::borrow::Cow<'a, Map<String, Value>>, Vec<EmptyValue>> {
+    use crate::model::ArgLocation;
+    let mut out: Option<Map<String, Value>> = None;
+    let mut problems = Vec::new();
+    for b in &route.args {
+        let Some(v) = args.get(&b.arg) else {
+            continue;
+        };
+        let (verdict, required, what) = match &b.location {
+            ArgLocation::Query {
+                style,
+                allow_empty_value: false,
+                ..
+            } => {
+                let verdict = match b.content_type.as_deref() {
+                    Some(ct) if crate::media::is_json(ct) => Wire::Keep,
+                    Some(_) if !v.is_string() => Wire::Keep,
+                    _ => query_wire(v, *style),
+                };
+                let what = match v {
+                    Value::Array(a) if !a.is_empty() => "has no item that is not empty",
+                    Value::Object(o) if !o.is_empty() => "has no member that is not empty",
+                    _ => "is empty",
+                };
+                (
+                    verdict,
+                    b.required,
+                    format!(
+                        "argument `{}` (query `{}`): {what}, and the API allows no empty value for this parameter",
+                        b.arg, b.wire
+                    ),
+                )
+            }
+            ArgLocation::Body => {
+                let Some(body) = &route.body else { continue };
+                let empty = body_is_empty(body.kind, v)
+                    && !schema
+                        .and_then(|s| s.get("properties")?.get(&b.arg))
+                        .is_some_and(|s| admits_empty_string(schema, s, 0));
+                (
+                    if empty { Wire::Nothing } else { Wire::Keep },
+                    b.required || body.required,
+                    format!(
+                        "argument `{}` (the request body, {}): is empty, and the operation requires a request body; an empty body is sent only where the body's schema allows one (`\"\"` in its `enum`, or `minLength: 0`)",
+                        b.arg, body.content_type
+                    ),
+                )
+            }
+            _ => continue,
+        };
+        match verdict {
+            Wire::Keep => {}
+            Wire::Pruned(p) => {
+                out.get_or_insert_with(|| args.clone())
+                    .insert(b.arg.clone(), p);
+            }
+            Wire::Nothing if required => problems.push(EmptyValue {
+                arg: b.arg.clone(),
+                message: what,
+            }),
+            Wire::Nothing => {
+                out.get_or_insert_with(|| args.clone()).remove(&b.arg);
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(match out {
+        Some(m) => std::borrow::Cow::Owned(m),
+        None => std::borrow::Cow::Borrowed(args),
+    })
+}
+
+/// What of a value goes on the wire once its empty values are left out.
+enum Wire {
+    /// All of it.
+    Keep,
+    /// This (some items or members were empty).
+    Pruned(Value),
+    /// Nothing.
+    Nothing,
+}
+
+fn is_empty_scalar(v: &Value) -> bool {
+    v.is_null() || v.as_str() == Some("")
+}
+
+/// A query parameter's value as `style` writes it (the request builder's `expand_query`), without
+/// the pairs whose value would be empty.
+fn query_wire(v: &Value, style: crate::model::QueryStyle) -> Wire {
+    use crate::model::QueryStyle;
+    let nested = |a: &[Value]| a.iter().any(|x| x.is_object() || x.is_array());
+    match v {
+        _ if is_empty_scalar(v) => Wire::Nothing,
+        Value::Array(_) | Value::Object(_) if style == QueryStyle::DeepObject => deep_wire(v, 0),
+        // Sent whole, as JSON text.
+        Value::Array(a) if nested(a) => Wire::Keep,
+        Value::Array(a) => {
+            let kept: Vec<Value> = a.iter().filter(|x| !is_empty_scalar(x)).cloned().collect();
+            match kept.len() {
+                0 => Wire::Nothing,
+                n if n == a.len() => Wire::Keep,
+                _ => Wire::Pruned(Value::Array(kept)),
+            }
+        }
+        // Form, spaceDelimited, pipeDelimited (exploded `k=v` pairs or `name=k,v,...`): a member
+        // whose value is an object or array is written as JSON text, never empty.
+        Value::Object(o) => {
+            let kept: Map<String, Value> = o
+                .iter()
+                .filter(|(_, x)| !is_empty_scalar(x))
+                .map(|(k, x)| (k.clone(), x.clone()))
+                .collect();
+            match kept.len() {
+                0 => Wire::Nothing,
+                n if n == o.len() => Wire::Keep,
+                _ => Wire::Pruned(Value::Object(kept)),
+            }
+        }
+        _ => Wire::Keep,
+    }
+}
+
+/// [`query_wire`] for deepObject (`key[a][b]=v`, `key[]=v`, `key[0][a]=v`), at any depth. The
+/// items of an array of objects keep their places (their indices are in the keys): an item left
+/// with nothing becomes `{}`, which writes nothing.
+fn deep_wire(v: &Value, depth: usize) -> Wire {
+    if depth > MAX_DEPTH {
+        return Wire::Keep;
+    }
+    match v {
+        _ if is_empty_scalar(v) => Wire::Nothing,
+        Value::Object(o) => {
+            let mut changed = false;
+            let mut kept = Map::new();
+            for (k, x) in o {
+                match deep_wire(x, depth + 1) {
+                    Wire::Keep => {
+                        kept.insert(k.clone(), x.clone());
+                    }
+                    Wire::Pruned(p) => {
+                        changed = true;
+                        kept.insert(k.clone(), p);
+                    }
+                    Wire::Nothing => changed = true,
+                }
+            }
+            if kept.is_empty() {
+                Wire::Nothing
+            } else if changed {
+                Wire::Pruned(Value::Object(kept))
+            } else {
+                Wire::Keep
+            }
+        }
+        Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+            let mut changed = false;
+            let mut any = false;
+            let items: Vec<Value> = a
+                .iter()
+                .map(|x| match deep_wire(x, depth + 1) {
+                    Wire::Keep => {
+                        any = true;
+                        x.clone()
+                    }
+                    Wire::Pruned(p) => {
+                        any = true;
+                        changed = true;
+                        p
+                    }
+                    Wire::Nothing => {
+                        changed = changed || !matches!(x, Value::Object(o) if o.is_empty());
+                        Value::Object(Map::new())
+                    }
+                })
+                .collect();
+            if !any {
+                Wire::Nothing
+            } else if changed {
+                Wire::Pruned(Value::Array(items))
+            } else {
+                Wire::Keep
+            }
+        }
+        Value::Array(a) => {
+            let kept: Vec<Value> = a.iter().filter(|x| !is_empty_scalar(x)).cloned().collect();
+            match kept.len() {
+                0 => Wire::Nothing,
+                n if n == a.len() => Wire::Keep,
+                _ => Wire::Pruned(Value::Array(kept)),
+            }
+        }
+        _ => Wire::Keep,
+    }
+}
+
+/// Whether a whole request body of `kind` given as `v` would be sent as zero bytes: an empty
+/// string for a text or form-encoded body, base64 without content (`""`, whitespace, or a
+/// `data:…;base64,` URL with nothing after the comma) for a binary one. JSON (`""` is sent as
+/// `""`) and multipart bodies (a part is sent, if an empty one) are never empty.
+fn body_is_empty(kind: crate::model::BodyKind, v: &Value) -> bool {
+    use crate::model::BodyKind;
+    let Some(s) = v.as_str() else {
+        return false;
+    };
+    match kind {
+        BodyKind::Text | BodyKind::Form => s.is_empty(),
+        BodyKind::Binary => {
+            let payload = match s.strip_prefix("data:").and_then(|r| r.split_once(',')) {
+                Some((meta, data)) if meta.ends_with(";base64") => data,
+                _ => s,
+            };
+            payload.chars().all(|c| c.is_ascii_whitespace())
+        }
+        BodyKind::Json | BodyKind::Multipart => false,
+    }
+}
+
+/// Whether schema `s` says in so many words that `""` is a value: `""` in its `enum`, `const:
+/// ""`, `maxLength: 0`, or `minLength: 0` written out (JSON Schema's default of 0 does not
+/// count, as OpenAPI's `allowEmptyValue` default does not), here or in a local `$ref` target or
+/// `allOf` member.
+fn admits_empty_string(root: Option<&Map<String, Value>>, s: &Value, hops: usize) -> bool {
+    let Value::Object(m) = s else {
+        return false;
+    };
+    if hops > REF_CHAIN_MAX {
+        return false;
+    }
+    let zero = |k: &str| m.get(k).and_then(Value::as_u64) == Some(0);
+    m.get("enum")
+        .and_then(Value::as_array)
+        .is_some_and(|e| e.iter().any(|x| x.as_str() == Some("")))
+        || m.get("const").and_then(Value::as_str) == Some("")
+        || zero("maxLength")
+        || zero("minLength")
+        || m.get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| local_ref(root?, r))
+            .is_some_and(|t| admits_empty_string(root, t, hops + 1))
+        || m.get("allOf")
+            .and_then(Value::as_array)
+            .is_some_and(|all| all.iter().any(|x| admits_empty_string(root, x, hops + 1)))
+}
+
+/// The schema a local `$ref` (`#/$defs/X`) names inside the inputSchema `root`.
+fn local_ref<'s>(root: &'s Map<String, Value>, r: &str) -> Option<&'s Value> {
+    let ptr = r.strip_prefix("#/")?;
+    let (first, rest) = ptr
+        .split_once('/')
+        .map_or((ptr, None), |(a, b)| (a, Some(b)));
+    let first = first.replace("~1", "/").replace("~0", "~");
+    let v = root.get(&first)?;
+    match rest {
+        None => Some(v),
+        Some(rest) => v.pointer(&format!("/{rest}")),
+    }
+}
+
 /// Checks the `format` of every argument that goes into the URL path, the query, a header or a
 /// cookie, for the formats whose meaning is unambiguous (`uuid`, `date`, `date-time`, `ipv4`,
 /// `ipv6`, `email`): such a value is written into the request as text, and a server that parses
-/// it answers 400 (or, for a path, 404 on another resource). Body values are the API's to judge.
-/// One line per problem, naming the argument.
+/// it answers 400 (or, for a path, 404 on another resource). The format is looked for where the
+/// schema puts it: on the argument, its array items and object members (deepObject and form
+/// objects), behind local `$ref`s and in `allOf` members; a value that must match one of several
+/// `anyOf`/`oneOf` alternatives (a nullable parameter is `anyOf: [{…, format}, {type: null}]`)
+/// fails when it matches none that can be a string. Body values are the API's to judge.
+/// One line per problem, naming the argument (and the item or member).
 pub fn check_wire_formats(
     schema: &Map<String, Value>,
     route: &crate::model::Route,
@@ -904,6 +1219,7 @@ pub fn check_wire_formats(
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
+    let formats = Formats { root: schema };
     let mut problems = Vec::new();
     for b in &route.args {
         if matches!(b.location, ArgLocation::Body | ArgLocation::BodyField) {
@@ -912,33 +1228,170 @@ pub fn check_wire_formats(
         let (Some(value), Some(prop)) = (args.get(&b.arg), props.get(&b.arg)) else {
             continue;
         };
-        // The value, or each item of an array value.
-        let (format, values): (Option<&str>, Vec<&Value>) = match value {
-            Value::Array(items) => (
-                prop.get("items")
-                    .and_then(|i| i.get("format"))
-                    .and_then(Value::as_str),
-                items.iter().collect(),
-            ),
-            v => (prop.get("format").and_then(Value::as_str), vec![v]),
-        };
-        let Some(format) = format else { continue };
-        for v in values {
-            let Some(text) = v.as_str() else { continue };
-            if let Some(false) = wire_format_ok(format, text) {
-                problems.push(format!(
-                    "`{}`: {} is not a valid `{format}`{}",
-                    cut(&b.arg, 64),
-                    preview(v),
-                    format_hint(format)
-                ));
-            }
+        formats.value(prop, value, &mut cut(&b.arg, 64), 0, &mut problems);
+        if problems.len() >= MAX_PROBLEMS {
+            break;
         }
     }
     if problems.is_empty() {
         Ok(())
     } else {
         Err(problems)
+    }
+}
+
+/// [`check_wire_formats`]' walk over an inputSchema (`root`, for local `$ref`s).
+struct Formats<'s> {
+    root: &'s Map<String, Value>,
+}
+
+impl<'s> Formats<'s> {
+    /// `s` and every schema that applies with it: `$ref` targets and `allOf` members.
+    fn all_of(&self, s: &'s Value) -> Vec<&'s Value> {
+        let mut out: Vec<&'s Value> = Vec::new();
+        let mut todo: Vec<(&'s Value, usize)> = vec![(s, 0)];
+        while let Some((s, hops)) = todo.pop() {
+            if hops > REF_CHAIN_MAX || out.len() > 256 || out.iter().any(|o| std::ptr::eq(*o, s)) {
+                continue;
+            }
+            out.push(s);
+            if let Some(t) = s
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| local_ref(self.root, r))
+            {
+                todo.push((t, hops + 1));
+            }
+            if let Some(Value::Array(all)) = s.get("allOf") {
+                todo.extend(all.iter().map(|x| (x, hops + 1)));
+            }
+        }
+        out
+    }
+
+    /// [`Formats::all_of`], plus (with its own) the one `anyOf`/`oneOf` alternative that can be
+    /// of JSON type `kind` (a nullable array or object), where only one can.
+    fn view(&self, s: &'s Value, kind: &str) -> Vec<&'s Value> {
+        let mut out = self.all_of(s);
+        let mut more = Vec::new();
+        for x in &out {
+            for k in ["anyOf", "oneOf"] {
+                if let Some(Value::Array(alts)) = x.get(k)
+                    && let [one] = alts
+                        .iter()
+                        .filter(|a| self.may_be(a, kind))
+                        .collect::<Vec<_>>()
+                        .as_slice()
+                {
+                    more.extend(self.all_of(one));
+                }
+            }
+        }
+        out.extend(more);
+        out
+    }
+
+    /// Whether schema `s` can be of JSON type `kind`, as far as its `type` (and its `$ref`s and
+    /// `allOf`s) say.
+    fn may_be(&self, s: &'s Value, kind: &str) -> bool {
+        self.all_of(s).iter().all(|x| match x.get("type") {
+            Some(Value::String(t)) => t == kind,
+            Some(Value::Array(ts)) => ts.iter().any(|t| t == kind),
+            _ => x.as_bool() != Some(false),
+        })
+    }
+
+    /// The first format of `s` that string `text` does not satisfy, if any.
+    fn string_fault(&self, s: &'s Value, text: &str, depth: usize) -> Option<&'s str> {
+        if depth > REF_CHAIN_MAX {
+            return None;
+        }
+        for x in self.all_of(s) {
+            if let Some(f) = x.get("format").and_then(Value::as_str)
+                && wire_format_ok(f, text) == Some(false)
+            {
+                return Some(f);
+            }
+            for k in ["anyOf", "oneOf"] {
+                let Some(Value::Array(alts)) = x.get(k) else {
+                    continue;
+                };
+                let strings: Vec<&'s Value> =
+                    alts.iter().filter(|a| self.may_be(a, "string")).collect();
+                let faults: Vec<Option<&'s str>> = strings
+                    .iter()
+                    .map(|a| self.string_fault(a, text, depth + 1))
+                    .collect();
+                if !faults.is_empty() && faults.iter().all(Option::is_some) {
+                    return faults[0];
+                }
+            }
+        }
+        None
+    }
+
+    fn value(
+        &self,
+        s: &'s Value,
+        v: &Value,
+        path: &mut String,
+        depth: usize,
+        out: &mut Vec<String>,
+    ) {
+        if depth > MAX_DEPTH || out.len() >= MAX_PROBLEMS {
+            return;
+        }
+        match v {
+            Value::String(text) => {
+                if let Some(format) = self.string_fault(s, text, 0) {
+                    out.push(format!(
+                        "`{path}`: {} is not a valid `{format}`{}",
+                        preview(v),
+                        format_hint(format)
+                    ));
+                }
+            }
+            Value::Array(items) => {
+                let schemas: Vec<&'s Value> = self
+                    .view(s, "array")
+                    .iter()
+                    .filter_map(|x| x.get("items"))
+                    .collect();
+                for (i, x) in items.iter().enumerate() {
+                    let len = path.len();
+                    path.push_str(&format!("[{i}]"));
+                    for item in &schemas {
+                        self.value(item, x, path, depth + 1, out);
+                    }
+                    path.truncate(len);
+                }
+            }
+            Value::Object(members) => {
+                let view = self.view(s, "object");
+                for (k, x) in members {
+                    let declared: Vec<&'s Value> = view
+                        .iter()
+                        .filter_map(|s| s.get("properties")?.get(k))
+                        .collect();
+                    let schemas = if declared.is_empty() {
+                        view.iter()
+                            .filter_map(|s| s.get("additionalProperties"))
+                            .filter(|a| a.is_object())
+                            .collect()
+                    } else {
+                        declared
+                    };
+                    let len = path.len();
+                    path.push('.');
+                    path.push_str(&cut(k, 64));
+                    for m in schemas {
+                        self.value(m, x, path, depth + 1, out);
+                    }
+                    path.truncate(len);
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -1774,5 +2227,294 @@ mod null_tests {
         assert_eq!(p, ["`name`: null is not of type \"string\""]);
         let p = check(&v, &s, &obj(json!({"name": "x", "typo": null}))).expect_err("unknown");
         assert!(p[0].starts_with("unknown argument `typo`"), "{p:?}");
+    }
+}
+
+#[cfg(test)]
+mod empty_value_tests {
+    use super::*;
+    use crate::model::{
+        ArgBinding, ArgLocation, BodyBinding, BodyKind, HttpMethod, QueryStyle, Route,
+    };
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().expect("object")
+    }
+
+    fn q(name: &str, style: QueryStyle, explode: bool, required: bool) -> ArgBinding {
+        ArgBinding {
+            arg: name.into(),
+            wire: name.into(),
+            location: ArgLocation::query(style, explode),
+            required,
+            content_type: None,
+        }
+    }
+
+    fn route(args: Vec<ArgBinding>) -> Route {
+        Route {
+            args,
+            ..Route::new(HttpMethod::Get, "/x")
+        }
+    }
+
+    fn dropped(r: &Route, a: Value) -> Value {
+        Value::Object(
+            drop_empty_values(None, r, &obj(a))
+                .expect("no required empty")
+                .into_owned(),
+        )
+    }
+
+    /// #36 item 13: the empty-query rule holds for array items and object members in every
+    /// style, not only for a whole `""`.
+    #[test]
+    fn empty_items_and_members_are_left_out_in_every_style() {
+        use QueryStyle::*;
+        for (style, explode) in [
+            (Form, true),
+            (Form, false),
+            (SpaceDelimited, false),
+            (PipeDelimited, false),
+            (DeepObject, true),
+        ] {
+            let r = route(vec![q("ids", style, explode, false)]);
+            let at = format!("{style:?} explode={explode}");
+            assert_eq!(
+                dropped(&r, json!({"ids": ["a", "", null, "b"]})),
+                json!({"ids": ["a", "b"]}),
+                "{at}"
+            );
+            assert_eq!(
+                dropped(&r, json!({"ids": {"a": "1", "b": "", "c": null}})),
+                json!({"ids": {"a": "1"}}),
+                "{at}"
+            );
+            for nothing in [json!(""), json!([]), json!(["", null]), json!({"b": ""})] {
+                assert_eq!(dropped(&r, json!({"ids": nothing})), json!({}), "{at}");
+            }
+            let r = route(vec![q("ids", style, explode, true)]);
+            let e =
+                drop_empty_values(None, &r, &obj(json!({"ids": ["", ""]}))).expect_err("required");
+            assert_eq!(e[0].arg, "ids");
+            assert!(
+                e[0].message
+                    .starts_with("argument `ids` (query `ids`): has no item")
+                    && e[0].message.contains("no empty value"),
+                "{at}: {}",
+                e[0].message
+            );
+        }
+        // deepObject at depth: empty leaves go, array items keep their indices.
+        let r = route(vec![q("f", DeepObject, true, false)]);
+        assert_eq!(
+            dropped(
+                &r,
+                json!({"f": {"a": {"b": "", "c": "1"}, "d": {"e": ""}, "l": [{"k": ""}, {"k": "v"}]}})
+            ),
+            json!({"f": {"a": {"c": "1"}, "l": [{}, {"k": "v"}]}})
+        );
+        // Arrays of objects outside deepObject are sent as JSON text: kept whole.
+        let r = route(vec![q("m", Form, true, false)]);
+        let a = obj(json!({"m": [{"k": ""}]}));
+        assert!(matches!(
+            drop_empty_values(None, &r, &a),
+            Ok(std::borrow::Cow::Borrowed(_))
+        ));
+        // Where the spec allows empty values nothing is touched.
+        let mut allowed = q("ids", Form, true, true);
+        allowed.location = ArgLocation::Query {
+            style: Form,
+            explode: true,
+            allow_reserved: false,
+            allow_empty_value: true,
+        };
+        let a = obj(json!({"ids": ["a", ""]}));
+        assert!(matches!(
+            drop_empty_values(None, &route(vec![allowed]), &a),
+            Ok(std::borrow::Cow::Borrowed(_))
+        ));
+        // A JSON `content` parameter is sent as JSON text, never empty.
+        let mut content = q("filter", Form, true, true);
+        content.content_type = Some("application/json".into());
+        let a = obj(json!({"filter": ""}));
+        assert!(drop_empty_values(None, &route(vec![content]), &a).is_ok());
+    }
+
+    /// #36 item 13: the value left out is not validated (an optional `""` under `minLength: 1`
+    /// was refused, though it would not have been sent), and what is validated is what is sent.
+    #[test]
+    fn values_not_sent_are_not_validated() {
+        let s = obj(json!({"type": "object", "properties": {
+            "nextToken": {"type": "string", "minLength": 1},
+            "ids": {"type": "array", "items": {"type": "string", "pattern": "^[a-z]+$"}},
+            "since": {"type": "string", "format": "date-time"},
+            "q": {"type": "string"}
+        }, "required": ["q"]}));
+        let r = route(vec![
+            q("nextToken", QueryStyle::Form, true, false),
+            q("ids", QueryStyle::Form, true, false),
+            q("since", QueryStyle::Form, true, false),
+            q("q", QueryStyle::Form, true, true),
+        ]);
+        let v = LazyValidator::default();
+        let call = obj(json!({"nextToken": "", "ids": ["ab", ""], "since": "", "q": "x"}));
+        assert_eq!(check_call(&v, &s, &r, &call), Ok(()));
+        let p = check_call(&v, &s, &r, &obj(json!({"q": ""}))).expect_err("required empty");
+        assert_eq!(
+            p,
+            [
+                "argument `q` (query `q`): is empty, and the API allows no empty value for this parameter"
+            ]
+        );
+        // What is sent is still validated.
+        let p = check_call(&v, &s, &r, &obj(json!({"q": "x", "ids": ["AB", ""]})))
+            .expect_err("pattern");
+        assert!(p[0].starts_with("`ids[0]`"), "{p:?}");
+    }
+
+    fn body_route(kind: BodyKind, ct: &str, required: bool) -> Route {
+        Route {
+            args: vec![ArgBinding {
+                arg: "body".into(),
+                wire: String::new(),
+                location: ArgLocation::Body,
+                required,
+                content_type: None,
+            }],
+            body: Some(BodyBinding {
+                kind,
+                content_type: ct.into(),
+                required,
+                flattened: false,
+                encoding: Vec::new(),
+            }),
+            ..Route::new(HttpMethod::Put, "/x")
+        }
+    }
+
+    /// #36 item 14: a required body that would be sent as zero bytes is refused, naming the
+    /// argument; an optional one is not sent; a schema that says "" is a value lets it through.
+    #[test]
+    fn empty_required_bodies_are_refused() {
+        let plain = obj(json!({"properties": {"body": {"type": "string"}}}));
+        for (kind, ct, empty) in [
+            (BodyKind::Binary, "application/octet-stream", json!("")),
+            (BodyKind::Binary, "application/jwt", json!("  \n")),
+            (
+                BodyKind::Binary,
+                "application/pdf",
+                json!("data:application/pdf;base64,"),
+            ),
+            (BodyKind::Text, "text/plain", json!("")),
+            (
+                BodyKind::Form,
+                "application/x-www-form-urlencoded",
+                json!(""),
+            ),
+        ] {
+            let r = body_route(kind, ct, true);
+            let e =
+                drop_empty_values(Some(&plain), &r, &obj(json!({"body": empty}))).expect_err(ct);
+            assert_eq!(e[0].arg, "body");
+            assert!(
+                e[0].message.starts_with(&format!(
+                    "argument `body` (the request body, {ct}): is empty"
+                )),
+                "{}",
+                e[0].message
+            );
+            let r = body_route(kind, ct, false);
+            assert_eq!(
+                Value::Object(
+                    drop_empty_values(Some(&plain), &r, &obj(json!({"body": empty})))
+                        .expect(ct)
+                        .into_owned()
+                ),
+                json!({}),
+                "{ct}"
+            );
+        }
+        // Content, and bodies never sent empty, are kept.
+        let a = obj(json!({"body": "aGk="}));
+        let r = body_route(BodyKind::Binary, "application/octet-stream", true);
+        assert!(matches!(
+            drop_empty_values(Some(&plain), &r, &a),
+            Ok(std::borrow::Cow::Borrowed(_))
+        ));
+        for kind in [BodyKind::Json, BodyKind::Multipart] {
+            let a = obj(json!({"body": ""}));
+            assert!(drop_empty_values(Some(&plain), &body_route(kind, "x/y", true), &a).is_ok());
+        }
+        // The schema says an empty body is a value.
+        for s in [
+            json!({"type": "string", "minLength": 0}),
+            json!({"type": "string", "maxLength": 0}),
+            json!({"enum": ["", "x"]}),
+            json!({"$ref": "#/$defs/E"}),
+        ] {
+            let schema = obj(json!({"properties": {"body": s}, "$defs": {"E": {"const": ""}}}));
+            let r = body_route(BodyKind::Text, "text/plain", true);
+            assert!(
+                drop_empty_values(Some(&schema), &r, &obj(json!({"body": ""}))).is_ok(),
+                "{schema:?}"
+            );
+        }
+    }
+
+    /// #36 item 14: a parameter's format is found where the schema puts it: behind a `$ref`, in
+    /// `allOf`, in a nullable `anyOf`, on array items and object members.
+    #[test]
+    fn wire_formats_are_checked_wherever_the_schema_puts_them() {
+        let s = obj(json!({"type": "object", "properties": {
+            "direct": {"type": "string", "format": "date-time", "pattern": "^.*$"},
+            "viaRef": {"$ref": "#/$defs/When"},
+            "viaAllOf": {"allOf": [{"$ref": "#/$defs/When"}], "description": "d"},
+            "nullable": {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]},
+            "either": {"anyOf": [{"type": "string", "format": "date"}, {"type": "string", "format": "date-time"}]},
+            "list": {"anyOf": [{"type": "array", "items": {"$ref": "#/$defs/When"}}, {"type": "null"}]},
+            "filter": {"type": "object", "properties": {"from": {"$ref": "#/$defs/When"}},
+                       "additionalProperties": {"type": "string", "format": "uuid"}}
+        }, "$defs": {"When": {"type": "string", "format": "date-time"}}}));
+        let r = route(
+            [
+                "direct", "viaRef", "viaAllOf", "nullable", "either", "list", "filter",
+            ]
+            .into_iter()
+            .map(|n| q(n, QueryStyle::DeepObject, true, false))
+            .collect(),
+        );
+        let bad = "2024-01-01T00:00:00-69:45";
+        for (arg, value, at) in [
+            ("direct", json!(bad), "direct"),
+            ("viaRef", json!(bad), "viaRef"),
+            ("viaAllOf", json!(bad), "viaAllOf"),
+            ("nullable", json!(bad), "nullable"),
+            ("either", json!(bad), "either"),
+            ("list", json!(["2024-01-01T00:00:00Z", bad]), "list[1]"),
+            ("filter", json!({"from": bad}), "filter.from"),
+            ("filter", json!({"id": "nope"}), "filter.id"),
+        ] {
+            let p = check_wire_formats(&s, &r, &obj(json!({ arg: value })))
+                .expect_err(&format!("{arg}: {value}"));
+            assert!(p[0].starts_with(&format!("`{at}`: ")), "{p:?}");
+        }
+        for (arg, value) in [
+            ("direct", json!("2024-01-01T00:00:00-09:45")),
+            ("either", json!("2024-01-01")),
+            ("nullable", json!(null)),
+            ("list", json!(["2024-01-01T00:00:00Z"])),
+            (
+                "filter",
+                json!({"from": "2024-01-01T00:00:00Z", "id": "123e4567-e89b-12d3-a456-426614174000"}),
+            ),
+        ] {
+            assert_eq!(
+                check_wire_formats(&s, &r, &obj(json!({ arg: value }))),
+                Ok(()),
+                "{arg}"
+            );
+        }
     }
 }

@@ -977,6 +977,18 @@ pub(crate) fn build(
             ));
         }
     }
+    // Empty values the API takes none of are left out (or refused, when required): the same
+    // ones validation left out, in every serialization style (see `drop_empty_values`).
+    let schema = route.input_schema.get();
+    let pruned = openapi_mcp_toolset::validate::drop_empty_values(schema.as_deref(), route, args)
+        .map_err(|problems| {
+        let first = problems.into_iter().next();
+        ArgError {
+            arg: first.as_ref().map(|p| p.arg.clone()),
+            message: first.map(|p| p.message).unwrap_or_default(),
+        }
+    })?;
+    let args = &*pruned;
     let base = effective_base(ctx.base, route.server.as_deref())?;
     let base_path = base.path().trim_end_matches('/').to_string();
     let path = format!("{base_path}{}", build_path(route, args)?);
@@ -1015,20 +1027,8 @@ pub(crate) fn build(
                 style,
                 explode,
                 allow_reserved,
-                allow_empty_value,
+                ..
             } => {
-                // An empty string is no value the spec allows (`allowEmptyValue` defaults to
-                // false): models pass `""` for "no cursor", "no filter". Not sent when optional
-                // (as `null` is not), refused when required.
-                if !allow_empty_value && value.as_str() == Some("") {
-                    if b.required {
-                        return Err(arg_err(
-                            b,
-                            "is empty, and the API allows no empty value for this parameter",
-                        ));
-                    }
-                    continue;
-                }
                 let before = query.len();
                 expand_query(
                     &b.wire,
@@ -1040,7 +1040,8 @@ pub(crate) fn build(
                 );
                 // A required parameter is always in the query: an empty object or array (or
                 // null) has no members to write, and is sent as the empty value (`filter=`,
-                // OpenAPI's "empty" serialization) instead of leaving the parameter out.
+                // OpenAPI's "empty" serialization) instead of leaving the parameter out. Only
+                // where the API allows empty values: elsewhere `drop_empty_values` refused it.
                 if b.required && query.len() == before {
                     query.push(format!("{}=", enc(&b.wire)));
                 }
@@ -1996,18 +1997,19 @@ mod tests {
         assert!(build_ok(&r, json!({})).body.is_none());
     }
 
-    /// #23 part 2: a required query parameter is never left out (an empty object or array is
-    /// the empty value); an optional empty one is.
+    /// #23 part 2: a required query parameter is never left out: where the API allows empty
+    /// values an empty object or array is sent as the empty value (`name=`); #36: elsewhere it
+    /// is refused, naming the argument, as an empty string is. An optional empty one is not sent.
     #[test]
-    fn required_query_parameters_are_always_sent() {
-        let q = |name: &str, style, explode, required| {
+    fn required_query_parameters_are_always_sent_or_refused() {
+        let q = |name: &str, style, explode, required, allow_empty_value| {
             let mut a = arg(
                 name,
                 ArgLocation::Query {
                     style,
                     explode,
                     allow_reserved: false,
-                    allow_empty_value: false,
+                    allow_empty_value,
                 },
             );
             a.required = required;
@@ -2016,10 +2018,10 @@ mod tests {
         let r = route(
             "/q",
             vec![
-                q("filter", QueryStyle::DeepObject, true, true),
-                q("page", QueryStyle::Form, true, true),
-                q("ids", QueryStyle::PipeDelimited, false, true),
-                q("sort", QueryStyle::Form, true, false),
+                q("filter", QueryStyle::DeepObject, true, true, true),
+                q("page", QueryStyle::Form, true, true, true),
+                q("ids", QueryStyle::PipeDelimited, false, true, true),
+                q("sort", QueryStyle::Form, true, false, false),
             ],
         );
         let query = |v: Value| build_ok(&r, v).url.query().unwrap_or("").to_string();
@@ -2032,6 +2034,79 @@ mod tests {
                 json!({"filter": {"a": null}, "page": {"n": 1}, "ids": [1, 2], "sort": {"by": "x"}})
             ),
             "filter=&n=1&ids=1|2&by=x"
+        );
+        for (style, explode) in [
+            (QueryStyle::DeepObject, true),
+            (QueryStyle::Form, true),
+            (QueryStyle::Form, false),
+            (QueryStyle::SpaceDelimited, false),
+            (QueryStyle::PipeDelimited, false),
+        ] {
+            let r = route("/q", vec![q("filter", style, explode, true, false)]);
+            for empty in [
+                json!({}),
+                json!([]),
+                json!({"a": ""}),
+                json!(["", null]),
+                json!(""),
+            ] {
+                let e = build_err(&r, json!({ "filter": empty }));
+                assert_eq!(e.arg.as_deref(), Some("filter"));
+                assert!(
+                    e.message
+                        .starts_with("argument `filter` (query `filter`): ")
+                        && e.message.contains("the API allows no empty value"),
+                    "{style:?} {explode} {empty}: {}",
+                    e.message
+                );
+            }
+        }
+    }
+
+    /// #36 item 13: an empty item or member is not sent where the API allows no empty value, in
+    /// every style (`ids=a&ids=` went out for `["a", ""]`); where it allows one it is.
+    #[test]
+    fn empty_items_and_members_are_not_sent() {
+        use QueryStyle::*;
+        let cases: Vec<(QueryStyle, bool, Value, &str)> = vec![
+            (Form, true, json!(["a", ""]), "color=a"),
+            (Form, false, json!(["a", "", null, "b"]), "color=a,b"),
+            (SpaceDelimited, false, json!(["a", ""]), "color=a"),
+            (PipeDelimited, false, json!(["", "b"]), "color=b"),
+            (DeepObject, true, json!(["a", ""]), "color[]=a"),
+            (Form, true, json!({"R": "", "G": "1"}), "G=1"),
+            (Form, false, json!({"R": "", "G": "1"}), "color=G,1"),
+            (
+                SpaceDelimited,
+                false,
+                json!({"R": null, "G": "1"}),
+                "color=G%201",
+            ),
+            (
+                PipeDelimited,
+                false,
+                json!({"R": "", "G": "1"}),
+                "color=G|1",
+            ),
+            (
+                DeepObject,
+                true,
+                json!({"a": {"b": "", "c": "x"}, "d": [""], "e": [{"k": ""}, {"k": "v"}]}),
+                "color[a][c]=x&color[e][1][k]=v",
+            ),
+            (Form, true, json!(["", null]), ""),
+            (DeepObject, true, json!({"a": {"b": ""}}), ""),
+        ];
+        for (style, explode, v, want) in cases {
+            assert_eq!(
+                query_of(style, explode, v.clone()),
+                want,
+                "{style:?} explode={explode} {v}"
+            );
+        }
+        assert_eq!(
+            query_of_allowing(Form, true, true, json!(["a", ""])),
+            "color=a&color="
         );
     }
 
@@ -2310,5 +2385,56 @@ mod tests {
             build_ok(&r, json!({"body": "data:image/png;base64,AAEC"})).body,
             Some(("image/png".into(), vec![0, 1, 2]))
         );
+    }
+
+    /// #36 item 14: a whole body that would go out as zero bytes (`""` for
+    /// `application/octet-stream` or `application/jwt`, sent as an empty body) is refused when
+    /// the body is required, naming the argument, and not sent when it is optional.
+    #[test]
+    fn empty_bodies_are_refused_when_required_and_not_sent_when_optional() {
+        for (kind, ct, empty) in [
+            (BodyKind::Binary, "application/octet-stream", json!("")),
+            (BodyKind::Binary, "application/jwt", json!("")),
+            (BodyKind::Binary, "image/*", json!("data:image/png;base64,")),
+            (BodyKind::Text, "text/plain", json!("")),
+            (
+                BodyKind::Form,
+                "application/x-www-form-urlencoded",
+                json!(""),
+            ),
+        ] {
+            let mut r = body_route(
+                kind,
+                ct,
+                false,
+                vec![arg("body", ArgLocation::Body)],
+                vec![],
+            );
+            r.args[0].wire = String::new();
+            let req = build_ok(&r, json!({ "body": empty }));
+            assert_eq!(req.body, None, "{ct}");
+            if let Some(b) = r.body.as_mut() {
+                b.required = true;
+            }
+            let e = build_err(&r, json!({ "body": empty }));
+            assert_eq!(e.arg.as_deref(), Some("body"), "{ct}");
+            assert!(
+                e.message.starts_with(&format!(
+                    "argument `body` (the request body, {ct}): is empty"
+                )),
+                "{}",
+                e.message
+            );
+            // Content is sent.
+            let content = if kind == BodyKind::Binary {
+                "aGk="
+            } else {
+                "hi"
+            };
+            assert!(
+                build_ok(&r, json!({ "body": content })).body.is_some(),
+                "{ct}"
+            );
+        }
     }
 }
