@@ -5,8 +5,8 @@ The proxy runs as in oauth_proxy_e2e.py, in front of the API's own authorization
 oauth_code_as.py, signing in a default user since the suite's browser step sends no test header).
 The suite's client is registered at the proxy's /register with the suite's callback; the suite
 prints the authorization URL for a person to open, and this script opens it as a browser would
-(following the redirects: the proxy's /authorize, the API's authorization server, the proxy's
-/oauth/callback, the suite's callback). The suite then redeems the code at the proxy's /token.
+(following the redirects: the proxy's /authorize and its consent page, approved as a user would,
+the API's authorization server, the proxy's /oauth/callback, the suite's callback). The suite then redeems the code at the proxy's /token.
 
 Usage: oauth_proxy_conformance.py --bin target/debug/openapi-mcp --node NODE --cli CONFORMANCE_JS
 """
@@ -58,6 +58,11 @@ def main() -> int:
                 for _ in range(10):
                     r = hc.get(url)
                     out.append(f"[browser] {r.status_code} {url.split('?')[0]}")
+                    if r.status_code == 200 and url.startswith(f"{proxy.origin}/authorize"):
+                        # The proxy's consent page (#36): the user approves the suite's client.
+                        action, fields = e.consent_form(url, r.text)
+                        r = hc.post(action, data={**fields, "decision": "approve"}, headers={"Origin": proxy.origin})
+                        out.append(f"[browser] {r.status_code} consent approved")
                     if r.status_code not in (302, 303):
                         return
                     url = r.headers["location"]

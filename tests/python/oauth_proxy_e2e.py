@@ -39,6 +39,7 @@ import argparse
 import asyncio
 import base64
 import hashlib
+import html
 import json
 import os
 import re
@@ -164,9 +165,27 @@ class Memory:
         self.info = info
 
 
+CONSENT_FIELD = re.compile(r'<input type="hidden" name="(request|csrf)" value="([^"]*)">')
+
+
+def consent_form(page_url: str, html_text: str) -> tuple[str, dict]:
+    """The proxy's consent page (#36): where its form posts, and its hidden fields."""
+    m = re.search(r'<form method="post" action="([^"]+)"', html_text)
+    if not m:
+        raise AssertionError(f"{page_url}: not a consent page: {html_text[:200]}")
+    fields = {k: html.unescape(v) for k, v in CONSENT_FIELD.findall(html_text)}
+    return urllib.parse.urljoin(page_url, html.unescape(m.group(1))), fields
+
+
+def origin_of(url: str) -> str:
+    u = urllib.parse.urlsplit(url)
+    return f"{u.scheme}://{u.netloc}"
+
+
 class Browser:
     """Follows the authorization redirects as a user's browser would, signed in at the API's
-    authorization server as `user`; stops at the client's redirect URI."""
+    authorization server as `user`, keeping its cookies, and approving the proxy's consent page
+    as the user would (#36); stops at the client's redirect URI."""
 
     REDIRECT = "http://127.0.0.1:9/callback"
 
@@ -174,22 +193,39 @@ class Browser:
         self.user, self.asrv = user, asrv
         self.result: AuthorizationCodeResult | None = None
         self.hops: list[str] = []
+        self.consents = 0  # consent pages approved
+        self.cookies = httpx2.Cookies()
 
     async def redirect(self, url: str) -> None:
-        async with httpx2.AsyncClient(follow_redirects=False) as hc:
-            for _ in range(10):
-                self.hops.append(url)
-                if url.startswith(self.REDIRECT):
-                    q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
-                    if "error" in q:
-                        raise AssertionError(f"authorization failed: {q}")
-                    self.result = AuthorizationCodeResult(code=q["code"], state=q.get("state"), iss=q.get("iss"))
-                    return
-                headers = {"X-Test-User": self.user} if url.startswith(self.asrv.issuer) else {}
-                resp = await hc.get(url, headers=headers)
-                if resp.status_code not in (302, 303):
-                    raise AssertionError(f"{url}: {resp.status_code} {resp.text[:200]}")
-                url = resp.headers["location"]
+        async with httpx2.AsyncClient(follow_redirects=False, cookies=self.cookies) as hc:
+            try:
+                await self._follow(hc, url)
+            finally:
+                self.cookies = hc.cookies
+
+    async def _follow(self, hc, url: str) -> None:
+        for _ in range(10):
+            self.hops.append(url)
+            if url.startswith(self.REDIRECT):
+                q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+                if "error" in q:
+                    raise AssertionError(f"authorization failed: {q}")
+                self.result = AuthorizationCodeResult(code=q["code"], state=q.get("state"), iss=q.get("iss"))
+                return
+            headers = {"X-Test-User": self.user} if url.startswith(self.asrv.issuer) else {}
+            resp = await hc.get(url, headers=headers)
+            if resp.status_code == 200 and "/authorize" in url:
+                # The proxy asks the user first: read the page, press "Approve".
+                check(resp.headers.get("x-frame-options") == "DENY"
+                      and "frame-ancestors 'none'" in resp.headers.get("content-security-policy", ""),
+                      "the consent page cannot be framed")
+                action, fields = consent_form(url, resp.text)
+                resp = await hc.post(action, data={**fields, "decision": "approve"},
+                                     headers={"Origin": origin_of(action)})
+                self.consents += 1
+            if resp.status_code not in (302, 303):
+                raise AssertionError(f"{url}: {resp.status_code} {resp.text[:200]}")
+            url = resp.headers["location"]
         raise AssertionError("too many redirects")
 
     async def callback(self) -> AuthorizationCodeResult:
@@ -248,13 +284,23 @@ def raw_checks(proxy: Proxy, asrv: CodeAuthServer) -> None:
         q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(r.headers.get("location", "")).query))
         check(r.status_code == 302 and q.get("error") == error and q.get("state") == "st-1",
               f"/authorize {label}: back to the client with {error}")
-    r = raw("GET", f"{proxy.origin}/authorize", params=base)
+    # The consent page first (#36): the user approves it in the same browser (cookies kept).
+    browser = httpx2.Client(follow_redirects=False, timeout=30)
+    page = browser.get(f"{proxy.origin}/authorize", params=base)
+    check(page.status_code == 200 and "location" not in page.headers and "Approve" in page.text,
+          "/authorize shows the user the proxy's consent page before anything else")
+    action, fields = consent_form(str(page.url), page.text)
+    forged = raw("POST", action, data={**fields, "decision": "approve"}, headers={"Origin": proxy.origin})
+    check(forged.status_code == 403 and "location" not in forged.headers,
+          "the consent form posted without the browser's cookie (CSRF) is refused")
+    r = browser.post(action, data={**fields, "decision": "approve"}, headers={"Origin": proxy.origin})
+    browser.close()
     up = urllib.parse.urlsplit(r.headers["location"])
     q = dict(urllib.parse.parse_qsl(up.query))
     check(f"{up.scheme}://{up.netloc}{up.path}" == asrv.authorize_url and q["client_id"] == "upstream-client"
           and q["redirect_uri"] == f"{proxy.origin}/oauth/callback" and q["code_challenge_method"] == "S256"
           and q["code_challenge"] != base["code_challenge"] and q["state"] != "st-1",
-          "/authorize sends the user to the API's authorizationUrl with the proxy's own client id, callback, PKCE and state")
+          "approved, /authorize sends the user to the API's authorizationUrl with the proxy's own client id, callback, PKCE and state")
     # The user signs in; the proxy's code comes back to the client.
     with httpx2.Client(follow_redirects=False, timeout=30) as hc:
         cb = hc.get(r.headers["location"], headers={"X-Test-User": "carol"}).headers["location"]
@@ -288,6 +334,7 @@ async def user_session(proxy: Proxy, asrv: CodeAuthServer, user: str, calls: int
                 await asyncio.sleep(0.05)
             # A scope the token lacks: the 403 challenge (the SDK then steps up; not followed here).
     check(any(h.startswith(asrv.authorize_url) for h in browser.hops), f"{user}: signed in at the API's authorization server")
+    check(browser.consents == 1, f"{user}: approved the client on the proxy's consent page once")
     return storage
 
 

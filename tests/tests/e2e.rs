@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod e2e {
+    pub mod attack_oauth_proxy;
     pub mod code;
     pub mod config;
     pub mod corpus;

@@ -232,6 +232,8 @@ class BrowserProvider {
     this.asIssuer = asIssuer;
     if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
     this.hops = [];
+    this.consents = 0;
+    this.cookies = {};
     this.authorizeUrl = undefined;
     this.callback = undefined;
     this.sentState = undefined;
@@ -295,13 +297,45 @@ class BrowserProvider {
         return;
       }
       const headers = url.startsWith(this.asIssuer) ? { 'X-Test-User': this.user } : {};
-      const res = await fetch(url, { redirect: 'manual', headers });
+      let res = await this.browse(url, { redirect: 'manual', headers });
+      if (res.status === 200 && new URL(url).pathname === '/authorize') {
+        // The proxy's consent page (#36): read it and press "Approve", as the user would, with
+        // this browser's cookie.
+        const page = await res.text();
+        const action = page.match(/<form method="post" action="([^"]+)"/);
+        const field = (name) => page.match(new RegExp(`name="${name}" value="([^"]*)"`))?.[1];
+        if (!action || !field('request') || !field('csrf')) {
+          throw new Error(`${url}: not a consent page: ${page.slice(0, 200)}`);
+        }
+        const to = new URL(action[1], url);
+        res = await this.browse(to.href, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: to.origin },
+          body: new URLSearchParams({ request: field('request'), csrf: field('csrf'), decision: 'approve' }).toString(),
+        });
+        this.consents += 1;
+      }
       if (res.status !== 302 && res.status !== 303) {
         throw new Error(`${url}: ${res.status} ${(await res.text()).slice(0, 200)}`);
       }
       url = new URL(res.headers.get('location'), url).href;
     }
     throw new Error('too many redirects');
+  }
+  /** fetch, keeping the cookies a browser would (name=value, per origin). */
+  async browse(url, init) {
+    const origin = new URL(url).origin;
+    const jar = (this.cookies[origin] ??= new Map());
+    const headers = { ...(init.headers ?? {}) };
+    if (jar.size) headers.Cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const res = await fetch(url, { ...init, headers });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair.indexOf('=');
+      jar.set(pair.slice(0, eq).trim(), pair.slice(eq + 1).trim());
+    }
+    return res;
   }
 }
 
@@ -373,6 +407,7 @@ async function dance({ sdk, era, user, proxy, as, upstream, cimd }) {
       `${h[2].origin}${h[2].pathname}` === `${proxy.origin}/oauth/callback` && h[3].href.startsWith(REDIRECT),
     `${user}: the browser went /authorize -> the API's authorize page (the proxy's own client id, PKCE, state) -> /oauth/callback -> the redirect URI: ${h.map((u) => u.pathname).join(' -> ')}`,
   );
+  check(provider.consents === 1, `${user}: approved the client on the proxy's consent page (once) before the API's sign-in`);
   const cb = provider.callback;
   check(cb?.get('code') && cb.get('state') === provider.sentState && cb.get('iss') === proxy.origin, `${user}: back at the client with the proxy's code, its state and iss=${cb?.get('iss')}`);
   if (!cb?.get('code')) throw new Error(`${user}: the sign-in did not come back to the client; nothing more to check`);
