@@ -6,14 +6,15 @@ use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
 use crate::ir::{self, flatten_object};
-use crate::load::{DocumentSet, Spec, SpecVersion};
+use crate::load::{DocumentSet, Spec};
 use crate::node::Node;
-use crate::pointer::{JsonPointer, Loc};
+use crate::pointer::Loc;
 use crate::schema::{self, DefTable, Deps, SchemaStore};
 use openapi_mcp_toolset::filter::Filter;
-use openapi_mcp_toolset::media::{is_json, path_template_names};
 use openapi_mcp_toolset::model::*;
-use openapi_mcp_toolset::naming::{NameAllocator, prefix_from_title, sanitize_arg, snake};
+use openapi_mcp_toolset::naming::{NameAllocator, prefix_from_title, sanitize_arg};
+
+pub use crate::ir::ConvertReport;
 
 /// Sets of names and locations: looked up, never iterated (the hasher cannot change output).
 type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
@@ -63,27 +64,12 @@ impl Default for ToolOptions {
     }
 }
 
-/// Counts of what happened to the spec's operations.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ConvertReport {
-    /// Operations under `paths` (webhooks are not operations).
-    pub operations: usize,
-    pub tools: usize,
-    /// Operations that could not be converted (each has an error diagnostic).
-    pub failed: usize,
-    /// Operations left out by filters.
-    pub filtered: usize,
-}
-
 /// The result of converting a spec.
 pub struct Conversion {
     pub tools: ToolSet,
     pub diagnostics: Diagnostics,
     pub report: ConvertReport,
 }
-
-/// An operation being converted; a failure skips only this operation.
-type OpError = ir::LowerError;
 
 /// Approximate bytes of definitions one tool's inputSchema carries at most. Above it, deeper
 /// definitions accept any value (see [`DefTable::bundle_within`]): an entity model as
@@ -92,126 +78,55 @@ type OpError = ir::LowerError;
 /// real-world specs (Kubernetes' pod status, 199 kB) stays whole.
 const INPUT_DEFS_BUDGET: usize = 256 * 1024;
 
-/// Converts a loaded spec into a tool set.
+/// Converts a loaded spec into a tool set, in two stages: the spec is lowered to its operations
+/// ([`ir::lower`]: the API's facts, and each operation's inputs, security and responses in one
+/// shape), then each operation is built into a tool ([`build`]). The client profile, the
+/// overrides and the lock are passes over the result ([`crate::pipeline`]).
 pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
-    let docs = &spec.docs;
-    let root = docs.root();
-    let mut diags = Diagnostics::default();
-    let mut report = ConvertReport::default();
-    let mut store = SchemaStore::new(docs, spec.version);
+    let mut diagnostics = Diagnostics::default();
+    let api = ir::lower(spec, &opts.filter, &mut diagnostics);
+    build(api, opts, diagnostics)
+}
 
-    let info = root.get("info");
-    let title = str_at(info, "title").unwrap_or("API").to_string();
-    let version = str_at(info, "version").unwrap_or("0.0.0").to_string();
-    let description = str_at(info, "description").map(str::to_string);
-    let tag_descriptions = tag_descriptions(root);
+/// Builds a tool from each lowered operation, then the tool set.
+fn build(api: ir::Api<'_>, opts: &ToolOptions, mut diags: Diagnostics) -> Conversion {
+    let ir::Api {
+        docs,
+        dialect,
+        title,
+        version,
+        description,
+        tag_descriptions,
+        base_url,
+        security_schemes,
+        operations,
+        mut report,
+    } = api;
+    let root = docs.root();
+    let mut store = SchemaStore::new(docs, dialect);
     let prefix = match &opts.prefix {
         Some(p) => p.clone(),
         None => prefix_from_title(&title),
     };
     let mut names = NameAllocator::new(&prefix, opts.max_name_len);
-    let security_schemes = security_schemes(spec, &mut diags);
-    let base_url = base_url(spec);
-    let global_security = root.get("security");
-
-    let mut built: Vec<ToolDef> = Vec::new();
-    let paths_loc = Loc::new(0, JsonPointer::root().join("paths"));
+    let mut built: Vec<ToolDef> = Vec::with_capacity(operations.len());
     // Each tool's schema parts are frozen into compact JSON on a second thread while the next
     // operations are converted (see [`Freezer`]).
     let frozen = std::thread::scope(|scope| {
         let mut freezer = Freezer::start(scope);
-        if let Some(paths) = root.get("paths").and_then(Node::as_object) {
-            for (path, item) in paths {
-                if !path.starts_with('/') {
-                    continue; // `x-` extensions
-                }
-                let item_loc = paths_loc.join(path);
-                let (item_loc, item) = match item.get("$ref").and_then(Node::as_str) {
-                    Some(_) => match docs.deref(&item_loc) {
-                        Ok((l, v)) => (l, v),
-                        Err(e) => {
-                            let n = count_methods(item);
-                            report.operations += n.max(1);
-                            report.failed += n.max(1);
-                            diags
-                                .error(docs.describe(&item_loc), format!("path item skipped: {e}"));
-                            continue;
-                        }
-                    },
-                    None => (item_loc, item),
-                };
-                for method in HttpMethod::ALL {
-                    let Some(op) = item.get(method.key()) else {
-                        continue;
-                    };
-                    if !op.is_object() {
-                        continue;
-                    }
-                    report.operations += 1;
-                    let op_loc = item_loc.join(method.key());
-                    // Operations may themselves be `$ref`s to other files (DigitalOcean).
-                    let (op_loc, op) = if op.get("$ref").is_some() {
-                        match docs.deref(&op_loc) {
-                            Ok((l, v)) => (l, v),
-                            Err(e) => {
-                                report.failed += 1;
-                                diags.error(
-                                    docs.describe(&op_loc),
-                                    format!("operation skipped: {e}"),
-                                );
-                                continue;
-                            }
-                        }
-                    } else {
-                        (op_loc, op)
-                    };
-                    let ctx = OpContext {
-                        src: ir::Source {
-                            docs,
-                            version: spec.version,
-                            item,
-                            item_loc: &item_loc,
-                            op,
-                            op_loc: &op_loc,
-                        },
-                        path,
-                        method,
-                        schemes: &security_schemes,
-                        global_security,
-                        opts,
-                    };
-                    if crate::extensions::excluded(root, item, op) || !ctx.passes_filter() {
-                        report.filtered += 1;
-                        continue;
-                    }
-                    match ctx.build(&mut store, &mut names, &mut diags) {
-                        Ok((mut def, mut parts)) => {
-                            let max = opts.max_description_len;
-                            crate::extensions::apply(&mut def, root, item, op, max, &mut diags);
-                            crate::extensions::mirror_headers(
-                                &def,
-                                &mut parts.input,
-                                root,
-                                item,
-                                op,
-                                &mut diags,
-                            );
-                            built.push(def);
-                            freezer.push(parts);
-                        }
-                        Err(msg) => {
-                            report.failed += 1;
-                            diags
-                                .error(docs.describe(&op_loc), format!("operation skipped: {msg}"));
-                        }
-                    }
-                }
-            }
-        } else if root.get("paths").is_none() && root.get("webhooks").is_none() {
-            diags.warning(
-                Location::new(docs.docs[0].name.as_str(), "/paths"),
-                "the spec has no paths",
-            );
+        for op in operations {
+            let (item, node) = (op.src.item, op.src.op);
+            let ctx = OpContext {
+                op,
+                schemes: &security_schemes,
+                opts,
+            };
+            let (mut def, mut parts) = ctx.build(&mut store, &mut names, &mut diags);
+            let max = opts.max_description_len;
+            crate::extensions::apply(&mut def, root, item, node, max, &mut diags);
+            crate::extensions::mirror_headers(&def, &mut parts.input, root, item, node, &mut diags);
+            built.push(def);
+            freezer.push(parts);
         }
         freezer.finish()
     });
@@ -230,7 +145,7 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
         .collect();
     report.tools = tools.len();
     let base_url = adopt_primary_server(base_url, &mut tools);
-    let mut tools = ToolSet {
+    let tools = ToolSet {
         title,
         version,
         description,
@@ -239,7 +154,6 @@ pub fn convert(spec: &Spec, opts: &ToolOptions) -> Conversion {
         security_schemes,
         tools,
     };
-    crate::profile::apply(&mut tools, &opts.client);
     Conversion {
         tools,
         diagnostics: diags,
@@ -294,40 +208,12 @@ fn compact_value(v: &mut Value) {
     }
 }
 
-fn count_methods(item: &Node) -> usize {
-    HttpMethod::ALL
-        .iter()
-        .filter(|m| item.get(m.key()).is_some())
-        .count()
-}
-
-/// (name, description) of each top-level tag that has both, in the spec's order.
-fn tag_descriptions(root: &Node) -> Vec<(String, String)> {
-    let Some(tags) = root.get("tags").and_then(Node::as_array) else {
-        return Vec::new();
-    };
-    tags.iter()
-        .filter_map(|t| {
-            let name = str_at(Some(t), "name")?.trim();
-            let description = str_at(Some(t), "description")?.trim();
-            (!name.is_empty() && !description.is_empty())
-                .then(|| (name.to_string(), description.to_string()))
-        })
-        .collect()
-}
-
-fn str_at<'v>(v: Option<&'v Node>, key: &str) -> Option<&'v str> {
-    v?.get(key)?.as_str()
-}
-
-struct OpContext<'a> {
-    src: ir::Source<'a>,
-    path: &'a str,
-    method: HttpMethod,
+/// A lowered operation being built into a tool.
+struct OpContext<'a, 's> {
+    op: ir::Operation<'a>,
     /// The API's security schemes.
-    schemes: &'a [(String, SecurityScheme)],
-    global_security: Option<&'a Node>,
-    opts: &'a ToolOptions,
+    schemes: &'s [(String, SecurityScheme)],
+    opts: &'s ToolOptions,
 }
 
 /// A tool's inputSchema as it is built: the arguments, their schemas, and the names taken.
@@ -416,86 +302,20 @@ impl Input {
     }
 }
 
-impl<'a> OpContext<'a> {
-    fn operation_id(&self) -> Option<&'a str> {
-        self.src
-            .op
-            .get("operationId")
-            .and_then(Node::as_str)
-            .filter(|s| !s.trim().is_empty())
-    }
-
-    fn tags(&self) -> Vec<String> {
-        self.src
-            .op
-            .get("tags")
-            .and_then(Node::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Node::as_str)
-                    .map(str::to_string)
-                    .collect()
-            })
-            .unwrap_or_default()
-    }
-
-    fn deprecated(&self) -> bool {
-        self.src
-            .op
-            .get("deprecated")
-            .and_then(Node::as_bool)
-            .unwrap_or(false)
-    }
-
-    fn passes_filter(&self) -> bool {
-        let base = if self.opts.filter.matches_operations() {
-            self.base_name()
-        } else {
-            String::new()
-        };
-        self.opts
-            .filter
-            .matches(&openapi_mcp_toolset::filter::OpFacts {
-                method: self.method,
-                path: self.path,
-                operation_id: self.operation_id(),
-                tool_base_name: &base,
-                tags: &self.tags(),
-                deprecated: self.deprecated(),
-            })
-    }
-
-    fn base_name(&self) -> String {
-        if let Some(n) = crate::extensions::name(self.src.op).map(snake)
-            && !n.is_empty()
-        {
-            return n;
-        }
-        if let Some(id) = self.operation_id() {
-            let s = snake(id);
-            if !s.is_empty() {
-                return s;
-            }
-        }
-        snake(&format!("{} {}", self.method.key(), self.path))
-    }
-
+impl<'a> OpContext<'a, '_> {
     fn build(
-        &self,
+        mut self,
         store: &mut SchemaStore<'_>,
         names: &mut NameAllocator,
         diags: &mut Diagnostics,
-    ) -> Result<(ToolDef, BuiltParts), OpError> {
-        let params = ir::parameters(&self.src, diags)?;
+    ) -> (ToolDef, BuiltParts) {
         let mut input = Input::default();
-        let security = self.security();
-        let extra_schemes = self.parameters(store, &params.params, &security, &mut input, diags);
-        self.template_variables(&params.params, &mut input, diags);
-        let body = self.body(store, params, &mut input, diags)?;
+        let extra_schemes = self.parameters(store, &mut input, diags);
+        self.template_variables(&mut input);
+        let body = self.body(store, &mut input, diags);
         let credential_params = std::mem::take(&mut input.credentials);
         let (input, input_deps, params, args) = input.assemble();
-        // Responses.
-        let (output_schema, output, accept) = self.output(store);
+        let (output_schema, output) = self.output(store);
         let tool = self.tool(names);
         let parts = SchemaParts {
             input,
@@ -503,15 +323,16 @@ impl<'a> OpContext<'a> {
             params,
             output: output_schema,
         };
+        let op = self.op;
         let route = Route {
-            method: self.method,
-            path: self.path.to_string(),
-            server: self.server_override(),
+            method: op.method,
+            path: op.path.to_string(),
+            server: op.server,
             args,
             body,
-            accept,
-            security: with_declared_schemes(security, &extra_schemes),
-            oauth_scopes: self.oauth_scopes(),
+            accept: op.responses.accept,
+            security: with_declared_schemes(op.security, &extra_schemes),
+            oauth_scopes: op.oauth_scopes,
             output: if self.opts.output_schema == OutputSchemaMode::None {
                 OutputShape::None
             } else {
@@ -524,11 +345,11 @@ impl<'a> OpContext<'a> {
         let def = ToolDef::new(
             tool,
             route,
-            self.operation_id().map(str::to_string),
-            self.tags(),
-            self.src.docs.describe(self.src.op_loc),
+            op.operation_id.map(str::to_string),
+            op.tags,
+            op.src.docs.describe(&op.src.op_loc),
         );
-        Ok((def, parts))
+        (def, parts)
     }
 
     /// Parameters become arguments in location order: path, query, header, cookie. Returns the
@@ -536,42 +357,13 @@ impl<'a> OpContext<'a> {
     fn parameters(
         &self,
         store: &mut SchemaStore<'_>,
-        params: &[ir::Param<'_>],
-        security: &[SecurityRequirement],
         input: &mut Input,
         diags: &mut Diagnostics,
     ) -> Vec<String> {
-        let template_names = path_template_names(self.path);
+        let security = &self.op.security;
         let mut extra_schemes: Vec<String> = Vec::new();
         for wanted in ParamIn::ALL {
-            for p in params.iter().filter(|p| p.location == wanted) {
-                if wanted == ParamIn::Path && !template_names.iter().any(|t| t == p.name) {
-                    diags.warning(
-                        self.src.docs.describe(&p.loc),
-                        format!(
-                            "path parameter {:?} is not in the path template {:?}; ignored",
-                            p.name, self.path
-                        ),
-                    );
-                    continue;
-                }
-                // `Accept` and `Content-Type` are the media types' to set. `Authorization` is a
-                // credential's place (below), unless nothing in the operation's security fills it.
-                let authorization =
-                    wanted == ParamIn::Header && p.name.eq_ignore_ascii_case("authorization");
-                if wanted == ParamIn::Header && is_ignored_header_param(p.name) && !authorization {
-                    continue;
-                }
-                if wanted == ParamIn::Header && is_reserved_header(p.name) {
-                    diags.warning(
-                        self.src.docs.describe(&p.loc),
-                        format!(
-                            "header parameter {:?} is set by the HTTP client (framing, connection or target host), never by an argument; ignored",
-                            p.name
-                        ),
-                    );
-                    continue;
-                }
+            for p in self.op.params.iter().filter(|p| p.location == wanted) {
                 // A parameter a credential fills: an apiKey scheme's, or `Authorization`.
                 let mut per_call: Option<Option<String>> = None;
                 if let Some((cp, schemes)) = self.credential_param(p) {
@@ -683,21 +475,9 @@ impl<'a> OpContext<'a> {
         (authorization || !schemes.is_empty()).then_some((cp, schemes))
     }
 
-    /// Template variables nobody declared: degrade to a required string argument.
-    fn template_variables(
-        &self,
-        params: &[ir::Param<'_>],
-        input: &mut Input,
-        diags: &mut Diagnostics,
-    ) {
-        for name in &path_template_names(self.path) {
-            if params
-                .iter()
-                .any(|p| p.location == ParamIn::Path && p.name == name)
-            {
-                continue;
-            }
-            diags.warning(self.src.docs.describe(self.src.op_loc), format!("path template variable {{{name}}} has no parameter; it becomes a required string argument"));
+    /// Template variables nobody declared (lowering warned): required string arguments.
+    fn template_variables(&self, input: &mut Input) {
+        for name in &self.op.undeclared {
             let arg = input.unique_arg(name, ParamIn::Path.as_str());
             input.add(
                 json!({"type": "string"}),
@@ -717,29 +497,15 @@ impl<'a> OpContext<'a> {
 
     /// Name, title, description and annotations of the tool.
     fn tool(&self, names: &mut NameAllocator) -> rmcp::model::Tool {
-        let name = names.allocate(
-            &self.base_name(),
-            &format!("{} {}", self.method.as_str(), self.path),
-        );
-        let summary = self
-            .src
-            .op
-            .get("summary")
-            .and_then(Node::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        let long = self
-            .src
-            .op
-            .get("description")
-            .and_then(Node::as_str)
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
+        let op = &self.op;
+        let (method, path) = (op.method, op.path);
+        let name = names.allocate(&op.base_name(), &format!("{} {path}", method.as_str()));
+        let (summary, long) = (op.summary, op.description);
         let title = summary
             .map(str::to_string)
-            .unwrap_or_else(|| format!("{} {}", self.method.as_str(), self.path));
+            .unwrap_or_else(|| format!("{} {path}", method.as_str()));
         let mut description = String::new();
-        if self.deprecated() {
+        if op.deprecated {
             description.push_str("Deprecated. ");
         }
         match (summary, long) {
@@ -751,18 +517,16 @@ impl<'a> OpContext<'a> {
             }
             (Some(s), None) => description.push_str(s),
             (None, Some(l)) => description.push_str(l),
-            (None, None) => {
-                description.push_str(&format!("{} {}", self.method.as_str(), self.path))
-            }
+            (None, None) => description.push_str(&format!("{} {path}", method.as_str())),
         }
         let description = truncate_chars(&description, self.opts.max_description_len);
 
         let mut annotations = rmcp::model::ToolAnnotations::with_title(title.clone())
-            .read_only(self.method.is_read_only())
-            .idempotent(self.method.is_idempotent())
+            .read_only(method.is_read_only())
+            .idempotent(method.is_idempotent())
             .open_world(true);
-        if !self.method.is_read_only() {
-            annotations = annotations.destructive(!matches!(self.method, HttpMethod::Post));
+        if !method.is_read_only() {
+            annotations = annotations.destructive(!matches!(method, HttpMethod::Post));
         }
 
         let mut tool = rmcp::model::Tool::default();
@@ -805,7 +569,7 @@ impl<'a> OpContext<'a> {
             }
             ir::ParamSchema::Missing => {
                 diags.warning(
-                    self.src.docs.describe(&p.loc),
+                    self.op.src.docs.describe(&p.loc),
                     "parameter has neither `schema` nor `content`; any value is accepted",
                 );
                 (json!({}), Vec::new())
@@ -815,15 +579,12 @@ impl<'a> OpContext<'a> {
 
     /// The request body, in either dialect: its arguments, and how it is sent.
     fn body(
-        &self,
+        &mut self,
         store: &mut SchemaStore<'_>,
-        params: ir::Parameters<'_>,
         input: &mut Input,
         diags: &mut Diagnostics,
-    ) -> Result<Option<BodyBinding>, OpError> {
-        let Some(rb) = ir::request_body(&self.src, params)? else {
-            return Ok(None);
-        };
+    ) -> Option<BodyBinding> {
+        let rb = self.op.body.take()?;
         let kind = rb.media.kind;
         let mut binding = BodyBinding {
             kind,
@@ -833,7 +594,7 @@ impl<'a> OpContext<'a> {
             encoding: rb.media.encoding,
         };
         let description = rb.description;
-        let docs = self.src.docs;
+        let docs = self.op.src.docs;
         match rb.content {
             ir::BodyContent::Fields(fields) => {
                 binding.flattened = true;
@@ -858,7 +619,7 @@ impl<'a> OpContext<'a> {
                 if kind == BodyKind::Json
                     && self.flatten_body(store, &schema_loc, &mut binding, input)
                 {
-                    return Ok(Some(binding));
+                    return Some(binding);
                 }
                 let (mut s, d) = store.convert_at(&schema_loc);
                 input.deps.extend(d);
@@ -884,7 +645,7 @@ impl<'a> OpContext<'a> {
                             .root_extra
                             .insert("dependentRequired".into(), Value::Object(dependent));
                     }
-                    return Ok(Some(binding));
+                    return Some(binding);
                 }
                 let (mut s, d) = store.convert_at(&schema_loc);
                 input.deps.extend(d);
@@ -937,7 +698,7 @@ impl<'a> OpContext<'a> {
                 input.whole_body(binding.required, s);
             }
         }
-        Ok(Some(binding))
+        Some(binding)
     }
 
     /// One argument per property when the body schema at `schema_loc` is a plain object; false
@@ -950,17 +711,17 @@ impl<'a> OpContext<'a> {
         binding: &mut BodyBinding,
         input: &mut Input,
     ) -> bool {
-        let Some(shape) = flatten_object(self.src.docs, schema_loc) else {
+        let Some(shape) = flatten_object(self.op.src.docs, schema_loc) else {
             return false;
         };
         binding.flattened = true;
         for (prop, ploc, is_req) in shape {
-            if is_read_only(self.src.docs, &ploc, 0) {
+            if is_read_only(self.op.src.docs, &ploc, 0) {
                 continue;
             }
             let (mut s, d) = body_field_schema(store, &ploc);
             input.deps.extend(d);
-            if binding.kind == BodyKind::Multipart && is_binary_schema(self.src.docs, &ploc) {
+            if binding.kind == BodyKind::Multipart && is_binary_schema(self.op.src.docs, &ploc) {
                 let ct = binding
                     .encoding
                     .iter()
@@ -993,93 +754,15 @@ impl<'a> OpContext<'a> {
         true
     }
 
-    fn produces(&self) -> Vec<String> {
-        ir::media_list(&self.src, "produces")
-    }
-
-    /// outputSchema, how to shape structured content, and the Accept header.
-    fn output(
-        &self,
-        store: &mut SchemaStore<'_>,
-    ) -> (Option<BuiltOutput>, OutputShape, Option<String>) {
-        let Some(responses) = self.src.op.get("responses").and_then(Node::as_object) else {
-            return (None, OutputShape::None, None);
-        };
-        let resp_loc = self.src.op_loc.join("responses");
-        let mut codes: Vec<(&str, &Node)> = responses.iter().collect();
-        let rank = |c: &str| -> u32 {
-            match c {
-                "200" => 0,
-                "201" => 1,
-                c if c.starts_with('2')
-                    && c.len() == 3
-                    && c.chars().all(|d| d.is_ascii_digit()) =>
-                {
-                    2 + c.parse::<u32>().unwrap_or(299) - 200
-                }
-                "2XX" | "2xx" => 200,
-                "default" => 300,
-                _ => 1000,
-            }
-        };
-        codes.sort_by_key(|(c, _)| rank(c));
-        let success = codes.iter().find(|(c, _)| rank(c) < 300).copied();
-
-        // Accept: media types of all responses, success first, JSON first within each.
-        let mut accept: Vec<String> = Vec::new();
-        if self.src.version == SpecVersion::Swagger2 {
-            accept = self.produces();
-            accept.sort_by_key(|m| !is_json(m));
-        } else {
-            for (c, r) in &codes {
-                if let Ok((_, r)) = self.src.docs.deref_node(&resp_loc.join(c), r)
-                    && let Some(content) = r.get("content").and_then(Node::as_object)
-                {
-                    let mut types: Vec<&str> = content.keys().collect();
-                    types.sort_by_key(|m| !is_json(m));
-                    for t in types {
-                        if !accept.iter().any(|a| a == t) {
-                            accept.push(t.to_string());
-                        }
-                    }
-                }
-            }
-        }
-        let accept = if accept.is_empty() {
-            None
-        } else {
-            Some(accept.join(", "))
-        };
-
-        let Some((code, response)) = success else {
-            return (None, OutputShape::None, accept);
-        };
+    /// outputSchema, and how to shape structured content.
+    fn output(&self, store: &mut SchemaStore<'_>) -> (Option<BuiltOutput>, OutputShape) {
         if self.opts.output_schema == OutputSchemaMode::None {
-            return (None, OutputShape::None, accept);
+            return (None, OutputShape::None);
         }
-        let Ok((rloc, r)) = self.src.docs.deref_node(&resp_loc.join(code), response) else {
-            return (None, OutputShape::None, accept);
+        let Some(schema_loc) = &self.op.responses.schema else {
+            return (None, OutputShape::None);
         };
-        let schema_loc = if self.src.version == SpecVersion::Swagger2 {
-            if r.get("schema").is_none()
-                || (!accept.as_deref().is_none_or(|a| a.split(", ").any(is_json)))
-            {
-                return (None, OutputShape::None, accept);
-            }
-            rloc.join("schema")
-        } else {
-            let Some(content) = r.get("content").and_then(Node::as_object) else {
-                return (None, OutputShape::None, accept);
-            };
-            let Some((mt, media)) = content.iter().find(|(m, _)| is_json(m)) else {
-                return (None, OutputShape::None, accept);
-            };
-            if media.get("schema").is_none() {
-                return (None, OutputShape::None, accept);
-            }
-            rloc.join("content").join(mt).join("schema")
-        };
-        let (root, mut deps) = store.convert_at(&schema_loc);
+        let (root, mut deps) = store.convert_at(schema_loc);
         // A root `$ref` to an object definition is inlined so the root says `type: object`.
         // Which definitions, and the shape, are decided here from their top levels; parsing and
         // merging them is left to the freezing thread (see [`OutputRecipe`]).
@@ -1108,7 +791,7 @@ impl<'a> OpContext<'a> {
                     && !top.any_of)
                 // `allOf` of objects (through `$ref`s) is an object too.
                 || (top.type_object.is_none()
-                    && flatten_object(self.src.docs, &schema_loc).is_some()));
+                    && flatten_object(self.op.src.docs, schema_loc).is_some()));
         let shape = if is_object {
             OutputShape::Object
         } else {
@@ -1130,75 +813,7 @@ impl<'a> OpContext<'a> {
             shape,
             lenient: self.opts.output_schema == OutputSchemaMode::Lenient,
         };
-        (Some(pending), shape, accept)
-    }
-
-    fn security(&self) -> Vec<SecurityRequirement> {
-        let reqs = self.src.op.get("security").or(self.global_security);
-        let Some(reqs) = reqs.and_then(Node::as_array) else {
-            return Vec::new();
-        };
-        reqs.iter()
-            .filter_map(Node::as_object)
-            .map(|r| r.keys().map(str::to_string).collect::<Vec<_>>())
-            .collect()
-    }
-
-    /// Per security alternative naming an oauth2 or openIdConnect scheme: the union of the
-    /// scopes it lists for them (see `Route::oauth_scopes`).
-    fn oauth_scopes(&self) -> Vec<Vec<String>> {
-        let reqs = self.src.op.get("security").or(self.global_security);
-        let Some(reqs) = reqs.and_then(Node::as_array) else {
-            return Vec::new();
-        };
-        let is_oauth = |name: &str| {
-            self.schemes.iter().any(|(n, s)| {
-                n == name
-                    && matches!(
-                        s,
-                        SecurityScheme::OAuth2ClientCredentials { .. }
-                            | SecurityScheme::OAuth2Token
-                            | SecurityScheme::OAuth2AuthorizationCode { .. }
-                    )
-            })
-        };
-        let mut out: Vec<Vec<String>> = Vec::new();
-        for alt in reqs.iter().filter_map(Node::as_object) {
-            let mut scopes: Vec<String> = Vec::new();
-            let mut oauth = false;
-            for (name, listed) in alt.entries() {
-                if !is_oauth(name) {
-                    continue;
-                }
-                oauth = true;
-                for s in listed
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Node::as_str)
-                {
-                    if !scopes.iter().any(|x| x == s) {
-                        scopes.push(s.to_string());
-                    }
-                }
-            }
-            if oauth && !out.contains(&scopes) {
-                out.push(scopes);
-            }
-        }
-        out
-    }
-
-    fn server_override(&self) -> Option<String> {
-        if self.src.version == SpecVersion::Swagger2 {
-            return None;
-        }
-        let servers = self
-            .src
-            .op
-            .get("servers")
-            .or_else(|| self.src.item.get("servers"))?;
-        first_server_url(servers, self.src.docs)
+        (Some(pending), shape)
     }
 }
 
@@ -1421,80 +1036,6 @@ fn truncate_chars(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
-}
-
-/// The first server's URL with variables replaced by their defaults.
-fn first_server_url(servers: &Node, docs: &DocumentSet) -> Option<String> {
-    let server = servers.as_array()?.first()?;
-    let mut url = server.get("url")?.as_str()?.to_string();
-    if let Some(vars) = server.get("variables").and_then(Node::as_object) {
-        for (name, var) in vars {
-            let default = var
-                .get("default")
-                .map(|d| match d.as_str() {
-                    Some(s) => s.to_string(),
-                    None => serde_json::to_string(d).unwrap_or_default(),
-                })
-                .unwrap_or_default();
-            url = url.replace(&format!("{{{name}}}"), &default);
-        }
-    }
-    let base = &docs.docs[0].url;
-    if !url.contains("://")
-        && matches!(base.scheme(), "http" | "https")
-        && let Ok(joined) = base.join(&url)
-    {
-        return Some(joined.to_string());
-    }
-    // Scheme-relative (`//kubernetes.local`) in a spec read from a file: HTTPS, the scheme
-    // operations that repeat the server spell out (so they are recognised as the same server).
-    if url.starts_with("//") {
-        return Some(format!("https:{url}"));
-    }
-    Some(url)
-}
-
-/// The API's base URL as the spec gives it.
-fn base_url(spec: &Spec) -> Option<String> {
-    let docs = &spec.docs;
-    let root = docs.root();
-    if spec.version == SpecVersion::Swagger2 {
-        let origin = &docs.docs[0].url;
-        let from_url = matches!(origin.scheme(), "http" | "https");
-        let scheme = root
-            .get("schemes")
-            .and_then(Node::as_array)
-            .and_then(|s| {
-                let list: Vec<&str> = s.iter().filter_map(Node::as_str).collect();
-                list.iter()
-                    .find(|x| **x == "https")
-                    .or(list.first())
-                    .map(|s| s.to_string())
-            })
-            .or_else(|| from_url.then(|| origin.scheme().to_string()))
-            .unwrap_or_else(|| "https".to_string());
-        let host = root
-            .get("host")
-            .and_then(Node::as_str)
-            .map(str::to_string)
-            .or_else(|| {
-                from_url
-                    .then(|| {
-                        origin.host_str().map(|h| match origin.port() {
-                            Some(p) => format!("{h}:{p}"),
-                            None => h.to_string(),
-                        })
-                    })
-                    .flatten()
-            });
-        let base_path = root.get("basePath").and_then(Node::as_str).unwrap_or("");
-        return match host {
-            Some(h) => Some(format!("{scheme}://{h}{base_path}")),
-            None if !base_path.is_empty() => Some(base_path.to_string()),
-            None => None,
-        };
-    }
-    first_server_url(root.get("servers")?, docs)
 }
 
 /// What a converted tool's schemas are bundled from: its input and output roots (converted,
@@ -1877,127 +1418,6 @@ fn adopt_primary_server(base_url: Option<String>, tools: &mut [Arc<ToolDef>]) ->
     Some(base_url.unwrap_or(primary))
 }
 
-fn security_schemes(spec: &Spec, diags: &mut Diagnostics) -> Vec<(String, SecurityScheme)> {
-    let docs = &spec.docs;
-    let root = docs.root();
-    let (container, loc) = if spec.version == SpecVersion::Swagger2 {
-        (
-            root.get("securityDefinitions"),
-            Loc::new(0, JsonPointer::root().join("securityDefinitions")),
-        )
-    } else {
-        (
-            root.get("components")
-                .and_then(|c| c.get("securitySchemes")),
-            Loc::new(
-                0,
-                JsonPointer::root()
-                    .join("components")
-                    .join("securitySchemes"),
-            ),
-        )
-    };
-    let Some(map) = container.and_then(Node::as_object) else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for (name, _) in map {
-        let sloc = loc.join(name);
-        let Ok((sloc, s)) = docs.deref(&sloc) else {
-            diags.warning(
-                docs.describe(&sloc),
-                "security scheme does not resolve; ignored",
-            );
-            continue;
-        };
-        let ty = s.get("type").and_then(Node::as_str).unwrap_or("");
-        let scheme = match ty {
-            "apiKey" => {
-                let location = match s.get("in").and_then(Node::as_str) {
-                    Some("query") => ApiKeyLocation::Query,
-                    Some("cookie") => ApiKeyLocation::Cookie,
-                    _ => ApiKeyLocation::Header,
-                };
-                s.get("name")
-                    .and_then(Node::as_str)
-                    .map(|n| SecurityScheme::ApiKey {
-                        name: n.to_string(),
-                        location,
-                    })
-            }
-            "basic" => Some(SecurityScheme::Basic),
-            "http" => {
-                match s
-                    .get("scheme")
-                    .and_then(Node::as_str)
-                    .map(str::to_ascii_lowercase)
-                    .as_deref()
-                {
-                    Some("bearer") => Some(SecurityScheme::Bearer),
-                    Some("basic") => Some(SecurityScheme::Basic),
-                    other => {
-                        diags.warning(docs.describe(&sloc), format!("HTTP auth scheme {other:?} is not supported; requests go without it"));
-                        None
-                    }
-                }
-            }
-            "oauth2" => {
-                let cc = if spec.version == SpecVersion::Swagger2 {
-                    (s.get("flow").and_then(Node::as_str) == Some("application")).then_some(s)
-                } else {
-                    s.get("flows").and_then(|f| f.get("clientCredentials"))
-                };
-                let code = if spec.version == SpecVersion::Swagger2 {
-                    (s.get("flow").and_then(Node::as_str) == Some("accessCode")).then_some(s)
-                } else {
-                    s.get("flows").and_then(|f| f.get("authorizationCode"))
-                };
-                let scopes_of = |flow: Option<&Node>| -> Vec<String> {
-                    flow.and_then(|c| c.get("scopes"))
-                        .and_then(Node::as_object)
-                        .map(|m| m.keys().map(str::to_string).collect())
-                        .unwrap_or_default()
-                };
-                let text = |flow: Option<&Node>, key: &str| {
-                    flow.and_then(|c| c.get(key))
-                        .and_then(Node::as_str)
-                        .filter(|u| !u.trim().is_empty())
-                        .map(str::to_string)
-                };
-                match text(cc, "tokenUrl") {
-                    Some(url) => Some(SecurityScheme::OAuth2ClientCredentials {
-                        token_url: url,
-                        scopes: scopes_of(cc),
-                    }),
-                    None => match (text(code, "authorizationUrl"), text(code, "tokenUrl")) {
-                        (Some(authorization_url), Some(token_url)) => {
-                            Some(SecurityScheme::OAuth2AuthorizationCode {
-                                authorization_url,
-                                token_url,
-                                refresh_url: text(code, "refreshUrl"),
-                                scopes: scopes_of(code),
-                            })
-                        }
-                        _ => Some(SecurityScheme::OAuth2Token),
-                    },
-                }
-            }
-            "openIdConnect" => Some(SecurityScheme::OAuth2Token),
-            other => {
-                diags.warning(
-                    docs.describe(&sloc),
-                    format!("security scheme type {other:?} is not supported"),
-                );
-                None
-            }
-        };
-        if let Some(sc) = scheme {
-            out.push((name.to_string(), sc));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2045,6 +1465,7 @@ mod tests {
 
     #[test]
     fn template_names() {
+        use openapi_mcp_toolset::media::path_template_names;
         assert_eq!(path_template_names("/a/{b}/c/{d}.json"), vec!["b", "d"]);
         assert!(path_template_names("/x").is_empty());
     }

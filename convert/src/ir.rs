@@ -1,4 +1,10 @@
-//! An operation's inputs lowered once, from either dialect, into one typed shape.
+//! The first stage of the conversion: the spec lowered, once, into the operations it declares.
+//!
+//! [`lower`] walks `paths` and hands back an [`Api`]: the API's own facts (title, base URL,
+//! security schemes, tags) and every operation that passes the filters, as an [`Operation`]
+//! whose inputs, security, server and responses are read from either dialect into one shape.
+//! The converter then builds each tool from an [`Operation`] alone, never going back to the
+//! spec's walk (only to its schemas, by location).
 //!
 //! Swagger 2.0 and OpenAPI 3.x say the same things differently: 2.0 writes a parameter's schema
 //! inline and its array format as `collectionFormat`, and its request body as an `in: body`
@@ -6,32 +12,101 @@
 //! `content`, `style`/`explode`, and a `requestBody` with one schema per media type. Lowering
 //! turns both into [`Param`]s and one [`RequestBody`], so the converter builds a tool's input
 //! from a single shape. Everything borrows the loaded tree: schemas are named by their location,
-//! never copied. Lowering reports only a malformed `parameters` list; the other diagnostics come
-//! from building, in the spec's order.
+//! never copied. An operation whose parameters or request body cannot be lowered is skipped here
+//! (one error diagnostic); the diagnostics about its schemas come from building.
 
 use crate::diag::Diagnostics;
-use crate::load::{DocumentSet, RefError, SpecVersion};
+use crate::load::{DocumentSet, RefError, Spec, SpecVersion};
 use crate::node::{Node, Obj};
-use crate::pointer::Loc;
+use crate::pointer::{JsonPointer, Loc};
 use openapi_mcp_toolset::Location;
+use openapi_mcp_toolset::filter::{Filter, OpFacts};
 
 /// The hasher of the converter's sets (see `convert.rs`).
 type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
-use openapi_mcp_toolset::media::{body_kind, is_json, media_base};
+use openapi_mcp_toolset::media::{body_kind, is_json, media_base, path_template_names};
 use openapi_mcp_toolset::model::{
-    ArgLocation, BodyKind, ParamIn, PartEncoding, PathStyle, QueryStyle,
+    ApiKeyLocation, ArgLocation, BodyKind, HttpMethod, ParamIn, PartEncoding, PathStyle,
+    QueryStyle, SecurityRequirement, SecurityScheme, is_ignored_header_param, is_reserved_header,
 };
+use openapi_mcp_toolset::naming::snake;
 
 const JSON_BODY_PREFERENCE: usize = 0;
+
+/// Counts of what happened to the spec's operations.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConvertReport {
+    /// Operations under `paths` (webhooks are not operations).
+    pub operations: usize,
+    pub tools: usize,
+    /// Operations that could not be converted (each has an error diagnostic).
+    pub failed: usize,
+    /// Operations left out by filters.
+    pub filtered: usize,
+}
+
+/// The spec, lowered: what the API says about itself, and its operations.
+pub(crate) struct Api<'a> {
+    pub docs: &'a DocumentSet,
+    pub dialect: SpecVersion,
+    /// `info.title`, `info.version`, `info.description`.
+    pub title: String,
+    pub version: String,
+    pub description: Option<String>,
+    /// (name, description) of each top-level tag that has both, in the spec's order.
+    pub tag_descriptions: Vec<(String, String)>,
+    /// The base URL as the spec gives it.
+    pub base_url: Option<String>,
+    pub security_schemes: Vec<(String, SecurityScheme)>,
+    /// The operations that pass the filters and could be lowered, in the spec's order.
+    pub operations: Vec<Operation<'a>>,
+    /// Operations seen, skipped and filtered out (`tools` is counted by the converter).
+    pub report: ConvertReport,
+}
 
 /// The nodes an operation is read from.
 pub(crate) struct Source<'a> {
     pub docs: &'a DocumentSet,
     pub version: SpecVersion,
     pub item: &'a Node,
-    pub item_loc: &'a Loc,
+    pub item_loc: Loc,
     pub op: &'a Node,
-    pub op_loc: &'a Loc,
+    pub op_loc: Loc,
+}
+
+/// One operation, lowered: its identity, its inputs and what it answers with.
+pub(crate) struct Operation<'a> {
+    pub src: Source<'a>,
+    pub path: &'a str,
+    pub method: HttpMethod,
+    /// A non-blank `operationId`.
+    pub operation_id: Option<&'a str>,
+    pub tags: Vec<String>,
+    pub deprecated: bool,
+    /// Non-blank, trimmed `summary` and `description`.
+    pub summary: Option<&'a str>,
+    pub description: Option<&'a str>,
+    /// The parameters that reach the request, in declaration order: those the path template
+    /// names, and no header the HTTP client or the media types set.
+    pub params: Vec<Param<'a>>,
+    /// Path template variables no parameter declares.
+    pub undeclared: Vec<String>,
+    pub body: Option<RequestBody<'a>>,
+    /// The operation's security alternatives (else the API's).
+    pub security: Vec<SecurityRequirement>,
+    /// Per alternative naming an OAuth scheme, the scopes it lists.
+    pub oauth_scopes: Vec<Vec<String>>,
+    /// A path- or operation-level server (OpenAPI 3).
+    pub server: Option<String>,
+    pub responses: Responses,
+}
+
+/// What an operation answers with.
+pub(crate) struct Responses {
+    /// The media types of every response, success first, JSON first within each.
+    pub accept: Option<String>,
+    /// The success response's JSON schema, when it has one.
+    pub schema: Option<Loc>,
 }
 
 /// Where a declared parameter goes, before request bodies are told apart.
@@ -230,6 +305,644 @@ pub(crate) enum LowerError {
     ParamLocation { at: Location, location: String },
     #[error("requestBody: {0}")]
     RequestBodyRef(#[source] RefError),
+}
+
+/// Lowers the spec: the API's facts, and every operation under `paths` that `filter` (and
+/// `x-mcp-exclude`) keeps. An operation that cannot be lowered is counted as failed and named
+/// in an error diagnostic; the others are lowered all the same.
+pub(crate) fn lower<'a>(spec: &'a Spec, filter: &Filter, diags: &mut Diagnostics) -> Api<'a> {
+    let docs = &spec.docs;
+    let root = docs.root();
+    let info = root.get("info");
+    let mut api = Api {
+        docs,
+        dialect: spec.version,
+        title: str_at(info, "title").unwrap_or("API").to_string(),
+        version: str_at(info, "version").unwrap_or("0.0.0").to_string(),
+        description: str_at(info, "description").map(str::to_string),
+        tag_descriptions: tag_descriptions(root),
+        security_schemes: security_schemes(docs, spec.version, diags),
+        base_url: base_url(docs, spec.version),
+        operations: Vec::new(),
+        report: ConvertReport::default(),
+    };
+    let global_security = root.get("security");
+    let Some(paths) = root.get("paths").and_then(Node::as_object) else {
+        if root.get("paths").is_none() && root.get("webhooks").is_none() {
+            diags.warning(
+                Location::new(docs.docs[0].name.as_str(), "/paths"),
+                "the spec has no paths",
+            );
+        }
+        return api;
+    };
+    let paths_loc = Loc::new(0, JsonPointer::root().join("paths"));
+    for (path, item) in paths {
+        if !path.starts_with('/') {
+            continue; // `x-` extensions
+        }
+        let item_loc = paths_loc.join(path);
+        let (item_loc, item) = match item.get("$ref").and_then(Node::as_str) {
+            Some(_) => match docs.deref(&item_loc) {
+                Ok(found) => found,
+                Err(e) => {
+                    let n = count_methods(item).max(1);
+                    api.report.operations += n;
+                    api.report.failed += n;
+                    diags.error(docs.describe(&item_loc), format!("path item skipped: {e}"));
+                    continue;
+                }
+            },
+            None => (item_loc, item),
+        };
+        for method in HttpMethod::ALL {
+            let Some(op) = item.get(method.key()).filter(|op| op.is_object()) else {
+                continue;
+            };
+            api.report.operations += 1;
+            let op_loc = item_loc.join(method.key());
+            // Operations may themselves be `$ref`s to other files (DigitalOcean).
+            let (op_loc, op) = if op.get("$ref").is_some() {
+                match docs.deref(&op_loc) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        api.report.failed += 1;
+                        diags.error(docs.describe(&op_loc), format!("operation skipped: {e}"));
+                        continue;
+                    }
+                }
+            } else {
+                (op_loc, op)
+            };
+            let src = Source {
+                docs,
+                version: spec.version,
+                item,
+                item_loc: item_loc.clone(),
+                op,
+                op_loc,
+            };
+            let Some(operation) = identify(src, path, method, filter, root) else {
+                api.report.filtered += 1;
+                continue;
+            };
+            let op_loc = operation.op_loc.clone();
+            match operation.lower(&api.security_schemes, global_security, diags) {
+                Ok(operation) => api.operations.push(operation),
+                Err(e) => {
+                    api.report.failed += 1;
+                    diags.error(docs.describe(&op_loc), format!("operation skipped: {e}"));
+                }
+            }
+        }
+    }
+    api
+}
+
+/// An operation before its inputs are lowered: what the filters look at.
+struct Identified<'a> {
+    src: Source<'a>,
+    path: &'a str,
+    method: HttpMethod,
+    operation_id: Option<&'a str>,
+    tags: Vec<String>,
+    deprecated: bool,
+}
+
+/// The operation's identity, or `None` when `x-mcp-exclude` or the filter leaves it out.
+fn identify<'a>(
+    src: Source<'a>,
+    path: &'a str,
+    method: HttpMethod,
+    filter: &Filter,
+    root: &Node,
+) -> Option<Identified<'a>> {
+    if crate::extensions::excluded(root, src.item, src.op) {
+        return None;
+    }
+    let op = src.op;
+    let id = Identified {
+        operation_id: op
+            .get("operationId")
+            .and_then(Node::as_str)
+            .filter(|s| !s.trim().is_empty()),
+        tags: op
+            .get("tags")
+            .and_then(Node::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Node::as_str)
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        deprecated: op
+            .get("deprecated")
+            .and_then(Node::as_bool)
+            .unwrap_or(false),
+        src,
+        path,
+        method,
+    };
+    let base = if filter.matches_operations() {
+        base_name(id.src.op, id.operation_id, method, path)
+    } else {
+        String::new()
+    };
+    filter
+        .matches(&OpFacts {
+            method,
+            path,
+            operation_id: id.operation_id,
+            tool_base_name: &base,
+            tags: &id.tags,
+            deprecated: id.deprecated,
+        })
+        .then_some(id)
+}
+
+impl<'a> std::ops::Deref for Identified<'a> {
+    type Target = Source<'a>;
+    fn deref(&self) -> &Source<'a> {
+        &self.src
+    }
+}
+
+impl<'a> Identified<'a> {
+    /// Lowers the operation's inputs, security, server and responses.
+    fn lower(
+        self,
+        schemes: &[(String, SecurityScheme)],
+        global_security: Option<&'a Node>,
+        diags: &mut Diagnostics,
+    ) -> Result<Operation<'a>, LowerError> {
+        let src = &self.src;
+        let declared = parameters(src, diags)?;
+        let template = path_template_names(self.path);
+        let undeclared = template
+            .iter()
+            .filter(|name| {
+                !declared
+                    .params
+                    .iter()
+                    .any(|p| p.location == ParamIn::Path && p.name == name.as_str())
+            })
+            .cloned()
+            .collect::<Vec<String>>();
+        let params = reaching_params(src, self.path, &template, declared.params, diags);
+        for name in &undeclared {
+            diags.warning(src.docs.describe(&src.op_loc), format!("path template variable {{{name}}} has no parameter; it becomes a required string argument"));
+        }
+        let body = request_body(
+            src,
+            Parameters {
+                params: Vec::new(),
+                body: declared.body,
+                form: declared.form,
+            },
+        )?;
+        let security_node = src.op.get("security").or(global_security);
+        let text = |key: &str| {
+            src.op
+                .get(key)
+                .and_then(Node::as_str)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+        };
+        Ok(Operation {
+            summary: text("summary"),
+            description: text("description"),
+            params,
+            undeclared,
+            body,
+            security: security(security_node),
+            oauth_scopes: oauth_scopes(security_node, schemes),
+            server: server_override(src),
+            responses: responses(src),
+            operation_id: self.operation_id,
+            tags: self.tags,
+            deprecated: self.deprecated,
+            path: self.path,
+            method: self.method,
+            src: self.src,
+        })
+    }
+}
+
+impl Operation<'_> {
+    /// The tool's name before prefix and allocation: `x-mcp-name`, else the `operationId`, else
+    /// method and path, in snake case.
+    pub fn base_name(&self) -> String {
+        base_name(self.src.op, self.operation_id, self.method, self.path)
+    }
+}
+
+fn base_name(op: &Node, operation_id: Option<&str>, method: HttpMethod, path: &str) -> String {
+    if let Some(n) = crate::extensions::name(op).map(snake)
+        && !n.is_empty()
+    {
+        return n;
+    }
+    if let Some(id) = operation_id {
+        let s = snake(id);
+        if !s.is_empty() {
+            return s;
+        }
+    }
+    snake(&format!("{} {}", method.key(), path))
+}
+
+/// The parameters that reach the request: a path parameter must be in the path template, and
+/// `Accept`, `Content-Type` (the media types') and the headers the HTTP client sets are not
+/// arguments. `Authorization` stays: a credential fills it, or the caller does.
+fn reaching_params<'a>(
+    src: &Source<'a>,
+    path: &str,
+    template: &[String],
+    params: Vec<Param<'a>>,
+    diags: &mut Diagnostics,
+) -> Vec<Param<'a>> {
+    params
+        .into_iter()
+        .filter(|p| {
+            if p.location == ParamIn::Path && !template.iter().any(|t| t == p.name) {
+                diags.warning(
+                    src.docs.describe(&p.loc),
+                    format!(
+                        "path parameter {:?} is not in the path template {path:?}; ignored",
+                        p.name
+                    ),
+                );
+                return false;
+            }
+            if p.location != ParamIn::Header {
+                return true;
+            }
+            let authorization = p.name.eq_ignore_ascii_case("authorization");
+            if is_ignored_header_param(p.name) && !authorization {
+                return false;
+            }
+            if is_reserved_header(p.name) {
+                diags.warning(
+                    src.docs.describe(&p.loc),
+                    format!(
+                        "header parameter {:?} is set by the HTTP client (framing, connection or target host), never by an argument; ignored",
+                        p.name
+                    ),
+                );
+                return false;
+            }
+            true
+        })
+        .collect()
+}
+
+/// The security alternatives of a `security` list (each the scheme names it requires).
+fn security(reqs: Option<&Node>) -> Vec<SecurityRequirement> {
+    let Some(reqs) = reqs.and_then(Node::as_array) else {
+        return Vec::new();
+    };
+    reqs.iter()
+        .filter_map(Node::as_object)
+        .map(|r| r.keys().map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
+
+/// Per security alternative naming an oauth2 or openIdConnect scheme: the union of the
+/// scopes it lists for them (see `Route::oauth_scopes`).
+fn oauth_scopes(reqs: Option<&Node>, schemes: &[(String, SecurityScheme)]) -> Vec<Vec<String>> {
+    let Some(reqs) = reqs.and_then(Node::as_array) else {
+        return Vec::new();
+    };
+    let is_oauth = |name: &str| {
+        schemes.iter().any(|(n, s)| {
+            n == name
+                && matches!(
+                    s,
+                    SecurityScheme::OAuth2ClientCredentials { .. }
+                        | SecurityScheme::OAuth2Token
+                        | SecurityScheme::OAuth2AuthorizationCode { .. }
+                )
+        })
+    };
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for alt in reqs.iter().filter_map(Node::as_object) {
+        let mut scopes: Vec<String> = Vec::new();
+        let mut oauth = false;
+        for (name, listed) in alt.entries() {
+            if !is_oauth(name) {
+                continue;
+            }
+            oauth = true;
+            for s in listed
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Node::as_str)
+            {
+                if !scopes.iter().any(|x| x == s) {
+                    scopes.push(s.to_string());
+                }
+            }
+        }
+        if oauth && !out.contains(&scopes) {
+            out.push(scopes);
+        }
+    }
+    out
+}
+
+/// The operation's or its path item's own server (OpenAPI 3).
+fn server_override(src: &Source<'_>) -> Option<String> {
+    if src.version == SpecVersion::Swagger2 {
+        return None;
+    }
+    let servers = src.op.get("servers").or_else(|| src.item.get("servers"))?;
+    first_server_url(servers, src.docs)
+}
+
+/// The Accept header (media types of all responses, success first, JSON first within each)
+/// and the success response's JSON schema.
+fn responses(src: &Source<'_>) -> Responses {
+    let Some(responses) = src.op.get("responses").and_then(Node::as_object) else {
+        return Responses {
+            accept: None,
+            schema: None,
+        };
+    };
+    let resp_loc = src.op_loc.join("responses");
+    let mut codes: Vec<(&str, &Node)> = responses.iter().collect();
+    let rank = |c: &str| -> u32 {
+        match c {
+            "200" => 0,
+            "201" => 1,
+            c if c.starts_with('2') && c.len() == 3 && c.chars().all(|d| d.is_ascii_digit()) => {
+                2 + c.parse::<u32>().unwrap_or(299) - 200
+            }
+            "2XX" | "2xx" => 200,
+            "default" => 300,
+            _ => 1000,
+        }
+    };
+    codes.sort_by_key(|(c, _)| rank(c));
+    let success = codes.iter().find(|(c, _)| rank(c) < 300).copied();
+
+    let mut accept: Vec<String> = Vec::new();
+    if src.version == SpecVersion::Swagger2 {
+        accept = media_list(src, "produces");
+        accept.sort_by_key(|m| !is_json(m));
+    } else {
+        for (c, r) in &codes {
+            if let Ok((_, r)) = src.docs.deref_node(&resp_loc.join(c), r)
+                && let Some(content) = r.get("content").and_then(Node::as_object)
+            {
+                let mut types: Vec<&str> = content.keys().collect();
+                types.sort_by_key(|m| !is_json(m));
+                for t in types {
+                    if !accept.iter().any(|a| a == t) {
+                        accept.push(t.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let accept = (!accept.is_empty()).then(|| accept.join(", "));
+    let schema = success.and_then(|(code, response)| {
+        let (rloc, r) = src.docs.deref_node(&resp_loc.join(code), response).ok()?;
+        if src.version == SpecVersion::Swagger2 {
+            let json = accept.as_deref().is_none_or(|a| a.split(", ").any(is_json));
+            return (r.get("schema").is_some() && json).then(|| rloc.join("schema"));
+        }
+        let content = r.get("content").and_then(Node::as_object)?;
+        let (mt, media) = content.iter().find(|(m, _)| is_json(m))?;
+        media.get("schema")?;
+        Some(rloc.join("content").join(mt).join("schema"))
+    });
+    Responses { accept, schema }
+}
+
+fn count_methods(item: &Node) -> usize {
+    HttpMethod::ALL
+        .iter()
+        .filter(|m| item.get(m.key()).is_some())
+        .count()
+}
+
+/// (name, description) of each top-level tag that has both, in the spec's order.
+fn tag_descriptions(root: &Node) -> Vec<(String, String)> {
+    let Some(tags) = root.get("tags").and_then(Node::as_array) else {
+        return Vec::new();
+    };
+    tags.iter()
+        .filter_map(|t| {
+            let name = str_at(Some(t), "name")?.trim();
+            let description = str_at(Some(t), "description")?.trim();
+            (!name.is_empty() && !description.is_empty())
+                .then(|| (name.to_string(), description.to_string()))
+        })
+        .collect()
+}
+
+fn str_at<'v>(v: Option<&'v Node>, key: &str) -> Option<&'v str> {
+    v?.get(key)?.as_str()
+}
+
+/// The first server's URL with variables replaced by their defaults.
+fn first_server_url(servers: &Node, docs: &DocumentSet) -> Option<String> {
+    let server = servers.as_array()?.first()?;
+    let mut url = server.get("url")?.as_str()?.to_string();
+    if let Some(vars) = server.get("variables").and_then(Node::as_object) {
+        for (name, var) in vars {
+            let default = var
+                .get("default")
+                .map(|d| match d.as_str() {
+                    Some(s) => s.to_string(),
+                    None => serde_json::to_string(d).unwrap_or_default(),
+                })
+                .unwrap_or_default();
+            url = url.replace(&format!("{{{name}}}"), &default);
+        }
+    }
+    let base = &docs.docs[0].url;
+    if !url.contains("://")
+        && matches!(base.scheme(), "http" | "https")
+        && let Ok(joined) = base.join(&url)
+    {
+        return Some(joined.to_string());
+    }
+    // Scheme-relative (`//kubernetes.local`) in a spec read from a file: HTTPS, the scheme
+    // operations that repeat the server spell out (so they are recognised as the same server).
+    if url.starts_with("//") {
+        return Some(format!("https:{url}"));
+    }
+    Some(url)
+}
+
+/// The API's base URL as the spec gives it.
+fn base_url(docs: &DocumentSet, version: SpecVersion) -> Option<String> {
+    let root = docs.root();
+    if version == SpecVersion::Swagger2 {
+        let origin = &docs.docs[0].url;
+        let from_url = matches!(origin.scheme(), "http" | "https");
+        let scheme = root
+            .get("schemes")
+            .and_then(Node::as_array)
+            .and_then(|s| {
+                let list: Vec<&str> = s.iter().filter_map(Node::as_str).collect();
+                list.iter()
+                    .find(|x| **x == "https")
+                    .or(list.first())
+                    .map(|s| s.to_string())
+            })
+            .or_else(|| from_url.then(|| origin.scheme().to_string()))
+            .unwrap_or_else(|| "https".to_string());
+        let host = root
+            .get("host")
+            .and_then(Node::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                from_url
+                    .then(|| {
+                        origin.host_str().map(|h| match origin.port() {
+                            Some(p) => format!("{h}:{p}"),
+                            None => h.to_string(),
+                        })
+                    })
+                    .flatten()
+            });
+        let base_path = root.get("basePath").and_then(Node::as_str).unwrap_or("");
+        return match host {
+            Some(h) => Some(format!("{scheme}://{h}{base_path}")),
+            None if !base_path.is_empty() => Some(base_path.to_string()),
+            None => None,
+        };
+    }
+    first_server_url(root.get("servers")?, docs)
+}
+
+/// The API's security schemes that requests can carry, in the spec's order.
+fn security_schemes(
+    docs: &DocumentSet,
+    version: SpecVersion,
+    diags: &mut Diagnostics,
+) -> Vec<(String, SecurityScheme)> {
+    let root = docs.root();
+    let (container, loc) = if version == SpecVersion::Swagger2 {
+        (
+            root.get("securityDefinitions"),
+            Loc::new(0, JsonPointer::root().join("securityDefinitions")),
+        )
+    } else {
+        (
+            root.get("components")
+                .and_then(|c| c.get("securitySchemes")),
+            Loc::new(
+                0,
+                JsonPointer::root()
+                    .join("components")
+                    .join("securitySchemes"),
+            ),
+        )
+    };
+    let Some(map) = container.and_then(Node::as_object) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (name, _) in map {
+        let sloc = loc.join(name);
+        let Ok((sloc, s)) = docs.deref(&sloc) else {
+            diags.warning(
+                docs.describe(&sloc),
+                "security scheme does not resolve; ignored",
+            );
+            continue;
+        };
+        let ty = s.get("type").and_then(Node::as_str).unwrap_or("");
+        let scheme = match ty {
+            "apiKey" => {
+                let location = match s.get("in").and_then(Node::as_str) {
+                    Some("query") => ApiKeyLocation::Query,
+                    Some("cookie") => ApiKeyLocation::Cookie,
+                    _ => ApiKeyLocation::Header,
+                };
+                s.get("name")
+                    .and_then(Node::as_str)
+                    .map(|n| SecurityScheme::ApiKey {
+                        name: n.to_string(),
+                        location,
+                    })
+            }
+            "basic" => Some(SecurityScheme::Basic),
+            "http" => {
+                match s
+                    .get("scheme")
+                    .and_then(Node::as_str)
+                    .map(str::to_ascii_lowercase)
+                    .as_deref()
+                {
+                    Some("bearer") => Some(SecurityScheme::Bearer),
+                    Some("basic") => Some(SecurityScheme::Basic),
+                    other => {
+                        diags.warning(docs.describe(&sloc), format!("HTTP auth scheme {other:?} is not supported; requests go without it"));
+                        None
+                    }
+                }
+            }
+            "oauth2" => {
+                let cc = if version == SpecVersion::Swagger2 {
+                    (s.get("flow").and_then(Node::as_str) == Some("application")).then_some(s)
+                } else {
+                    s.get("flows").and_then(|f| f.get("clientCredentials"))
+                };
+                let code = if version == SpecVersion::Swagger2 {
+                    (s.get("flow").and_then(Node::as_str) == Some("accessCode")).then_some(s)
+                } else {
+                    s.get("flows").and_then(|f| f.get("authorizationCode"))
+                };
+                let scopes_of = |flow: Option<&Node>| -> Vec<String> {
+                    flow.and_then(|c| c.get("scopes"))
+                        .and_then(Node::as_object)
+                        .map(|m| m.keys().map(str::to_string).collect())
+                        .unwrap_or_default()
+                };
+                let text = |flow: Option<&Node>, key: &str| {
+                    flow.and_then(|c| c.get(key))
+                        .and_then(Node::as_str)
+                        .filter(|u| !u.trim().is_empty())
+                        .map(str::to_string)
+                };
+                match text(cc, "tokenUrl") {
+                    Some(url) => Some(SecurityScheme::OAuth2ClientCredentials {
+                        token_url: url,
+                        scopes: scopes_of(cc),
+                    }),
+                    None => match (text(code, "authorizationUrl"), text(code, "tokenUrl")) {
+                        (Some(authorization_url), Some(token_url)) => {
+                            Some(SecurityScheme::OAuth2AuthorizationCode {
+                                authorization_url,
+                                token_url,
+                                refresh_url: text(code, "refreshUrl"),
+                                scopes: scopes_of(code),
+                            })
+                        }
+                        _ => Some(SecurityScheme::OAuth2Token),
+                    },
+                }
+            }
+            "openIdConnect" => Some(SecurityScheme::OAuth2Token),
+            other => {
+                diags.warning(
+                    docs.describe(&sloc),
+                    format!("security scheme type {other:?} is not supported"),
+                );
+                None
+            }
+        };
+        if let Some(sc) = scheme {
+            out.push((name.to_string(), sc));
+        }
+    }
+    out
 }
 
 /// Path-item parameters merged with operation parameters (the operation wins on name + in).

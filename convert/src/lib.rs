@@ -2,12 +2,15 @@
 //! a URL; split over many files) -> the tool set of the contract crate (`openapi-mcp-toolset`).
 //!
 //! - [`load`], [`node`], [`pointer`]: documents, `$ref` resolution, the compact read-only tree.
-//! - [`convert`]: operations -> tools (inputs, outputs, names, annotations); [`schema`] and
-//!   [`pattern`]: OpenAPI schemas -> JSON Schema 2020-12 clients compile; `ir`: an operation's
-//!   parameters and request body lowered from either dialect into one typed shape.
+//! - [`convert`]: the conversion in two stages. `ir` lowers the spec once into its operations
+//!   (either dialect's parameters, request body, security, server and responses in one typed
+//!   shape); [`convert`] then builds a tool from each operation (inputs, outputs, names,
+//!   annotations), with [`schema`] and [`pattern`] turning OpenAPI schemas into the JSON Schema
+//!   2020-12 clients compile.
 //! - Passes over the tool set: [`profile`] (client profiles), [`extensions`], [`overrides`],
 //!   [`lock`]; [`diff`] compares two tool sets.
-//! - [`pipeline`]: load -> convert -> overrides -> lock as one call, with each pass's report.
+//! - [`pipeline`]: load -> convert -> profile -> overrides -> lock as one call, with each pass's
+//!   report.
 //! - [`diag`]: located diagnostics; one broken operation degrades alone.
 
 pub mod convert;
@@ -23,7 +26,7 @@ pub mod lock;
 pub mod node;
 pub mod overrides;
 pub mod pattern;
-/// The whole pipeline (load, convert, overrides, lock) as one function, for every front end.
+/// The whole pipeline (load, convert, profile, overrides, lock) as one function, for every front end.
 pub mod pipeline;
 pub mod pointer;
 pub mod profile;

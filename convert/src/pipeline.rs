@@ -1,5 +1,6 @@
-//! The conversion pipeline as one function: load -> convert (with the client profile) ->
-//! `--overrides` -> `--lock`, returning the tools and every pass's report.
+//! The conversion pipeline as one function: load -> convert (lower the spec to its operations,
+//! build a tool from each) -> the passes over the tool set: the client profile, `--overrides`,
+//! `--lock`; returning the tools and every pass's report.
 //!
 //! `tools`, `lint`, `diff`, `proxy` (and its `--watch` reload) and `generate` each ran these
 //! steps with their own copy (the reload skipped the options' errors, `diff` read the lock its
@@ -13,6 +14,7 @@ use crate::convert::{Conversion, ToolOptions, convert};
 use crate::load::{LoadError, LoadOptions, SpecSource, load_with};
 use crate::lock::{Lock, LockError, LockReport};
 use crate::overrides::{OverrideError, Overrides};
+use crate::profile::{self, Issue};
 
 /// What `--lock FILE` does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +48,9 @@ pub struct PipelineOptions {
 /// What [`run`] produced: the conversion (tools, diagnostics, counts) and what each pass did.
 pub struct Output {
     pub conversion: Conversion,
+    /// What the client profile (`ToolOptions::client`) changed in the tools, and what it found
+    /// but could not fix ([`Issue::fixed`] false); empty for `generic`.
+    pub profile: Vec<Issue>,
     /// The overrides file that was applied.
     pub overrides: Option<Overrides>,
     /// What the lock did, when one was given.
@@ -100,7 +105,7 @@ pub enum PipelineError {
     },
     /// The overrides file is not valid, or does not apply to this spec.
     #[error(transparent)]
-    Overrides(#[from] OverrideError),
+    Overrides(OverrideError),
     #[error("reading lock file {file}{}", create_hint(*mode, file))]
     LockRead {
         file: String,
@@ -110,7 +115,7 @@ pub enum PipelineError {
     },
     /// The lock file is not valid, does not apply, or the updated lock cannot be written.
     #[error(transparent)]
-    Lock(#[from] LockError),
+    Lock(LockError),
 }
 
 /// How to create a lock file that `proxy`/`generate`/`lint` did not find.
@@ -164,12 +169,14 @@ pub async fn run(opts: &PipelineOptions) -> Result<Output, PipelineError> {
     apply_passes(opts, conversion)
 }
 
-/// The passes after the conversion: `--overrides`, then `--lock` (the lock holds the published
-/// names, so it comes last).
+/// The passes after the conversion: the client profile, `--overrides` (a rename the profile's
+/// client would reject is refused), then `--lock` (the lock holds the published names, so it
+/// comes last).
 pub fn apply_passes(
     opts: &PipelineOptions,
     mut conversion: Conversion,
 ) -> Result<Output, PipelineError> {
+    let profile = profile::apply(&mut conversion.tools, &opts.tool_options.client);
     let overrides = match &opts.overrides {
         None => None,
         Some(path) => {
@@ -178,8 +185,11 @@ pub fn apply_passes(
                     path: path.clone(),
                     source,
                 })?;
-            let overrides = Overrides::parse(&path.display().to_string(), &text)?;
-            overrides.apply(&mut conversion.tools, &opts.tool_options)?;
+            let overrides = Overrides::parse(&path.display().to_string(), &text)
+                .map_err(PipelineError::Overrides)?;
+            overrides
+                .apply(&mut conversion.tools, &opts.tool_options)
+                .map_err(PipelineError::Overrides)?;
             Some(overrides)
         }
     };
@@ -194,6 +204,7 @@ pub fn apply_passes(
     };
     Ok(Output {
         conversion,
+        profile,
         overrides,
         lock,
     })
@@ -209,7 +220,10 @@ fn apply_lock(
     let max_len = opts.max_name_len.clamp(16, 128);
     let may_create = matches!(mode, LockMode::ReadOrCreate | LockMode::Update);
     let (lock, exists) = match std::fs::read_to_string(path) {
-        Ok(text) => (Lock::parse(&file, &text, max_len)?, true),
+        Ok(text) => (
+            Lock::parse(&file, &text, max_len).map_err(PipelineError::Lock)?,
+            true,
+        ),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && may_create => {
             (Lock::empty(&file), false)
         }
@@ -217,10 +231,12 @@ fn apply_lock(
             return Err(PipelineError::LockRead { file, mode, source });
         }
     };
-    let report = lock.apply(&mut conversion.tools, opts)?;
+    let report = lock
+        .apply(&mut conversion.tools, opts)
+        .map_err(PipelineError::Lock)?;
     let write = if mode == LockMode::Update || !exists {
         let next = lock.updated(&conversion.tools);
-        next.check_writable(max_len)?;
+        next.check_writable(max_len).map_err(PipelineError::Lock)?;
         let text = next.to_text();
         let changed = !exists || text != lock.to_text();
         Some(LockWrite {
@@ -324,6 +340,42 @@ mod tests {
         assert!(lock_out.write.is_none());
         assert!(!lock_out.report.drift());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_client_profile_is_the_first_pass_and_its_report_is_kept() {
+        use crate::profile::{Client, ClientProfile, check};
+        let dir = std::env::temp_dir().join("openapi-mcp-pipeline-profile");
+        let mut opts = options(&dir);
+        // `convert` leaves the tools as the spec gives them; the pass shapes them for the client.
+        let gemini = ClientProfile::new(Client::Gemini);
+        opts.tool_options.client = gemini.clone();
+        let plain = converted(&opts);
+        assert!(!check(&plain.tools, &gemini).is_empty());
+        let out = apply_passes(&opts, plain).unwrap();
+        assert!(!out.profile.is_empty());
+        assert!(out.profile.iter().all(|i| i.fixed), "{:?}", out.profile);
+        assert!(check(&out.conversion.tools, &gemini).is_empty());
+
+        // What the profile cannot fix is kept too: this server name leaves Claude Code too few
+        // characters for tool names.
+        opts.tool_options.client = ClientProfile {
+            client: Client::Claude,
+            server_name: Some("a-server-name-that-leaves-claude-code-too-little".into()),
+        };
+        let out = apply_passes(&opts, converted(&opts)).unwrap();
+        assert!(
+            out.profile.iter().any(|i| i.tool == "pets_list_pets"
+                && i.pointer == "/name"
+                && !i.fixed
+                && i.message.contains("--server-name")),
+            "{:?}",
+            out.profile
+        );
+
+        opts.tool_options.client = Default::default();
+        let out = apply_passes(&opts, converted(&opts)).unwrap();
+        assert!(out.profile.is_empty());
     }
 
     #[test]

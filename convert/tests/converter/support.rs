@@ -38,8 +38,12 @@ pub fn convert_fixture(rel: &str) -> Conversion {
     convert_fixture_with(rel, &ToolOptions::default())
 }
 
+/// Converts `specs/<rel>` with `opts`, then runs the pipeline's first pass, the client profile
+/// (`opts.client`), as `openapi-mcp tools --client` does.
 pub fn convert_fixture_with(rel: &str, opts: &ToolOptions) -> Conversion {
-    convert(&load_fixture(rel), opts)
+    let mut conversion = convert(&load_fixture(rel), opts);
+    openapi_mcp_convert::profile::apply(&mut conversion.tools, &opts.client);
+    conversion
 }
 
 /// Parses an inline YAML/JSON spec (no external refs) and converts it with default options.

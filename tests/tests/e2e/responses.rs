@@ -27,7 +27,9 @@ async fn client_with(
     let loaded = load(&SpecSource::Path(spec("responses.yaml")))
         .await
         .expect("spec loads");
-    let set = convert(&loaded, &tool_opts).tools;
+    // The client profile is the pipeline's first pass, after `convert`.
+    let mut set = convert(&loaded, &tool_opts).tools;
+    openapi_mcp_convert::profile::apply(&mut set, &tool_opts.client);
     let mut creds = Credentials::new();
     creds.set("api_key", KEY.to_string());
     let mut opts = ForwardOptions::new(url::Url::parse(&up.url("/api")).expect("base url"));
