@@ -725,13 +725,8 @@ fn fix_node(node: &mut Value, ptr: &JsonPointer, r: &Rules, report: &mut Report<
     for_each_child_mut(node, ptr, &mut |child, p| fix_node(child, &p, r, report));
 }
 
-/// One schema node rewritten to the Gemini subset (children are visited by the caller).
-fn gemini_node(node: &mut Value, ptr: &JsonPointer, report: &mut Report<'_>) {
-    let Some(m) = node.as_object_mut() else {
-        return;
-    };
-    let mut notes: Vec<String> = Vec::new();
-    // Type arrays: the non-null type plus `nullable`, or `anyOf` of several types.
+/// Type arrays: the non-null type plus `nullable`, or `anyOf` of several types.
+fn gemini_type_array(m: &mut Map<String, Value>, ptr: &JsonPointer, report: &mut Report<'_>) {
     if let Some(Value::Array(types)) = m.get("type").cloned() {
         let non_null: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
         let nullable = non_null.len() != types.len();
@@ -759,15 +754,10 @@ fn gemini_node(node: &mut Value, ptr: &JsonPointer, report: &mut Report<'_>) {
             true,
         );
     }
-    if let Some(c) = m.remove("const") {
-        report(
-            Level::Reject,
-            ptr.join("const").as_str().into(),
-            "`const` is rejected; replaced by a one-value `enum`".into(),
-            true,
-        );
-        m.insert("enum".into(), json!([c]));
-    }
+}
+
+/// `oneOf` becomes `anyOf`; `allOf`'s parts are merged into the schema.
+fn gemini_combinators(m: &mut Map<String, Value>, ptr: &JsonPointer, report: &mut Report<'_>) {
     if let Some(one_of) = m.remove("oneOf") {
         report(
             Level::Reject,
@@ -821,6 +811,25 @@ fn gemini_node(node: &mut Value, ptr: &JsonPointer, report: &mut Report<'_>) {
             }
         }
     }
+}
+
+/// One schema node rewritten to the Gemini subset (children are visited by the caller).
+fn gemini_node(node: &mut Value, ptr: &JsonPointer, report: &mut Report<'_>) {
+    let Some(m) = node.as_object_mut() else {
+        return;
+    };
+    let mut notes: Vec<String> = Vec::new();
+    gemini_type_array(m, ptr, report);
+    if let Some(c) = m.remove("const") {
+        report(
+            Level::Reject,
+            ptr.join("const").as_str().into(),
+            "`const` is rejected; replaced by a one-value `enum`".into(),
+            true,
+        );
+        m.insert("enum".into(), json!([c]));
+    }
+    gemini_combinators(m, ptr, report);
     for (k, into) in [
         ("exclusiveMinimum", "minimum"),
         ("exclusiveMaximum", "maximum"),

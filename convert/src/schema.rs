@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostics;
 use crate::load::{DocumentSet, SpecVersion};
-use crate::node::Node;
+use crate::node::{Node, Obj};
 use crate::pointer::Loc;
 
 /// Hash map for the store's internal lookups (locations, definition names): foldhash instead
@@ -294,6 +294,9 @@ impl<'a> SchemaStore<'a> {
         }
     }
 
+    /// One schema object: its keywords one by one ([`value_keyword`] for those whose value is
+    /// data, [`Self::subschema_keyword`] for those holding schemas), then what JSON Schema
+    /// needs that OpenAPI leaves implicit (`items` on arrays, `nullable` as a type).
     fn convert(&mut self, loc: &Loc, node: &Node, deps: &mut Deps) -> Value {
         let obj = match (node.as_object(), node.as_bool()) {
             (Some(o), _) => o,
@@ -314,137 +317,19 @@ impl<'a> SchemaStore<'a> {
                 .unwrap_or(false);
 
         for (k, v) in obj {
-            // The member's location, built only where a member is a schema or reports one.
-            let kl = || loc.join(k);
             match k {
                 "$ref" => {}
-                "type" => {
-                    if let Some(t) = convert_type(v) {
-                        out.insert("type".into(), t);
-                    }
-                }
-                "title" | "description" | "format" | "contentEncoding" | "contentMediaType"
-                | "$comment"
-                    if v.is_string() =>
-                {
-                    out.insert(k.to_string(), v.to_value());
-                }
                 "pattern" => {
                     if let Some(p) = v.as_str()
-                        && let Some(p) = self.portable_pattern(&kl(), p)
+                        && let Some(p) = self.portable_pattern(&loc.join(k), p)
                     {
                         out.insert(k.to_string(), Value::String(p));
                     }
                 }
-                "minimum" | "maximum" if v.is_number() => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "exclusiveMinimum" | "exclusiveMaximum" => {
-                    if v.is_number() {
-                        out.insert(k.to_string(), v.to_value());
-                    } else if v.is_bool(true) {
-                        let bound = if k == "exclusiveMinimum" {
-                            "minimum"
-                        } else {
-                            "maximum"
-                        };
-                        if let Some(b) = obj.get(bound).filter(|b| b.is_number()) {
-                            out.insert(k.to_string(), b.to_value());
-                        }
-                    }
-                }
-                "multipleOf" if v.as_f64().is_some_and(|f| f > 0.0) => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties"
-                | "maxProperties" | "minContains" | "maxContains" => {
-                    if v.is_u64() {
-                        out.insert(k.to_string(), v.to_value());
-                    } else if let Some(f) = v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0) {
-                        out.insert(k.to_string(), Value::from(f as u64));
-                    }
-                }
-                "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" if v.is_boolean() => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "default" | "const" => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "enum" if v.is_array() => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "example" if !obj.contains_key("examples") => {
-                    let v = v.to_value();
-                    if !holds_ref(&v) {
-                        out.insert("examples".into(), Value::Array(vec![v]));
-                    }
-                }
-                "examples" => {
-                    // Example values that hold a `$ref` object (copied from the spec's own
-                    // references, as in GitHub's deployment protection rules) are dropped:
-                    // clients that resolve every `$ref` of a tool find them dangling.
-                    let vals: Vec<Value> = if let Some(a) = v.as_array() {
-                        a.iter().map(Node::to_value).collect()
-                    } else if let Some(m) = v.as_object() {
-                        // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
-                        m.values()
-                            .filter_map(|e| e.get("value").map(Node::to_value))
-                            .collect()
-                    } else {
-                        Vec::new()
-                    };
-                    let vals: Vec<Value> = vals.into_iter().filter(|v| !holds_ref(v)).collect();
-                    if !vals.is_empty() {
-                        out.insert(k.to_string(), Value::Array(vals));
-                    }
-                }
-                "required" => {
-                    if let Some(a) = v.as_array() {
-                        let mut seen = HashSet::new();
-                        let req: Vec<Value> = a
-                            .iter()
-                            .filter_map(Node::as_str)
-                            .filter(|s| seen.insert(*s))
-                            .map(|s| Value::String(s.to_string()))
-                            .collect();
-                        if !req.is_empty() {
-                            out.insert(k.to_string(), Value::Array(req));
-                        }
-                    }
-                }
-                "dependentRequired" if v.is_object() => {
-                    out.insert(k.to_string(), v.to_value());
-                }
-                "properties" | "patternProperties" | "dependentSchemas" => {
-                    if let Some(m) = v.as_object() {
-                        let docs = self.docs;
-                        let kl = kl();
-                        let (ml, m) = match docs.schema_map(&kl, m) {
-                            Ok(found) => found,
-                            Err(e) => {
-                                self.diags.warning(
-                                    docs.describe(&kl),
-                                    format!("{e}; no {k} taken from there"),
-                                );
-                                continue;
-                            }
-                        };
-                        let mut props = Map::with_capacity(m.len());
-                        for (pk, pv) in m {
-                            let name = if k == "patternProperties" {
-                                match self.portable_pattern(&ml.join(pk), pk) {
-                                    Some(p) => p,
-                                    None => continue,
-                                }
-                            } else {
-                                pk.to_string()
-                            };
-                            props.insert(name, self.convert(&ml.join(pk), pv, deps));
-                        }
-                        out.insert(k.to_string(), Value::Object(props));
-                    }
-                }
-                "additionalProperties"
+                "properties"
+                | "patternProperties"
+                | "dependentSchemas"
+                | "additionalProperties"
                 | "unevaluatedProperties"
                 | "unevaluatedItems"
                 | "not"
@@ -454,72 +339,13 @@ impl<'a> SchemaStore<'a> {
                 | "contains"
                 | "propertyNames"
                 | "additionalItems"
-                    if (v.is_object() || v.is_boolean()) =>
-                {
-                    let key = if k == "additionalItems" { "items" } else { k };
-                    if key == "items" && out.contains_key("items") {
-                        continue;
-                    }
-                    out.insert(key.into(), self.convert(&kl(), v, deps));
-                }
-                "items" => {
-                    if let Some(a) = v.as_array() {
-                        let kl = kl();
-                        let items: Vec<Value> = a
-                            .iter()
-                            .enumerate()
-                            .map(|(i, s)| self.convert(&kl.index(i), s, deps))
-                            .collect();
-                        out.insert("prefixItems".into(), Value::Array(items));
-                    } else {
-                        out.insert("items".into(), self.convert(&kl(), v, deps));
-                    }
-                }
-                "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
-                    if let Some(a) = v.as_array() {
-                        let kl = kl();
-                        let mut items: Vec<Value> = a
-                            .iter()
-                            .enumerate()
-                            .map(|(i, s)| self.convert(&kl.index(i), s, deps))
-                            .collect();
-                        // A discriminator picks the alternative by the property's value, with
-                        // `anyOf` as with `oneOf` (DigitalOcean uses both).
-                        if k == "oneOf" || k == "anyOf" {
-                            pin_discriminator(self.docs, loc, obj, a, &mut items);
-                        }
-                        if !items.is_empty() {
-                            out.insert(k.to_string(), Value::Array(items));
-                        }
-                    }
-                }
-                "discriminator" => {
-                    if let Some(d) = v.as_object() {
-                        let mut d = d.to_map();
-                        if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
-                            for (_, target) in mapping.iter_mut() {
-                                if let Some(t) = target.as_str() {
-                                    let r = if t.contains('#') || t.contains('/') || t.contains('.')
-                                    {
-                                        t.to_string()
-                                    } else {
-                                        format!("#/components/schemas/{t}")
-                                    };
-                                    if let Ok(tl) = self.docs.resolve(loc.doc, &r) {
-                                        let i = self.def_for(tl);
-                                        deps.push(i);
-                                        *target = Value::String(format!(
-                                            "#/$defs/{}",
-                                            self.table.defs[i].name
-                                        ));
-                                    }
-                                }
-                            }
-                        }
-                        out.insert(k.to_string(), Value::Object(d));
-                    }
-                }
-                _ => {} // OpenAPI-only keywords (xml, externalDocs, nullable, x-*) and unknowns.
+                | "items"
+                | "prefixItems"
+                | "allOf"
+                | "anyOf"
+                | "oneOf"
+                | "discriminator" => self.subschema_keyword(loc, obj, k, v, &mut out, deps),
+                _ => value_keyword(obj, k, v, &mut out),
             }
         }
 
@@ -543,6 +369,120 @@ impl<'a> SchemaStore<'a> {
         Value::Object(out)
     }
 
+    /// A keyword whose value holds schemas (`properties`, `items`, `allOf`, ...), converted
+    /// into `out`; the discriminator's mapping is pointed at the definitions.
+    fn subschema_keyword(
+        &mut self,
+        loc: &Loc,
+        obj: Obj<'_>,
+        k: &str,
+        v: &Node,
+        out: &mut Map<String, Value>,
+        deps: &mut Deps,
+    ) {
+        let kl = || loc.join(k);
+        match k {
+            "properties" | "patternProperties" | "dependentSchemas" => {
+                let Some(m) = v.as_object() else {
+                    return;
+                };
+                let docs = self.docs;
+                let kl = kl();
+                let (ml, m) = match docs.schema_map(&kl, m) {
+                    Ok(found) => found,
+                    Err(e) => {
+                        self.diags
+                            .warning(docs.describe(&kl), format!("{e}; no {k} taken from there"));
+                        return;
+                    }
+                };
+                let mut props = Map::with_capacity(m.len());
+                for (pk, pv) in m {
+                    let name = if k == "patternProperties" {
+                        match self.portable_pattern(&ml.join(pk), pk) {
+                            Some(p) => p,
+                            None => continue,
+                        }
+                    } else {
+                        pk.to_string()
+                    };
+                    props.insert(name, self.convert(&ml.join(pk), pv, deps));
+                }
+                out.insert(k.to_string(), Value::Object(props));
+            }
+            "items" => {
+                if let Some(a) = v.as_array() {
+                    let kl = kl();
+                    let items: Vec<Value> = a
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| self.convert(&kl.index(i), s, deps))
+                        .collect();
+                    out.insert("prefixItems".into(), Value::Array(items));
+                } else {
+                    out.insert("items".into(), self.convert(&kl(), v, deps));
+                }
+            }
+            "prefixItems" | "allOf" | "anyOf" | "oneOf" => {
+                let Some(a) = v.as_array() else {
+                    return;
+                };
+                let kl = kl();
+                let mut items: Vec<Value> = a
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| self.convert(&kl.index(i), s, deps))
+                    .collect();
+                // A discriminator picks the alternative by the property's value, with
+                // `anyOf` as with `oneOf` (DigitalOcean uses both).
+                if k == "oneOf" || k == "anyOf" {
+                    pin_discriminator(self.docs, loc, obj, a, &mut items);
+                }
+                if !items.is_empty() {
+                    out.insert(k.to_string(), Value::Array(items));
+                }
+            }
+            "discriminator" => {
+                if let Some(d) = v.as_object() {
+                    let d = self.discriminator(loc, d, deps);
+                    out.insert(k.to_string(), Value::Object(d));
+                }
+            }
+            // additionalProperties, unevaluated*, not, if/then/else, contains, propertyNames,
+            // additionalItems (as `items`): one schema, or a boolean one.
+            _ if (v.is_object() || v.is_boolean()) => {
+                let key = if k == "additionalItems" { "items" } else { k };
+                if key == "items" && out.contains_key("items") {
+                    return;
+                }
+                out.insert(key.into(), self.convert(&kl(), v, deps));
+            }
+            _ => {}
+        }
+    }
+
+    /// A discriminator with its `mapping` pointed at the definitions it names.
+    fn discriminator(&mut self, loc: &Loc, d: Obj<'_>, deps: &mut Deps) -> Map<String, Value> {
+        let mut d = d.to_map();
+        if let Some(Value::Object(mapping)) = d.get_mut("mapping") {
+            for (_, target) in mapping.iter_mut() {
+                if let Some(t) = target.as_str() {
+                    let r = if t.contains('#') || t.contains('/') || t.contains('.') {
+                        t.to_string()
+                    } else {
+                        format!("#/components/schemas/{t}")
+                    };
+                    if let Ok(tl) = self.docs.resolve(loc.doc, &r) {
+                        let i = self.def_for(tl);
+                        deps.push(i);
+                        *target = Value::String(format!("#/$defs/{}", self.table.defs[i].name));
+                    }
+                }
+            }
+        }
+        d
+    }
+
     /// The converted definitions, for bundling tool schemas once conversion is over.
     pub fn into_table(self) -> DefTable {
         self.table
@@ -550,6 +490,104 @@ impl<'a> SchemaStore<'a> {
 
     pub fn table(&self) -> &DefTable {
         &self.table
+    }
+}
+
+/// A keyword whose value is data (annotations, bounds, `enum`, `required`, examples), copied
+/// into `out` where JSON Schema 2020-12 takes it; OpenAPI-only and unknown keywords are dropped.
+fn value_keyword(obj: Obj<'_>, k: &str, v: &Node, out: &mut Map<String, Value>) {
+    match k {
+        "type" => {
+            if let Some(t) = convert_type(v) {
+                out.insert("type".into(), t);
+            }
+        }
+        "title" | "description" | "format" | "contentEncoding" | "contentMediaType"
+        | "$comment"
+            if v.is_string() =>
+        {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "minimum" | "maximum" if v.is_number() => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "exclusiveMinimum" | "exclusiveMaximum" => {
+            if v.is_number() {
+                out.insert(k.to_string(), v.to_value());
+            } else if v.is_bool(true) {
+                let bound = if k == "exclusiveMinimum" {
+                    "minimum"
+                } else {
+                    "maximum"
+                };
+                if let Some(b) = obj.get(bound).filter(|b| b.is_number()) {
+                    out.insert(k.to_string(), b.to_value());
+                }
+            }
+        }
+        "multipleOf" if v.as_f64().is_some_and(|f| f > 0.0) => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "minLength" | "maxLength" | "minItems" | "maxItems" | "minProperties" | "maxProperties"
+        | "minContains" | "maxContains" => {
+            if v.is_u64() {
+                out.insert(k.to_string(), v.to_value());
+            } else if let Some(f) = v.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0) {
+                out.insert(k.to_string(), Value::from(f as u64));
+            }
+        }
+        "uniqueItems" | "readOnly" | "writeOnly" | "deprecated" if v.is_boolean() => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "default" | "const" => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "enum" if v.is_array() => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        "example" if !obj.contains_key("examples") => {
+            let v = v.to_value();
+            if !holds_ref(&v) {
+                out.insert("examples".into(), Value::Array(vec![v]));
+            }
+        }
+        "examples" => {
+            // Example values that hold a `$ref` object (copied from the spec's own references,
+            // as in GitHub's deployment protection rules) are dropped: clients that resolve
+            // every `$ref` of a tool find them dangling.
+            let vals: Vec<Value> = if let Some(a) = v.as_array() {
+                a.iter().map(Node::to_value).collect()
+            } else if let Some(m) = v.as_object() {
+                // 3.0 media-type style `examples: {name: {value}}` misplaced in a schema.
+                m.values()
+                    .filter_map(|e| e.get("value").map(Node::to_value))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let vals: Vec<Value> = vals.into_iter().filter(|v| !holds_ref(v)).collect();
+            if !vals.is_empty() {
+                out.insert(k.to_string(), Value::Array(vals));
+            }
+        }
+        "required" => {
+            if let Some(a) = v.as_array() {
+                let mut seen = HashSet::new();
+                let req: Vec<Value> = a
+                    .iter()
+                    .filter_map(Node::as_str)
+                    .filter(|s| seen.insert(*s))
+                    .map(|s| Value::String(s.to_string()))
+                    .collect();
+                if !req.is_empty() {
+                    out.insert(k.to_string(), Value::Array(req));
+                }
+            }
+        }
+        "dependentRequired" if v.is_object() => {
+            out.insert(k.to_string(), v.to_value());
+        }
+        _ => {} // OpenAPI-only keywords (xml, externalDocs, nullable, x-*) and unknowns.
     }
 }
 
@@ -613,6 +651,42 @@ impl DefTable {
         self.bundle_within(root, deps, max_depth, None)
     }
 
+    /// The deepest `$ref` depth (at most `max_depth`) whose definitions, reached from `deps`,
+    /// add up to `budget` bytes or less: `max_depth` itself when all of them fit.
+    fn depth_within(
+        &self,
+        deps: &[usize],
+        max_depth: Option<usize>,
+        budget: usize,
+    ) -> Option<usize> {
+        // Sizes by depth of the closure within `max_depth`.
+        let mut by_depth: Vec<usize> = Vec::new();
+        let mut seen = vec![false; self.defs.len()];
+        let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
+        while let Some((i, depth)) = queue.pop_front() {
+            if std::mem::replace(&mut seen[i], true) || max_depth.is_some_and(|m| depth > m) {
+                continue;
+            }
+            if by_depth.len() < depth {
+                by_depth.resize(depth, 0);
+            }
+            by_depth[depth - 1] += self.defs[i].size;
+            queue.extend(self.defs[i].deps.iter().map(|&d| (d, depth + 1)));
+        }
+        if by_depth.iter().sum::<usize>() <= budget {
+            return max_depth;
+        }
+        let mut total = 0;
+        let fits = by_depth
+            .iter()
+            .take_while(|&&b| {
+                total += b;
+                total <= budget
+            })
+            .count();
+        Some(fits)
+    }
+
     /// [`Self::bundle`], and when the definitions it would carry add up to more than
     /// `max_bytes` (Microsoft Graph's `update_user`: 1,006 definitions, 1.7 MB), only those up
     /// to the deepest `$ref` depth that fits are carried; deeper ones accept any value (small
@@ -625,31 +699,7 @@ impl DefTable {
         max_bytes: Option<usize>,
     ) -> Map<String, Value> {
         if let Some(budget) = max_bytes {
-            // Sizes by depth of the closure within `max_depth`.
-            let mut by_depth: Vec<usize> = Vec::new();
-            let mut seen = vec![false; self.defs.len()];
-            let mut queue: VecDeque<(usize, usize)> = deps.iter().map(|&d| (d, 1)).collect();
-            while let Some((i, depth)) = queue.pop_front() {
-                if std::mem::replace(&mut seen[i], true) || max_depth.is_some_and(|m| depth > m) {
-                    continue;
-                }
-                if by_depth.len() < depth {
-                    by_depth.resize(depth, 0);
-                }
-                by_depth[depth - 1] += self.defs[i].size;
-                queue.extend(self.defs[i].deps.iter().map(|&d| (d, depth + 1)));
-            }
-            if by_depth.iter().sum::<usize>() > budget {
-                let mut total = 0;
-                let fits = by_depth
-                    .iter()
-                    .take_while(|&&b| {
-                        total += b;
-                        total <= budget
-                    })
-                    .count();
-                max_depth = Some(fits);
-            }
+            max_depth = self.depth_within(deps, max_depth, budget);
         }
         // Closure of referenced definitions, breadth-first with depth.
         let mut closure: Vec<usize> = Vec::new();
