@@ -1,4 +1,5 @@
-//! Diagnostics: problems found in a spec, each with the place it was found.
+//! Diagnostics: problems found in a spec, each with the place it was found; and the one error
+//! of the files the passes read (`--overrides`, `--lock`), located by key.
 
 use std::fmt;
 
@@ -81,5 +82,38 @@ impl Diagnostics {
     }
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
         self.items.iter()
+    }
+}
+
+/// The files the passes read besides the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PassFile {
+    /// `--overrides FILE`.
+    Overrides,
+    /// `--lock FILE`.
+    Lock,
+}
+
+/// A problem in a file a pass reads: which file, the dotted key path inside it (e.g.
+/// `tools.getPet.pin.tenant`, `operations.getPet.name`; empty for the whole file), and what is
+/// wrong. The overrides' and the lock's errors ([`crate::overrides::OverrideError`],
+/// [`crate::lock::LockError`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}{file}: {}{message}", match kind { PassFile::Lock => "lock file ", PassFile::Overrides => "" }, if key.is_empty() { String::new() } else { format!("{key}: ") })]
+pub struct FileError {
+    pub kind: PassFile,
+    pub file: String,
+    pub key: String,
+    pub message: String,
+}
+
+impl FileError {
+    pub fn new(kind: PassFile, file: &str, key: impl Into<String>, message: String) -> Self {
+        Self {
+            kind,
+            file: file.to_string(),
+            key: key.into(),
+            message,
+        }
     }
 }

@@ -26,18 +26,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::diag::{FileError, PassFile};
 use openapi_mcp_toolset::model::{HttpMethod, ToolDef, ToolSet};
 use openapi_mcp_toolset::naming::NameAllocator;
 
-/// A lock entry that is not valid, or a lock file that cannot be read.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("lock file {file}: {}{message}", if key.is_empty() { String::new() } else { format!("{key}: ") })]
-pub struct LockError {
-    pub file: String,
-    /// Dotted key path of the entry, e.g. `operations.getPet.name`; empty for the whole file.
-    pub key: String,
-    pub message: String,
-}
+/// A lock entry that is not valid, or a lock file that cannot be read (`lock file FILE: KEY:
+/// message`).
+pub type LockError = FileError;
 
 /// One published name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,11 +159,7 @@ impl Lock {
     /// Parses a lock file (JSON or YAML) and checks every entry (names valid for `max_len`,
     /// no name locked to two operations).
     pub fn parse(file: &str, text: &str, max_len: usize) -> Result<Self, LockError> {
-        let err = |key: &str, message: String| LockError {
-            file: file.to_string(),
-            key: key.to_string(),
-            message,
-        };
+        let err = |key: &str, message: String| FileError::new(PassFile::Lock, file, key, message);
         let doc: Value = serde_yaml_ng::from_str(text)
             .map_err(|e| err("", format!("not valid YAML or JSON: {e}")))?;
         let Value::Object(root) = doc else {
@@ -311,15 +302,16 @@ impl Lock {
             let current = set.tools[i].name().to_string();
             if current != entry.name {
                 if let Some(p) = crate::profile::name_problem(set, &opts.client, &entry.name) {
-                    return Err(LockError {
-                        file: self.file.clone(),
-                        key: format!("operations.{key}.name"),
-                        message: format!(
+                    return Err(FileError::new(
+                        PassFile::Lock,
+                        &self.file,
+                        format!("operations.{key}.name"),
+                        format!(
                             "`{}` would be rejected by --client {}: {p}",
                             entry.name,
                             opts.client.client.as_str()
                         ),
-                    });
+                    ));
                 }
                 report
                     .pinned
@@ -434,14 +426,15 @@ impl Lock {
     pub fn check_writable(&self, max_len: usize) -> Result<(), LockError> {
         for (id, e) in &self.entries {
             if !valid_name(&e.name, max_len) {
-                return Err(LockError {
-                    file: self.file.clone(),
-                    key: format!("operations.{id}.name"),
-                    message: format!(
+                return Err(FileError::new(
+                    PassFile::Lock,
+                    &self.file,
+                    format!("operations.{id}.name"),
+                    format!(
                         "the tool name `{}` cannot be locked ([a-z0-9_], 1 to {max_len} characters); rename it with --overrides",
                         e.name
                     ),
-                });
+                ));
             }
         }
         Ok(())

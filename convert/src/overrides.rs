@@ -20,17 +20,11 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::convert::ToolOptions;
+use crate::diag::{FileError, PassFile};
 use openapi_mcp_toolset::model::{ToolDef, ToolSet};
 
-/// A problem in the overrides file: the file, the key path inside it, and what is wrong.
-#[derive(Debug, thiserror::Error)]
-#[error("{file}: {key}: {message}")]
-pub struct OverrideError {
-    pub file: String,
-    /// Dotted key path, e.g. `tools.getPet.pin.tenant`; empty for the whole file.
-    pub key: String,
-    pub message: String,
-}
+/// A problem in the overrides file (`FILE: KEY: message`).
+pub type OverrideError = FileError;
 
 /// One tool's overrides.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -54,11 +48,8 @@ pub struct Overrides {
 impl Overrides {
     /// Parses YAML or JSON text (JSON is YAML). `file` is used in error messages.
     pub fn parse(file: &str, text: &str) -> Result<Self, OverrideError> {
-        let err = |key: &str, message: String| OverrideError {
-            file: file.to_string(),
-            key: key.to_string(),
-            message,
-        };
+        let err =
+            |key: &str, message: String| FileError::new(PassFile::Overrides, file, key, message);
         let doc: Value = serde_yaml_ng::from_str(text)
             .map_err(|e| err("", format!("not valid YAML or JSON: {e}")))?;
         let Value::Object(root) = doc else {
@@ -138,10 +129,8 @@ impl Overrides {
     /// Applies the overrides to a converted tool set. A key naming no tool is an error that
     /// suggests the closest name; so is hiding a required argument without pinning it.
     pub fn apply(&self, set: &mut ToolSet, opts: &ToolOptions) -> Result<(), OverrideError> {
-        let err = |key: String, message: String| OverrideError {
-            file: self.file.clone(),
-            key,
-            message,
+        let err = |key: String, message: String| {
+            FileError::new(PassFile::Overrides, &self.file, key, message)
         };
         let mut seen: BTreeMap<usize, String> = BTreeMap::new();
         for (key, o) in &self.tools {
