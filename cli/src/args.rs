@@ -41,6 +41,10 @@ pub enum Command {
     /// Compare two versions of a spec: tools added, removed and renamed, and breaking and
     /// non-breaking inputSchema changes (exit 1 when anything is breaking).
     Diff(DiffArgs),
+    /// Write an MCP Bundle (manifest.json for Claude Desktop's one-click install, `mcpb pack`s to
+    /// a .mcpb) and a server.json for the MCP Registry, for the spec served by this binary's
+    /// `proxy` or by a server built from `generate` (--binary).
+    Bundle(BundleArgs),
     /// Show the effective `proxy` configuration: a --config file, the command line over it,
     /// environment variables and defaults, as YAML with each value's source (secrets masked).
     Config(ConfigArgs),
@@ -119,6 +123,58 @@ pub struct GenerateArgs {
     /// With --mode hybrid: tool name, operationId or tag globs served as normal tools.
     #[arg(long, value_name = "GLOB", value_delimiter = ',')]
     pub pin: Vec<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct BundleArgs {
+    /// The OpenAPI spec (file or http(s) URL): served by the bundle's `openapi-mcp proxy` (a file
+    /// is copied into the bundle; it must not `$ref` other local files), or the spec a --binary
+    /// server was generated from (its credentials and title).
+    pub spec: String,
+    /// Directory to write the bundle to (created; an existing one must be empty or a bundle).
+    #[arg(short = 'o', long)]
+    pub out: PathBuf,
+    /// A server built from `openapi-mcp generate` (target/release/<name>-mcp), bundled instead
+    /// of this openapi-mcp binary; it runs with the options after `--` only.
+    #[arg(long, value_name = "PATH")]
+    pub binary: Option<PathBuf>,
+    /// The bundle's name (default: the spec title in kebab-case plus `-mcp`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// The name Claude Desktop shows (default: the spec title).
+    #[arg(long)]
+    pub display_name: Option<String>,
+    /// The bundle's and the registry entry's version (default: the spec's info.version).
+    #[arg(long, value_name = "VERSION")]
+    pub bundle_version: Option<String>,
+    /// The bundle's author (default: openapi-mcp).
+    #[arg(long)]
+    pub author: Option<String>,
+    /// server.json's name in the MCP Registry: io.github.<user>/<name>, or under a domain you own
+    /// (default: com.example/<name>, to be replaced before publishing).
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    pub registry_name: Option<String>,
+    /// A hosted deployment of the same server (`proxy --transport http`), listed in server.json's
+    /// `remotes` as Streamable HTTP.
+    #[arg(long, value_name = "URL")]
+    pub remote_url: Option<String>,
+    /// The --remote-url deployment wants `Authorization: Bearer <its --auth-token>`.
+    #[arg(long, requires = "remote_url")]
+    pub remote_bearer: bool,
+    /// Where the packed .mcpb is downloaded from (a GitHub or GitLab release asset), listed in
+    /// server.json's packages with --mcpb-sha256.
+    #[arg(long, value_name = "URL", requires = "mcpb_sha256")]
+    pub mcpb_url: Option<String>,
+    /// SHA-256 of the packed .mcpb (`sha256sum x.mcpb`).
+    #[arg(long, value_name = "HEX", requires = "mcpb_url")]
+    pub mcpb_sha256: Option<String>,
+    /// Write into a non-empty directory that holds no bundle.
+    #[arg(long)]
+    pub force: bool,
+    /// After `--`: the server's options, passed as they are (`proxy` options such as --base-url,
+    /// --include-tag, --mode; a --binary server's serving options).
+    #[arg(last = true, value_name = "SERVER_OPTIONS")]
+    pub server_args: Vec<String>,
 }
 
 #[derive(Args, Debug)]

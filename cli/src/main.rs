@@ -92,6 +92,7 @@ fn main() -> ExitCode {
             args::Command::Proxy(a) => commands::proxy::run(a).await,
             args::Command::Generate(a) => commands::generate::run(a).await,
             args::Command::Lint(a) => commands::lint::run(a).await,
+            args::Command::Bundle(a) => commands::bundle::run(a).await,
             args::Command::Diff(a) => commands::diff::run(a).await,
             args::Command::Config(_) => commands::config::print(&matches, &expanded, &served),
         }

@@ -3,6 +3,7 @@
 //! command line, its errors as user errors (exit code 1), and the lock and diagnostics lines on
 //! stderr.
 
+pub mod bundle;
 pub mod config;
 pub mod diff;
 pub mod generate;
