@@ -5,8 +5,8 @@ what a schema cannot see:
   - the manifests fit together: the Service selects the Deployment's pods and targets ports the
     container declares; the probes and the HPA name what exists; the volume and envFrom name the
     ConfigMap and the Secret; the pod runs non-root with a read-only root filesystem;
-  - the Dockerfile is multi-stage, builds the CLI with --locked, runs as a non-root user, and its
-    ENTRYPOINT runs the binary it copies;
+  - the Dockerfile is multi-stage, builds the CLI with --locked and strips it, runs on distroless
+    (with CA roots) as a non-root user, and its ENTRYPOINT runs the binary it copies;
   - the container's command line (the Dockerfile's ENTRYPOINT followed by the Deployment's args)
     is run with the debug binary, with the ConfigMap's files in place of /etc/openapi-mcp/, the
     Secret's values as its environment, 127.0.0.1 free ports in place of 0.0.0.0:8080/9090 and a
@@ -98,6 +98,14 @@ def check_static(root: str, m: dict[str, dict]) -> None:
           f"its ENTRYPOINT runs the binary the final stage copies ({entrypoint[:1]})")
     check(entrypoint[1:] == ["proxy", "--transport", "http", "--listen", "0.0.0.0:8080"],
           f"ENTRYPOINT: proxy --transport http --listen 0.0.0.0:8080 ({entrypoint[1:]})")
+    build_env = " ".join(l for l in stages[0] if l.upper().startswith("ENV "))
+    check("CARGO_PROFILE_RELEASE_STRIP=symbols" in build_env and "CARGO_PROFILE_RELEASE_DEBUG=false" in build_env,
+          "its build stage strips the binary (no line tables, no symbols)")
+    base = final[0].split()[1]
+    check(base.startswith("gcr.io/distroless/") or base == "scratch",
+          f"its final stage is distroless or scratch ({base})")
+    check(base != "scratch" or any(l.upper().startswith("COPY") and "ca-certificates" in l for l in final),
+          "its final stage has CA roots (every distroless image ships them; scratch copies them)")
     ignored = open(os.path.join(root, ".dockerignore")).read().split()
     check("target" in ignored and ".git" in ignored, ".dockerignore leaves out target and .git")
 
