@@ -8,6 +8,7 @@ mod e2e {
     pub mod config;
     pub mod corpus;
     pub mod corpus_calls;
+    pub mod docs;
     pub mod dynamic;
     pub mod eras;
     pub mod fidelity;
