@@ -164,7 +164,8 @@ fn consent_form(html: &str) -> (String, String, String) {
 
 /// The proxy binary with `--oauth-proxy` on a free loopback port.
 struct Proxy {
-    child: tokio::process::Child,
+    /// Kept for its kill on drop.
+    _child: tokio::process::Child,
     origin: String,
     store: std::path::PathBuf,
     _dir: TempDir,
@@ -252,7 +253,7 @@ paths:
     assert!(started, "the proxy started");
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Proxy {
-        child,
+        _child: child,
         origin,
         store,
         _dir: TempDir(dir),
