@@ -2,6 +2,14 @@
 //! per client address; half-open sessions (created by `initialize`, never used again) expire
 //! fast; a `DELETE` of a session the server does not know is 404. It also tells the rate limiter
 //! which `Mcp-Session-Id`s the server really issued, so a client cannot mint fresh buckets.
+//!
+//! Behind a gate (`--oauth-issuer`, `--oauth-proxy`, `--auth-token`) a session belongs to the
+//! caller that opened it (#36): the gate puts the request's [`Principal`] into its extensions,
+//! the session remembers the one of its `initialize`, and a request for the session from anyone
+//! else — another user's valid token — is answered 404 exactly as an unknown session is (it
+//! learns nothing, and cannot use, watch or end the session). Sessions live in this process only
+//! (rmcp's `LocalSessionManager`, no shared session store): a session id is worth nothing at
+//! another replica.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -40,11 +48,42 @@ impl Default for SessionLimits {
     }
 }
 
+/// Who the HTTP gate authenticated a request as: for OAuth (`--oauth-issuer`, `--oauth-proxy`)
+/// the token's subject (`sub`; the proxy's is the user's grant), or the token itself when it has
+/// none; for `--auth-token` the token. Kept as a SHA-256 digest (never the token); `Debug` shows
+/// its first bytes only.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Principal([u8; 32]);
+
+impl Principal {
+    /// The subject `sub` of a validated OAuth token.
+    pub fn subject(sub: &str) -> Self {
+        Principal(crate::oauth::token_digest(&format!("sub\n{sub}")))
+    }
+
+    /// A validated bearer token that names no subject.
+    pub fn token(token: &str) -> Self {
+        Principal(crate::oauth::token_digest(&format!("token\n{token}")))
+    }
+}
+
+impl std::fmt::Debug for Principal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Principal({:02x}{:02x}{:02x}{:02x}…)",
+            self.0[0], self.0[1], self.0[2], self.0[3]
+        )
+    }
+}
+
 struct Entry {
     ip: IpAddr,
     created: Instant,
     /// The client came back with the id (e.g. `notifications/initialized`).
     used: bool,
+    /// Who opened it (`None`: no gate).
+    owner: Option<Principal>,
 }
 
 /// Tracks the sessions this server issued (see the module docs).
@@ -136,6 +175,14 @@ fn json_rpc_error(status: StatusCode, message: &str) -> Response {
     resp
 }
 
+/// rmcp's answer to a request for a session it does not know (byte for byte, so a session of
+/// another caller looks the same).
+fn unknown_session() -> Response {
+    let mut resp = Response::new(axum::body::Body::from("Not Found: Session not found"));
+    *resp.status_mut() = StatusCode::NOT_FOUND;
+    resp
+}
+
 /// The middleware: caps new sessions, marks used ones, answers `DELETE` of unknown sessions
 /// with 404 and rmcp's 202 for a known one with 204 (clients expect 200 or 204).
 pub async fn guard_sessions(guard: Arc<SessionGuard>, req: Request, next: Next) -> Response {
@@ -147,8 +194,18 @@ pub async fn guard_sessions(guard: Arc<SessionGuard>, req: Request, next: Next) 
         .map(Arc::from);
     let ip = client_ip(&req).unwrap_or(IpAddr::from([0, 0, 0, 0]));
     let is_delete = req.method() == axum::http::Method::DELETE;
+    let principal = req.extensions().get::<Principal>().copied();
     if let Some(id) = &session {
         let known = match guard.issued().get_mut(id) {
+            Some(e) if e.owner != principal => {
+                // Another caller's session: what an unknown session gets, nothing more.
+                tracing::debug!("refused a request for a session another caller opened");
+                return if is_delete {
+                    json_rpc_error(StatusCode::NOT_FOUND, "Session not found")
+                } else {
+                    unknown_session()
+                };
+            }
             Some(e) => {
                 e.used = true;
                 true
@@ -201,6 +258,7 @@ pub async fn guard_sessions(guard: Arc<SessionGuard>, req: Request, next: Next) 
                 ip,
                 created: Instant::now(),
                 used: false,
+                owner: principal,
             },
         );
     }

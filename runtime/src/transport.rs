@@ -249,13 +249,16 @@ pub fn http_router(
         move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
     ));
     if let Some(token) = opts.auth_token.clone() {
+        let principal = crate::sessions::Principal::token(&token);
         let token = Arc::new(token);
         let metrics = opts.observe.metrics.clone();
         app = app.layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
                 let token = Arc::clone(&token);
                 let metrics = metrics.clone();
-                async move { require_bearer(&token, metrics.as_deref(), req, next).await }
+                async move {
+                    require_bearer(&token, principal, metrics.as_deref(), req, next).await
+                }
             },
         ));
     }
@@ -507,10 +510,13 @@ async fn json_rpc_body_errors(max: usize, req: Request, next: Next) -> Response 
     }
 }
 
+/// The `--auth-token` gate; a request that passes is the token's [`Principal`] (its session
+/// is bound to it).
 async fn require_bearer(
     token: &str,
+    principal: crate::sessions::Principal,
     metrics: Option<&Metrics>,
-    req: Request,
+    mut req: Request,
     next: Next,
 ) -> Response {
     let given = req
@@ -522,7 +528,10 @@ async fn require_bearer(
                 .or_else(|| v.strip_prefix("bearer "))
         });
     match given {
-        Some(g) if constant_time_eq(g.trim().as_bytes(), token.as_bytes()) => next.run(req).await,
+        Some(g) if constant_time_eq(g.trim().as_bytes(), token.as_bytes()) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
         _ => {
             if let Some(m) = metrics {
                 m.auth_failed();
@@ -634,6 +643,11 @@ async fn require_oauth(
         body
     };
     if let Some(token) = &token {
+        // Who the request is: its session is bound to the subject (crate::sessions).
+        parts.extensions.insert(match claims.subject.as_deref() {
+            Some(sub) if !sub.is_empty() => crate::sessions::Principal::subject(sub),
+            _ => crate::sessions::Principal::token(token),
+        });
         // The caller, for per-caller upstream credentials (forward::caller).
         parts
             .extensions
