@@ -408,15 +408,19 @@ impl AuditTarget {
         }
     }
 
+    /// A file is created owner-only (0600 on Unix: the log names users, tools and arguments'
+    /// shapes); an existing file keeps its mode (the operator's choice, e.g. a log shipper's
+    /// group).
     fn open(&self) -> std::io::Result<Box<dyn Write + Send>> {
         Ok(match self {
             AuditTarget::Stdout => Box::new(std::io::stdout()),
-            AuditTarget::File(p) => Box::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)?,
-            ),
+            AuditTarget::File(p) => {
+                let mut o = std::fs::OpenOptions::new();
+                o.create(true).append(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+                Box::new(o.open(p)?)
+            }
         })
     }
 }
@@ -808,6 +812,28 @@ mod tests {
             serde_json::from_str(text.lines().last().expect("a line")).expect("JSON line");
         assert_eq!(last["tool"], "tool_149");
         let _ = std::fs::remove_file(path);
+    }
+
+    /// #36 item 10: the audit log (users, tools, outcomes) is created readable by its owner
+    /// only, not with the umask's world-readable default.
+    #[cfg(unix)]
+    #[test]
+    fn the_audit_log_is_created_owner_only() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = std::env::temp_dir().join(format!(
+            "openapi-mcp-audit-mode-{}-{}.jsonl",
+            std::process::id(),
+            next_request_id()
+        ));
+        let log = AuditLog::open(AuditTarget::File(path.clone()), None).expect("open");
+        log.record(entry(1));
+        log.flush(Duration::from_secs(5));
+        let mode = std::fs::metadata(&path)
+            .expect("created")
+            .permissions()
+            .mode();
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(mode & 0o777, 0o600, "mode {:o}", mode & 0o777);
     }
 
     #[test]
