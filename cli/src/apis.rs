@@ -342,6 +342,40 @@ mod tests {
 
     const YAML: &str = "transport: http\napis:\n  - name: pets\n    spec: pets.yaml\n    base-url: http://127.0.0.1:1/api\n    include_tag: [pets]\n    header: ['X-A: 1']\n  - name: crm\n    spec: crm.yaml\n    prefix: ''\n    auth: [key=lit]\n    client: claude\n";
 
+    /// #36 item 4: every environment variable a command-line option reads (`env = …`, in every
+    /// subcommand, and in a generated server's command line) is one of the server's own
+    /// variables, which no security scheme's credential is read from: a new option's variable
+    /// cannot be forgotten.
+    #[test]
+    fn every_option_variable_is_reserved_from_credentials() {
+        fn envs(cmd: &Command, out: &mut Vec<String>) {
+            for a in cmd.get_arguments() {
+                if let Some(e) = a.get_env() {
+                    out.push(e.to_string_lossy().into_owned());
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                envs(sub, out);
+            }
+        }
+        let mut all = Vec::new();
+        envs(&crate::args::Cli::command(), &mut all);
+        envs(
+            &<openapi_mcp_runtime::serve::GeneratedCli as CommandFactory>::command(),
+            &mut all,
+        );
+        assert!(
+            all.iter().any(|e| e == "OPENAPI_MCP_AUTH_TOKEN"),
+            "the enumeration finds the options' variables: {all:?}"
+        );
+        for e in &all {
+            assert!(
+                openapi_mcp_runtime::forward::auth::server_env(e).is_some(),
+                "option variable {e} is not in forward::auth::SERVER_ENV"
+            );
+        }
+    }
+
     #[test]
     fn yaml_and_toml_entries_parse_the_same() {
         let toml = "transport = \"http\"\n[[apis]]\nname = \"pets\"\nspec = \"pets.yaml\"\nbase-url = \"http://127.0.0.1:1/api\"\ninclude_tag = [\"pets\"]\nheader = [\"X-A: 1\"]\n[[apis]]\nname = \"crm\"\nspec = \"crm.yaml\"\nprefix = \"\"\nauth = [\"key=lit\"]\nclient = \"claude\"\n";

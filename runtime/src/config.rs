@@ -495,6 +495,19 @@ fn scalar(v: &Value) -> Option<String> {
 /// `cmd` parses `s` alone (clap keeps `ValueParser::parse_ref` to itself). Only errors about the
 /// value count: a missing or conflicting other argument is the whole command line's business.
 fn check(cmd: &Command, arg: &Arg, file: &str, key: &str, s: String) -> Result<Token, ConfigError> {
+    // `auth` and `header` values hold secrets: a malformed one is named by its key, never shown.
+    let shape = match arg.get_long() {
+        Some("auth") if !s.contains('=') => Some("expects SCHEME=VALUE, and a value has no `=`"),
+        Some("header") if !s.contains(':') => Some("expects 'Name: value', and a value has no `:`"),
+        _ => None,
+    };
+    if let Some(problem) = shape {
+        return Err(ConfigError::Value {
+            file: file.to_string(),
+            key: key.to_string(),
+            message: format!("{problem} (not shown: it may be a secret)"),
+        });
+    }
     let token = match arg.get_long() {
         Some(long) if !arg.is_positional() => format!("--{long}="),
         _ => String::new(),
@@ -519,10 +532,15 @@ fn check(cmd: &Command, arg: &Arg, file: &str, key: &str, s: String) -> Result<T
                 clap::error::ErrorKind::InvalidValue | clap::error::ErrorKind::ValueValidation
             )
         {
+            let long = arg.get_long().unwrap_or_default();
             return Err(ConfigError::Value {
                 file: file.to_string(),
                 key: key.to_string(),
-                message: clap_message(&e),
+                message: if is_secret(arg) || long == "auth" || long == "header" {
+                    "not a valid value (not shown: it may be a secret)".to_string()
+                } else {
+                    clap_message(&e)
+                },
             });
         }
     }
@@ -563,9 +581,8 @@ fn secret_warning(
         || long == "auth"
         || (long == "header"
             && values.iter().any(|v| match v {
-                // The rule that decides what results redact.
                 Token::Value(h) => h.split_once(':').is_some_and(|(name, value)| {
-                    crate::forward::scrub::is_secret_header(name.trim(), value)
+                    crate::forward::scrub::names_a_secret(name.trim(), value)
                 }),
                 Token::Flag => false,
             }));
@@ -586,7 +603,8 @@ fn secret_warning(
 }
 
 /// `value` of `arg` as it may be shown: secrets masked (`--auth SCHEME=***`, `--header
-/// 'Name: ***'`, a URL's password).
+/// 'Name: ***'`), any URL as the start-up line shows it ([`crate::serve::shown_url_text`]: no
+/// user info, query values `***`).
 pub fn mask(arg: &Arg, value: &str) -> String {
     let long = arg.get_long().unwrap_or_default();
     if is_secret(arg) {
@@ -601,23 +619,7 @@ pub fn mask(arg: &Arg, value: &str) -> String {
             Some((name, _)) => format!("{name}: {MASK}"),
             None => MASK.to_string(),
         },
-        _ => mask_url(value),
-    }
-}
-
-/// A URL's password (and its whole userinfo when only a user is given: often a token) masked;
-/// anything else unchanged.
-fn mask_url(value: &str) -> String {
-    match url::Url::parse(value) {
-        Ok(mut u) if u.has_host() && (!u.username().is_empty() || u.password().is_some()) => {
-            if u.password().is_some() {
-                let _ = u.set_password(Some(MASK));
-            } else {
-                let _ = u.set_username(MASK);
-            }
-            u.to_string()
-        }
-        _ => value.to_string(),
+        _ => crate::serve::shown_url_text(value),
     }
 }
 
@@ -939,7 +941,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("https://u:***@example.com/api.yaml"),
+            text.contains("spec: https://example.com/api.yaml"),
             "{text}"
         );
         assert!(text.contains("timeout: 30  # default"), "{text}");

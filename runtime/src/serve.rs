@@ -78,7 +78,7 @@ pub struct ServeArgs {
     /// HTTP: require `Authorization: Bearer TOKEN` from MCP clients.
     #[cfg_attr(
         feature = "cli",
-        arg(long, env = "OPENAPI_MCP_AUTH_TOKEN", hide_env_values = true)
+        arg(long, env = crate::forward::auth::AUTH_TOKEN_ENV, hide_env_values = true)
     )]
     pub auth_token: Option<String>,
     /// HTTP: be an OAuth 2.1 resource server for this authorization server (its issuer URL):
@@ -866,17 +866,7 @@ impl ServeArgs {
         };
         url::Url::parse(&base).map_err(|e| {
             // Not parsed: shown without what may hold secrets (user info, the query).
-            let (head, query) = match base.find('?') {
-                Some(i) => (&base[..i], "?…"),
-                None => (base.as_str(), ""),
-            };
-            let safe = match head.rfind('@') {
-                Some(at) => {
-                    let scheme_end = head.find("://").map_or(0, |i| i + 3);
-                    format!("{}…@{}{query}", &head[..scheme_end], &head[at + 1..])
-                }
-                None => format!("{head}{query}"),
-            };
+            let safe = shown_url_text(&base);
             UserError::msg(format!(
                 "invalid base URL {safe:?} (pass an absolute --base-url): {e}"
             ))
@@ -905,17 +895,25 @@ impl ServeArgs {
                 var(&v)
             );
         }
-        let mut creds =
-            Credentials::from_env(&set.security_schemes, |k| std::env::var(var(k)).ok());
+        let (mut creds, reserved) =
+            Credentials::from_env_as(&set.security_schemes, var, |k| std::env::var(k).ok());
+        for r in reserved {
+            tracing::warn!("{of_api}{r}");
+        }
         for a in &self.auth {
             let Some((scheme, value)) = a.split_once('=') else {
                 return Err(UserError::msg(format!(
-                    "--auth expects SCHEME=VALUE, got {:?}",
-                    a.split('=').next().unwrap_or_default()
+                    "{of_api}--auth expects SCHEME=VALUE: one value has no `=` (not shown: it may be a secret)"
                 ))
                 .into());
             };
             if !set.security_schemes.iter().any(|(n, _)| n == scheme) {
+                if crate::forward::scrub::looks_generated(scheme) {
+                    return Err(UserError::msg(format!(
+                        "{of_api}--auth: the spec has no security scheme by the name before `=` (not shown: it looks like a secret; --auth expects SCHEME=VALUE)"
+                    ))
+                    .into());
+                }
                 let known: Vec<&str> = set
                     .security_schemes
                     .iter()
@@ -932,9 +930,10 @@ impl ServeArgs {
         let mut static_headers = Vec::new();
         for h in &self.header {
             let Some((name, value)) = h.split_once(':') else {
-                return Err(
-                    UserError::msg(format!("--header expects 'Name: value', got {h:?}")).into(),
-                );
+                return Err(UserError::msg(format!(
+                    "{of_api}--header expects 'Name: value': one value has no `:` (not shown: it may be a secret)"
+                ))
+                .into());
             };
             static_headers.push((name.trim().to_string(), value.trim().to_string()));
         }
@@ -1612,6 +1611,52 @@ async fn stop_signal() {
     let _ = tokio::signal::ctrl_c().await;
 }
 
+/// A URL given as text (an option's value: the spec URL, `--base-url`, `--oauth-store`, …) as
+/// it may be printed: [`shown_url`] when it parses; when it does not, the same done on the text
+/// (user info dropped, query values hidden). Text that is no URL (no `://`, no `?`) is
+/// unchanged. The one masking of the start-up line, `config --print` and errors (#36).
+pub fn shown_url_text(value: &str) -> String {
+    if let Ok(u) = url::Url::parse(value)
+        && u.has_host()
+    {
+        return shown_url(&u);
+    }
+    let scheme_end = value.find("://").map(|i| i + 3);
+    if scheme_end.is_none() && !value.contains('?') {
+        return value.to_string();
+    }
+    let (head, query) = match value.find('?') {
+        Some(i) => (&value[..i], Some(&value[i + 1..])),
+        None => (value, None),
+    };
+    let mut out = match scheme_end {
+        Some(start) => {
+            let authority_end = head[start..].find('/').map_or(head.len(), |i| start + i);
+            match head[..authority_end].rfind('@') {
+                Some(at) if at >= start => format!("{}{}", &head[..start], &head[at + 1..]),
+                _ => head.to_string(),
+            }
+        }
+        None => head.to_string(),
+    };
+    if let Some(q) = query {
+        out.push('?');
+        out.push_str(&mask_query(q));
+    }
+    out
+}
+
+/// `k=v&…` with every value `***`.
+fn mask_query(q: &str) -> String {
+    q.split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((k, _)) => format!("{k}=***"),
+            None => pair.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
 /// A URL as it may be printed: without user info and with query values hidden (a base URL can
 /// carry `user:password@` or `?key=SECRET`).
 pub fn shown_url(url: &url::Url) -> String {
@@ -1621,14 +1666,8 @@ pub fn shown_url(url: &url::Url) -> String {
         let _ = u.set_password(None);
     }
     if let Some(q) = u.query().filter(|q| !q.is_empty()) {
-        let hidden: Vec<String> = q
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((k, _)) => format!("{k}=***"),
-                None => pair.to_string(),
-            })
-            .collect();
-        u.set_query(Some(&hidden.join("&")));
+        let hidden = mask_query(q);
+        u.set_query(Some(&hidden));
     }
     u.to_string()
 }

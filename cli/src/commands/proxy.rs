@@ -28,7 +28,8 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     };
     let serving = Serving {
         program: "openapi-mcp".to_string(),
-        label: args.spec.spec.clone(),
+        // The spec's URL as every URL is shown: no user info, query values hidden (#36).
+        label: openapi_mcp_runtime::serve::shown_url_text(&args.spec.spec),
         dispatcher: None,
         on_start,
         watched,

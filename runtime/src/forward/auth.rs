@@ -76,6 +76,69 @@ pub(crate) enum Cred<'a> {
 
 use openapi_mcp_toolset::model::credential_env_base as env_base;
 
+/// The environment variable of `--auth-token` (the HTTP gate's bearer token).
+pub const AUTH_TOKEN_ENV: &str = "OPENAPI_MCP_AUTH_TOKEN";
+
+/// Where the OAuth proxy's SQLite store goes by default (read by `oauth::proxy::store`).
+pub const DATA_DIR_ENV: &str = "OPENAPI_MCP_DATA_DIR";
+
+/// Every `OPENAPI_MCP_*` variable the server reads for itself, with what it is for (#36). A
+/// security scheme whose credential variable is one of these (a scheme `auth_token`,
+/// `store_key`, `confirm_key`; an oauth2 client-credentials scheme `oauth` or `upstream`; in a
+/// server of several APIs, API `auth` with scheme `token`) reads no credential from the
+/// environment: the server's own secret would otherwise be sent to the API, and an API key set
+/// under that name would become the server's. The clap arguments take their `env` names from
+/// here, and a test checks every `env` of the command line is listed.
+pub const SERVER_ENV: &[(&str, &str)] = &[
+    (AUTH_TOKEN_ENV, "--auth-token, the HTTP gate's token"),
+    (
+        crate::serve::CONFIRM_KEY_ENV,
+        "the key sealing --confirm confirmations",
+    ),
+    (
+        crate::oauth::CLIENT_SECRET_ENV,
+        "the secret of --oauth-client-id",
+    ),
+    (
+        crate::oauth::proxy::STORE_KEY_ENV,
+        "the key of the --oauth-proxy store",
+    ),
+    (
+        crate::oauth::proxy::UPSTREAM_SECRET_ENV,
+        "the secret of --upstream-client-id",
+    ),
+    (DATA_DIR_ENV, "the --oauth-proxy store's directory"),
+];
+
+/// What the server reads `var` for, when it is one of its own variables ([`SERVER_ENV`]).
+pub fn server_env(var: &str) -> Option<&'static str> {
+    SERVER_ENV
+        .iter()
+        .find(|(n, _)| *n == var)
+        .map(|(_, what)| *what)
+}
+
+/// A security scheme that reads no credential from the environment because one of its
+/// variables is the server's own ([`SERVER_ENV`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReservedEnv {
+    pub scheme: String,
+    /// The variable, as the scheme would have read it.
+    pub var: String,
+    /// What the server reads it for.
+    pub what: &'static str,
+}
+
+impl fmt::Display for ReservedEnv {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "security scheme {} would read its credential from {}, which is the server's own ({}): it reads nothing from the environment; set it with --auth {}=VALUE",
+            self.scheme, self.var, self.what, self.scheme
+        )
+    }
+}
+
 impl Credentials {
     pub fn new() -> Self {
         Self::default()
@@ -88,10 +151,36 @@ impl Credentials {
         schemes: &[(String, SecurityScheme)],
         env: impl Fn(&str) -> Option<String>,
     ) -> Self {
-        let get = |name: &str| env(name).filter(|v| !v.is_empty());
+        Self::from_env_as(schemes, str::to_string, env).0
+    }
+
+    /// [`Credentials::from_env`] where the variable `name(v)` is read for each variable `v` of
+    /// the module docs (a server of several APIs reads `OPENAPI_MCP_<API>_<SCHEME>`). A scheme
+    /// any of whose variables is the server's own ([`SERVER_ENV`]) reads nothing: it is
+    /// returned, for a warning.
+    pub fn from_env_as(
+        schemes: &[(String, SecurityScheme)],
+        name: impl Fn(&str) -> String,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> (Self, Vec<ReservedEnv>) {
+        let get = |v: &str| env(&name(v)).filter(|v| !v.is_empty());
         let ambiguous = ambiguous_env(schemes);
         let mut creds = Self::default();
-        for (name, scheme) in schemes {
+        let mut reserved = Vec::new();
+        for (scheme_name, scheme) in schemes {
+            let taken = scheme.env_var_names(scheme_name).into_iter().find_map(|v| {
+                let var = name(&v);
+                server_env(&var).map(|what| ReservedEnv {
+                    scheme: scheme_name.clone(),
+                    var,
+                    what,
+                })
+            });
+            if let Some(r) = taken {
+                reserved.push(r);
+                continue;
+            }
+            let name = scheme_name;
             let base = env_base(name);
             if ambiguous.iter().any(|(b, _)| *b == base) {
                 continue;
@@ -123,7 +212,7 @@ impl Credentials {
                 creds.map.insert(name.clone(), s);
             }
         }
-        creds
+        (creds, reserved)
     }
 
     /// `--auth SCHEME=VALUE`: VALUE means what `OPENAPI_MCP_<NAME>` means (for basic `user:pass`,
@@ -188,6 +277,24 @@ impl Credentials {
         }
     }
 
+    /// The schemes whose secret (a key, a token, a password, a client secret) is non-empty and
+    /// shorter than `min` characters: too short to be scrubbed from results.
+    pub(crate) fn short_values(&self, min: usize) -> Vec<String> {
+        let short = |v: &str| !v.is_empty() && v.chars().count() < min;
+        self.map
+            .iter()
+            .filter(|(_, s)| match s {
+                Secret::Raw(v) => match v.split_once(':') {
+                    Some((_, pass)) => short(v) || short(pass),
+                    None => short(v),
+                },
+                Secret::UserPass { pass, .. } => short(pass),
+                Secret::Client { secret, .. } => short(secret),
+            })
+            .map(|(n, _)| n.clone())
+            .collect()
+    }
+
     /// Every secret string (and derived form) that must be scrubbed from text shown to clients.
     /// Besides the raw value: its base64 (basic auth) and the percent-encoded forms it takes in a
     /// query string, a cookie or a form body (APIs echo those back in error bodies).
@@ -215,19 +322,9 @@ impl Credentials {
     }
 }
 
-/// `v` and the distinct forms it takes on the wire — query (RFC 3986), form body
-/// (`application/x-www-form-urlencoded`) and cookie encoding — or in a JSON error body that
-/// echoes it (string escaping).
+/// `v` in every form it may come back in ([`super::scrub::value_forms`]).
 fn push_with_encodings(out: &mut Vec<String>, v: &str) {
-    use super::encode::{enc, enc_cookie, enc_form};
-    out.push(v.to_string());
-    let json = serde_json::to_string(v).unwrap_or_default();
-    let json = json
-        .strip_prefix('"')
-        .and_then(|j| j.strip_suffix('"'))
-        .unwrap_or(v)
-        .to_string();
-    for e in [enc(v), enc_form(v), enc_cookie(v), json] {
+    for e in super::scrub::value_forms(v) {
         if !out.contains(&e) {
             out.push(e);
         }
@@ -706,6 +803,153 @@ mod tests {
         assert_eq!(
             c.missing(&s),
             vec!["ApiKey".to_string(), "api-key".to_string()]
+        );
+    }
+
+    /// #36 item 4: a scheme whose variable is the server's own (`--auth-token`'s, the store
+    /// key, the confirm key, the OAuth client secrets) reads nothing from the environment.
+    #[test]
+    fn schemes_never_read_the_servers_own_variables() {
+        let s = vec![
+            ("auth_token".to_string(), SecurityScheme::Bearer),
+            (
+                "store-key".to_string(),
+                SecurityScheme::ApiKey {
+                    name: "X-Key".into(),
+                    location: ApiKeyLocation::Header,
+                },
+            ),
+            ("ConfirmKey".to_string(), SecurityScheme::OAuth2Token),
+            (
+                "oauth".to_string(),
+                SecurityScheme::OAuth2ClientCredentials {
+                    token_url: "https://a/token".into(),
+                    scopes: vec![],
+                },
+            ),
+            (
+                "upstream".to_string(),
+                SecurityScheme::OAuth2ClientCredentials {
+                    token_url: "https://a/token".into(),
+                    scopes: vec![],
+                },
+            ),
+            ("data_dir".to_string(), SecurityScheme::Bearer),
+            ("fine".to_string(), SecurityScheme::Bearer),
+        ];
+        // Every variable set, the servers' own and the ordinary one.
+        let env = |k: &str| Some(format!("value-of-{k}"));
+        let (c, reserved) = Credentials::from_env_as(&s, str::to_string, env);
+        assert_eq!(
+            c.missing(&s),
+            vec![
+                "auth_token",
+                "store-key",
+                "ConfirmKey",
+                "oauth",
+                "upstream",
+                "data_dir"
+            ]
+        );
+        assert_eq!(
+            c.cred("fine", &SecurityScheme::Bearer),
+            Some(Cred::Token("value-of-OPENAPI_MCP_FINE"))
+        );
+        let vars: Vec<&str> = reserved.iter().map(|r| r.var.as_str()).collect();
+        assert_eq!(
+            vars,
+            vec![
+                "OPENAPI_MCP_AUTH_TOKEN",
+                "OPENAPI_MCP_STORE_KEY",
+                "OPENAPI_MCP_CONFIRM_KEY",
+                "OPENAPI_MCP_OAUTH_CLIENT_SECRET",
+                "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET",
+                "OPENAPI_MCP_DATA_DIR",
+            ]
+        );
+        // The warning says which variable, what it is, and what to do; never a value.
+        let w = reserved[0].to_string();
+        assert!(
+            w.contains("OPENAPI_MCP_AUTH_TOKEN")
+                && w.contains("--auth-token")
+                && w.contains("--auth auth_token=VALUE")
+                && !w.contains("value-of"),
+            "{w}"
+        );
+        // `from_env` (generated servers, tests) keeps the rule.
+        let c = Credentials::from_env(&s, env);
+        assert!(!c.has("auth_token", &SecurityScheme::Bearer));
+        // --auth still sets such a scheme.
+        let mut c = c;
+        c.set("auth_token", "explicit".into());
+        assert_eq!(
+            c.cred("auth_token", &SecurityScheme::Bearer),
+            Some(Cred::Token("explicit"))
+        );
+    }
+
+    /// #36 item 4: every `OPENAPI_MCP_*` variable the runtime's code reads for itself — a
+    /// `…_ENV` constant, or a literal passed to `env(…)`, `var(…)` or `var_os(…)` — is in
+    /// [`SERVER_ENV`] (the clap options' variables are checked by the CLI's tests).
+    #[test]
+    fn every_variable_the_runtime_reads_is_reserved() {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    out.push(p);
+                }
+            }
+        }
+        let mut files = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut files,
+        );
+        let mut found = Vec::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            for line in text.lines() {
+                for marker in ["_ENV: &str = \"", "env(\"", "var(\"", "var_os(\""] {
+                    let Some(at) = line.find(marker) else {
+                        continue;
+                    };
+                    let rest = &line[at + marker.len()..];
+                    let lit = &rest[..rest.find('"').unwrap_or(rest.len())];
+                    if lit.starts_with("OPENAPI_MCP_") {
+                        found.push((f.display().to_string(), lit.to_string()));
+                    }
+                }
+            }
+        }
+        assert!(
+            found.iter().any(|(_, v)| v == "OPENAPI_MCP_STORE_KEY")
+                && found.iter().any(|(_, v)| v == "OPENAPI_MCP_DATA_DIR"),
+            "the scan finds the server's variables: {found:?}"
+        );
+        for (file, var) in &found {
+            assert!(
+                server_env(var).is_some(),
+                "{file} reads {var}, which is not in SERVER_ENV"
+            );
+        }
+    }
+
+    /// #36 item 4, several APIs: API `auth`'s scheme `token` would read `OPENAPI_MCP_AUTH_TOKEN`.
+    #[test]
+    fn an_api_name_and_scheme_never_make_a_servers_variable() {
+        let s = vec![("token".to_string(), SecurityScheme::Bearer)];
+        let env = |k: &str| Some(format!("value-of-{k}"));
+        let (c, reserved) = Credentials::from_env_as(&s, |k| crate::multi::env_var("auth", k), env);
+        assert!(c.is_empty());
+        assert_eq!(reserved[0].var, "OPENAPI_MCP_AUTH_TOKEN");
+        let (c, reserved) = Credentials::from_env_as(&s, |k| crate::multi::env_var("pets", k), env);
+        assert!(reserved.is_empty());
+        assert_eq!(
+            c.cred("token", &SecurityScheme::Bearer),
+            Some(Cred::Token("value-of-OPENAPI_MCP_PETS_TOKEN"))
         );
     }
 

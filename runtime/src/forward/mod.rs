@@ -471,12 +471,13 @@ impl Forwarder {
                     reason: "the value contains control characters",
                 });
             }
-            if scrub::is_secret_header(k, v) {
-                static_secrets.push(v.clone());
-                if let Some((_, rest)) = v.split_once(' ') {
-                    static_secrets.push(rest.to_string());
-                }
-            }
+            static_secrets.extend(scrub::header_secrets(k, v));
+        }
+        for what in scrub::short_secrets(&opts.static_headers, &creds) {
+            tracing::warn!(
+                "{what}: the value is shorter than {} characters, too short to be redacted from results (it would match ordinary text)",
+                scrub::MIN_SECRET_LEN
+            );
         }
         let client = reqwest::Client::builder()
             .tcp_nodelay(true)
@@ -1109,13 +1110,26 @@ impl Forwarder {
     }
 
     /// [`Self::secrets`] and the caller's credentials of this call, longest first.
+    /// The client's forwarded headers (`--forward-header`) count as the caller's credentials.
     fn secrets_with(&self, per_caller: &[(String, String)]) -> Vec<String> {
         let mut secrets = self.secrets();
-        if per_caller.is_empty() {
+        let forwarded: Vec<String> = CALL_SCOPE
+            .try_with(|s| {
+                s.forwarded_headers
+                    .iter()
+                    .flat_map(|(k, v)| scrub::header_secrets(k, v))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if per_caller.is_empty() && forwarded.is_empty() {
             return secrets;
         }
         secrets.extend(scrub::prepare(
-            per_caller.iter().map(|(_, v)| v.clone()).collect(),
+            per_caller
+                .iter()
+                .flat_map(|(_, v)| scrub::value_forms(v))
+                .chain(forwarded)
+                .collect(),
         ));
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets
@@ -1196,6 +1210,8 @@ fn missing_credential(
             let base = openapi_mcp_toolset::model::credential_env_base(n);
             let vars = if ambiguous.iter().any(|(b, _)| *b == base) {
                 format!("--auth {n}=VALUE (its variable is shared with another scheme)")
+            } else if s.env_var_names(n).iter().any(|v| auth::server_env(v).is_some()) {
+                format!("--auth {n}=VALUE (its variable is one the server reads for itself)")
             } else {
                 match s {
                     SecurityScheme::Basic => format!("{base}_USERNAME and {base}_PASSWORD"),
@@ -1633,20 +1649,21 @@ mod tests {
         }))
         .await;
         let schemes = vec![(
-            "oauth".to_string(),
+            // Not `oauth`: OPENAPI_MCP_OAUTH_CLIENT_SECRET is the server's own (#36).
+            "api_oauth".to_string(),
             SecurityScheme::OAuth2ClientCredentials {
                 token_url: format!("http://{addr}/oauth/token"),
                 scopes: vec!["read".into(), "write".into()],
             },
         )];
         let creds = Credentials::from_env(&schemes, |k| match k {
-            "OPENAPI_MCP_OAUTH_CLIENT_ID" => Some("my-client".into()),
-            "OPENAPI_MCP_OAUTH_CLIENT_SECRET" => Some("cl1ent-s3cret".into()),
+            "OPENAPI_MCP_API_OAUTH_CLIENT_ID" => Some("my-client".into()),
+            "OPENAPI_MCP_API_OAUTH_CLIENT_SECRET" => Some("cl1ent-s3cret".into()),
             _ => None,
         });
         let f = Forwarder::new(opts(addr), schemes, creds).expect("forwarder");
         let mut route = get_pet();
-        route.security = vec![vec!["oauth".into()]];
+        route.security = vec![vec!["api_oauth".into()]];
 
         // Before any call, build_request has no token to add.
         assert_eq!(
