@@ -906,9 +906,15 @@ pub fn check_call(
     if args.values().any(|v| depth_exceeds(v, MAX_DEPTH)) {
         return check(validator, schema, args);
     }
-    let args = drop_empty_values(Some(schema), route, args)
-        .map_err(|e| e.into_iter().map(|e| e.message).collect::<Vec<_>>())?;
-    check(validator, schema, &args)?;
+    let (args, empty) = split_empty_values(Some(schema), route, args);
+    // The schema's verdict too, in the same answer (a required empty value stays in for it).
+    let mut problems: Vec<String> = empty.into_iter().map(|e| e.message).collect();
+    if let Err(more) = check(validator, schema, &args) {
+        problems.extend(more);
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
     check_wire_formats(schema, route, &args)
 }
 
@@ -942,6 +948,21 @@ pub fn drop_empty_values<'a>(
     route: &crate::model::Route,
     args: &'a Map<String, Value>,
 ) -> Result<std::borrow::Cow<'a, Map<String, Value>>, Vec<EmptyValue>> {
+    let (args, problems) = split_empty_values(schema, route, args);
+    if problems.is_empty() {
+        Ok(args)
+    } else {
+        Err(problems)
+    }
+}
+
+/// [`drop_empty_values`]' work: the arguments without the empty values not sent (required empty
+/// ones left as given), and the required empty ones.
+fn split_empty_values<'a>(
+    schema: Option<&Map<String, Value>>,
+    route: &crate::model::Route,
+    args: &'a Map<String, Value>,
+) -> (std::borrow::Cow<'a, Map<String, Value>>, Vec<EmptyValue>) {
     use crate::model::ArgLocation;
     let mut out: Option<Map<String, Value>> = None;
     let mut problems = Vec::new();
@@ -961,8 +982,8 @@ pub fn drop_empty_values<'a>(
                     _ => query_wire(v, *style),
                 };
                 let what = match v {
-                    Value::Array(a) if !a.is_empty() => "has no item that is not empty",
-                    Value::Object(o) if !o.is_empty() => "has no member that is not empty",
+                    Value::Array(a) if !a.is_empty() => "has only empty items",
+                    Value::Object(o) if !o.is_empty() => "has only empty members",
                     _ => "is empty",
                 };
                 (
@@ -1006,13 +1027,11 @@ pub fn drop_empty_values<'a>(
             }
         }
     }
-    if !problems.is_empty() {
-        return Err(problems);
-    }
-    Ok(match out {
+    let args = match out {
         Some(m) => std::borrow::Cow::Owned(m),
         None => std::borrow::Cow::Borrowed(args),
-    })
+    };
+    (args, problems)
 }
 
 /// What of a value goes on the wire once its empty values are left out.
@@ -2300,7 +2319,7 @@ mod empty_value_tests {
             assert_eq!(e[0].arg, "ids");
             assert!(
                 e[0].message
-                    .starts_with("argument `ids` (query `ids`): has no item")
+                    .starts_with("argument `ids` (query `ids`): has only empty items")
                     && e[0].message.contains("no empty value"),
                 "{at}: {}",
                 e[0].message
@@ -2368,6 +2387,14 @@ mod empty_value_tests {
                 "argument `q` (query `q`): is empty, and the API allows no empty value for this parameter"
             ]
         );
+        // Refused empty values and the schema's problems come in one answer.
+        let p = check_call(&v, &s, &r, &obj(json!({"q": "", "ids": ["AB"]}))).expect_err("both");
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(
+            p[0].starts_with("argument `q` (query `q`): is empty"),
+            "{p:?}"
+        );
+        assert!(p[1].starts_with("`ids[0]`"), "{p:?}");
         // What is sent is still validated.
         let p = check_call(&v, &s, &r, &obj(json!({"q": "x", "ids": ["AB", ""]})))
             .expect_err("pattern");

@@ -299,9 +299,11 @@ async fn required_non_json_bodies_are_required_and_sent_as_their_media_type() {
     assert!(t.contains("\"file\" is a required property"), "{t}");
 }
 
-/// (d) Required object and array query parameters are always in the query, in their style
-/// (an empty one as `name=`); form body arrays follow the encoding object (default exploded),
-/// objects and arrays of objects without a style go deepObject-style.
+/// (d) Required object and array query parameters are always in the query, in their style;
+/// an empty one (`{}`, `[]`, an object of unset members) would be the empty value `name=`,
+/// which these parameters do not allow (#36): it is refused, naming each. Form body arrays
+/// follow the encoding object (default exploded), objects and arrays of objects without a
+/// style go deepObject-style.
 #[tokio::test]
 async fn object_query_parameters_and_form_fields_are_encoded_for_decoders() {
     let (up, client) = serve(&spec("query-and-form-encoding.yaml"), &[]).await;
@@ -313,6 +315,14 @@ async fn object_query_parameters_and_form_fields_are_encoded_for_decoders() {
     )
     .await;
     assert!(t.contains("\"filter\" is a required property"), "{t}");
+    for arg in ["page", "range", "ids"] {
+        assert!(
+            t.contains(&format!(
+                "argument `{arg}` (query `{arg}`): is empty, and the API allows no empty value"
+            )),
+            "{t}"
+        );
+    }
     let req = sent(
         &up,
         &client,
@@ -330,18 +340,34 @@ async fn object_query_parameters_and_form_fields_are_encoded_for_decoders() {
         req.target,
         "/api/search?filter[status]=open&filter[owner][id]=7&n=2&per=10&range=from,1,to,5&ids=1&ids=2&by=date"
     );
-    // Empty values of required parameters are still sent (an object of unset members too);
-    // optional ones are not.
+    // Empty values of required parameters are refused (an object of unset members too); optional
+    // ones are not sent.
     for filter in [json!({}), json!({"status": null})] {
-        let req = sent(
+        let t = refused(
             &up,
             &client,
             "encodings_search",
-            json!({"filter": filter, "page": {}, "range": {}, "ids": [], "sort": {}}),
+            json!({"filter": filter, "page": {"n": 1}, "range": {"from": 1}, "ids": [1], "sort": {}}),
         )
         .await;
-        assert_eq!(req.target, "/api/search?filter=&page=&range=&ids=");
+        assert!(
+            t.contains("argument `filter` (query `filter`): ")
+                && t.contains("the API allows no empty value")
+                && !t.contains("argument `sort`"),
+            "{t}"
+        );
     }
+    let req = sent(
+        &up,
+        &client,
+        "encodings_search",
+        json!({"filter": {"status": "open"}, "page": {"n": 1}, "range": {"from": 1}, "ids": [1], "sort": {}}),
+    )
+    .await;
+    assert_eq!(
+        req.target,
+        "/api/search?filter[status]=open&n=1&range=from,1&ids=1"
+    );
 
     let req = sent(
         &up,
@@ -526,4 +552,234 @@ paths:
     )
     .await;
     assert_eq!(req.target, "/api/things?mark=&order=");
+}
+
+/// #36 items 13 and 14 on one spec: empty items and members of query values, empty required
+/// bodies, and date-time parameters whose format sits in `allOf`, `oneOf` or an object member.
+const EMPTY_VALUES_SPEC: &str = r##"openapi: 3.0.3
+info: {title: Fid, version: "1"}
+paths:
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - {name: ids, in: query, schema: {type: array, items: {type: string, minLength: 1}}}
+        - {name: tags, in: query, style: pipeDelimited, explode: false, schema: {type: array, items: {type: string}}}
+        - name: filter
+          in: query
+          style: deepObject
+          explode: true
+          schema:
+            type: object
+            properties: {name: {type: string}, owner: {type: string}, after: {$ref: "#/components/schemas/Stamp"}}
+        - {name: nextToken, in: query, schema: {type: string, minLength: 1}}
+        - {name: since, in: query, schema: {allOf: [{$ref: "#/components/schemas/Stamp"}], description: Lower bound}}
+        - {name: until, in: query, schema: {oneOf: [{$ref: "#/components/schemas/Stamp"}, {type: integer}]}}
+        - {name: q, in: query, required: true, schema: {type: array, items: {type: string}}}
+      responses: {"200": {description: ok}}
+  /blobs/{id}:
+    put:
+      operationId: putBlob
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody:
+        required: true
+        content: {application/octet-stream: {schema: {type: string, format: binary}}}
+      responses: {"200": {description: ok}}
+  /tokens:
+    post:
+      operationId: postToken
+      requestBody:
+        required: true
+        content: {application/jwt: {schema: {type: string}}}
+      responses: {"200": {description: ok}}
+  /notes:
+    put:
+      operationId: putNote
+      requestBody:
+        required: true
+        content: {text/plain: {schema: {type: string, minLength: 0}}}
+      responses: {"200": {description: ok}}
+components:
+  schemas:
+    Stamp:
+      type: string
+      format: date-time
+      pattern: '^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$'
+"##;
+
+/// #36 item 13: an empty item of an array query value, or an empty member of an object one, is
+/// not sent where the spec allows no empty value (`ids=a&ids=` went out for `["a", ""]`), in
+/// every style; a value left with nothing is not sent when optional and refused when required.
+/// What is not sent is not validated (an optional `nextToken: ""` under `minLength: 1`, and the
+/// `""` item under the items' `minLength: 1`, were refused though never sent).
+#[tokio::test]
+async fn empty_items_and_members_of_query_values_are_not_sent() {
+    let path = write_spec("empty-values.yaml", EMPTY_VALUES_SPEC);
+    let (up, client) = serve(&path, &[]).await;
+    let req = sent(
+        &up,
+        &client,
+        "fid_list_items",
+        json!({"ids": ["a", "", "b"], "tags": ["", "x"], "filter": {"name": "", "owner": "me"},
+               "nextToken": "", "q": ["z", ""]}),
+    )
+    .await;
+    assert_eq!(
+        req.target,
+        "/api/items?ids=a&ids=b&tags=x&filter[owner]=me&q=z"
+    );
+    let req = sent(
+        &up,
+        &client,
+        "fid_list_items",
+        json!({"ids": ["", ""], "filter": {"name": ""}, "q": ["z"]}),
+    )
+    .await;
+    assert_eq!(req.target, "/api/items?q=z");
+    for q in [json!([]), json!([""]), json!("")] {
+        let t = refused(&up, &client, "fid_list_items", json!({ "q": q })).await;
+        assert!(
+            t.contains("argument `q` (query `q`): ") && t.contains("no empty value"),
+            "{q}: {t}"
+        );
+    }
+}
+
+/// #36 item 14: a required request body given as an empty value (`""` for
+/// `application/octet-stream` or `application/jwt`) was sent as an empty body; it is refused,
+/// naming the argument, unless the body's schema says an empty body is a value.
+#[tokio::test]
+async fn empty_required_bodies_are_refused() {
+    let path = write_spec("empty-values.yaml", EMPTY_VALUES_SPEC);
+    let (up, client) = serve(&path, &[]).await;
+    for (tool, args) in [
+        ("fid_put_blob", json!({"id": "b1", "body": ""})),
+        (
+            "fid_put_blob",
+            json!({"id": "b1", "body": "data:application/octet-stream;base64,"}),
+        ),
+        ("fid_post_token", json!({"body": ""})),
+    ] {
+        let t = refused(&up, &client, tool, args.clone()).await;
+        assert!(
+            t.contains("argument `body` (the request body, application/") && t.contains("is empty"),
+            "{tool} {args}: {t}"
+        );
+    }
+    let req = sent(
+        &up,
+        &client,
+        "fid_put_blob",
+        json!({"id": "b1", "body": "aGk="}),
+    )
+    .await;
+    assert_eq!(&req.body[..], b"hi");
+    // `minLength: 0` written out: the empty text is a value.
+    let req = sent(&up, &client, "fid_put_note", json!({"body": ""})).await;
+    assert_eq!(req.method, "PUT");
+    assert!(req.body.is_empty());
+}
+
+/// #36 item 14: a `date-time` query value that matches the spec's own pattern but is not RFC 3339
+/// (an offset of `-69:45`) went out when the format sat in an `allOf` (a `$ref` with a
+/// description beside it), a `oneOf`, or an object parameter's member; it is refused.
+#[tokio::test]
+async fn date_time_parameters_in_compositions_and_members_are_asserted() {
+    let path = write_spec("empty-values.yaml", EMPTY_VALUES_SPEC);
+    let (up, client) = serve(&path, &[]).await;
+    let bad = "2024-01-01T00:00:00-69:45";
+    for (args, at) in [
+        (json!({"q": ["z"], "since": bad}), "`since`: "),
+        (json!({"q": ["z"], "until": bad}), "`until`: "),
+        (
+            json!({"q": ["z"], "filter": {"after": bad}}),
+            "`filter.after`: ",
+        ),
+    ] {
+        let t = refused(&up, &client, "fid_list_items", args).await;
+        assert!(
+            t.contains(at) && t.contains("is not a valid `date-time`"),
+            "{t}"
+        );
+    }
+    let req = sent(
+        &up,
+        &client,
+        "fid_list_items",
+        json!({"q": ["z"], "since": "2024-01-01T00:00:00-09:45"}),
+    )
+    .await;
+    assert_eq!(
+        req.target,
+        "/api/items?since=2024-01-01T00%3A00%3A00-09%3A45&q=z"
+    );
+}
+
+/// The same rules in dynamic mode (`call_operation`) and code mode (`api.*` in `execute`): they
+/// validate and build through the same code as a tool call.
+#[tokio::test]
+async fn empty_values_are_handled_alike_in_dynamic_and_code_mode() {
+    use openapi_mcp_runtime::code::{CodeLimits, EXECUTE};
+    use openapi_mcp_runtime::dynamic::{CALL, ToolMode};
+    use openapi_mcp_runtime::server::ServerOptions;
+    use openapi_mcp_tests::harness::proxy_server_with;
+
+    let path = write_spec("empty-values.yaml", EMPTY_VALUES_SPEC);
+    for mode in [ToolMode::Dynamic, ToolMode::Code(CodeLimits::default())] {
+        let code = matches!(mode, ToolMode::Code(_));
+        let up = Upstream::start().await;
+        up.respond(|_| Reply::json(200, json!({})));
+        let server = proxy_server_with(
+            &path,
+            &up.url("/api"),
+            ToolOptions::default(),
+            &[],
+            ServerOptions {
+                mode,
+                ..Default::default()
+            },
+        )
+        .await;
+        let client = connect_in_process(server).await;
+        let invoke = |op: &str, args: Value| {
+            if code {
+                (
+                    EXECUTE,
+                    json!({ "code": format!("return await api.{op}({args});") }),
+                )
+            } else {
+                (CALL, json!({"name": op, "arguments": args}))
+            }
+        };
+        let (tool, args) = invoke(
+            "fid_list_items",
+            json!({"ids": ["a", ""], "nextToken": "", "q": ["z"]}),
+        );
+        up.clear();
+        let r = call(&client, tool, args).await;
+        assert_eq!(r.is_error, Some(false), "code={code}: {}", text(&r));
+        let reqs = up.requests();
+        assert_eq!(reqs.len(), 1, "code={code}");
+        assert_eq!(reqs[0].target, "/api/items?ids=a&q=z", "code={code}");
+
+        for (op, args) in [
+            ("fid_list_items", json!({"q": [""]})),
+            ("fid_post_token", json!({"body": ""})),
+            (
+                "fid_list_items",
+                json!({"q": ["z"], "since": "2024-01-01T00:00:00-69:45"}),
+            ),
+        ] {
+            let (tool, call_args) = invoke(op, args.clone());
+            up.clear();
+            let r = call(&client, tool, call_args).await;
+            assert_eq!(
+                r.is_error,
+                Some(true),
+                "code={code} {op} {args}: {}",
+                text(&r)
+            );
+            assert!(up.requests().is_empty(), "code={code} {op} {args}: sent");
+        }
+    }
 }
