@@ -37,6 +37,14 @@ pub use crate::dynamic::{CodeLimits, EXECUTE};
 pub const MAX_CODE_CHARS: usize = 100_000;
 /// Bytes of `console` output kept per script; the rest is dropped with a note.
 pub const MAX_LOG_BYTES: usize = 16 * 1024;
+/// Characters of a thrown error's message kept (the rest is cut, with a note): a script's
+/// `throw new Error('x'.repeat(4e7))` must not become a 40 MB result (#36).
+pub const MAX_MESSAGE_CHARS: usize = 16 * 1024;
+/// Characters of a thrown error's `name`, and of each of the (at most 3) stack lines shown.
+pub const MAX_NAME_CHARS: usize = 256;
+pub const MAX_STACK_LINE_CHARS: usize = 512;
+/// Characters of a thrown non-Error value's JSON.
+pub const MAX_THROWN_JSON_CHARS: usize = 2000;
 /// Scripts running at once; more wait for a slot.
 pub const MAX_SCRIPTS: usize = 8;
 /// The engine's own stack limit (QuickJS's default): deep recursion is a `RangeError`.
@@ -771,8 +779,54 @@ fn classify(e: ScriptError, script: &Script, timed_out: bool) -> ScriptError {
     }
 }
 
+/// `s` cut to at most `max` bytes (at a character boundary), with a note of its full length when
+/// cut.
+pub fn cut_text(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut note = format!("… [cut: {} bytes in all]", s.len());
+    if note.len() >= max {
+        note.clear();
+    }
+    let mut end = max - note.len();
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{note}", &s[..end])
+}
+
+/// A JavaScript function that cuts a string to `n` UTF-16 units inside the engine, so that a
+/// huge string is never copied out whole.
+const CUT_JS: &str = "(function (s, n) { return s.length > n ? s.slice(0, n) + '… [cut: ' + s.length + ' characters in all]' : s; })";
+
+/// The text of a JavaScript string, cut to its first `max` characters (with a note): in the
+/// engine when it can still run code (not past the deadline, nor out of memory), else here.
+fn js_string<'js>(ctx: &Ctx<'js>, v: &rquickjs::Value<'js>, max: usize) -> Option<String> {
+    let s = v.as_string()?;
+    let cut_in_engine = ctx
+        .eval::<Function, _>(CUT_JS)
+        .and_then(|f| f.call::<_, rquickjs::String>((s.clone(), max)));
+    match cut_in_engine {
+        Ok(c) => c.to_string().ok(),
+        Err(_) => {
+            let _ = ctx.catch();
+            let text = s.to_string().ok()?;
+            Some(match text.char_indices().nth(max) {
+                Some((i, _)) => format!(
+                    "{}… [cut: {} characters in all]",
+                    &text[..i],
+                    text.chars().count()
+                ),
+                None => text,
+            })
+        }
+    }
+}
+
 /// The text of what a script threw: `Name: message` and where (the stack's first lines), or the
-/// thrown value as JSON.
+/// thrown value as JSON; each part cut ([`MAX_NAME_CHARS`], [`MAX_MESSAGE_CHARS`],
+/// [`MAX_STACK_LINE_CHARS`], [`MAX_THROWN_JSON_CHARS`]).
 fn thrown(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
     if !matches!(e, rquickjs::Error::Exception) {
         return e.to_string();
@@ -784,23 +838,27 @@ fn thrown(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
         return "InternalError: out of memory".into();
     }
     if let Some(ex) = v.as_exception() {
-        let name: Option<String> = ex.get("name").ok();
-        let mut out = format!(
-            "{}: {}",
-            name.unwrap_or_else(|| "Error".into()),
-            ex.message().unwrap_or_default()
-        );
+        let text = |key: &str, max: usize| {
+            ex.get::<_, rquickjs::Value>(key)
+                .ok()
+                .and_then(|v| js_string(ctx, &v, max))
+        };
+        let name = text("name", MAX_NAME_CHARS).unwrap_or_else(|| "Error".into());
+        let message = text("message", MAX_MESSAGE_CHARS).unwrap_or_default();
+        let mut out = format!("{name}: {message}");
         if let Ok(Some(status)) = ex.get::<_, Option<u16>>("status") {
             out.push_str(&format!(" (status {status})"));
         }
-        if let Some(stack) = ex.stack() {
+        // The stack's first lines are enough (frames past a few long names are not read).
+        if let Some(stack) = text("stack", 4 * MAX_STACK_LINE_CHARS) {
             // The script's own frames: not the `api` wrappers, nor the wrapping function's call.
             let at = format!("({SCRIPT_FILE}:");
-            let lines: Vec<&str> = stack
+            let lines: Vec<String> = stack
                 .lines()
                 .map(str::trim)
                 .filter(|l| l.contains(&at) && !l.starts_with("at <eval>"))
                 .take(3)
+                .map(|l| cut_text(l, MAX_STACK_LINE_CHARS))
                 .collect();
             if !lines.is_empty() {
                 out.push_str(&format!("\n  {}", lines.join("\n  ")));
@@ -809,26 +867,23 @@ fn thrown(ctx: &Ctx<'_>, e: rquickjs::Error) -> String {
         return out;
     }
     match ctx.json_stringify(v) {
-        Ok(Some(s)) => s
-            .to_string()
-            .unwrap_or_else(|_| "a value".into())
-            .chars()
-            .take(2000)
-            .collect(),
+        Ok(Some(s)) => js_string(ctx, &s.into_value(), MAX_THROWN_JSON_CHARS)
+            .unwrap_or_else(|| "a value".into()),
         _ => "a value that is not an Error".into(),
     }
 }
 
-/// Text of a `console` argument: strings as they are, other values as JSON.
+/// Text of a `console` argument: strings as they are, other values as JSON; at most
+/// [`MAX_LOG_BYTES`] characters of it are copied out of the engine.
 fn log_text<'js>(ctx: &Ctx<'js>, v: rquickjs::Value<'js>) -> String {
-    if let Some(s) = v.as_string() {
-        return s.to_string().unwrap_or_default();
+    if v.is_string() {
+        return js_string(ctx, &v, MAX_LOG_BYTES).unwrap_or_default();
     }
     if v.is_undefined() {
         return "undefined".into();
     }
     match ctx.json_stringify(v) {
-        Ok(Some(s)) => s.to_string().unwrap_or_default(),
+        Ok(Some(s)) => js_string(ctx, &s.into_value(), MAX_LOG_BYTES).unwrap_or_default(),
         Ok(None) => "undefined".into(),
         Err(_) => {
             // A cyclic value, a BigInt: the exception is the script's concern, not the log's.
@@ -873,6 +928,10 @@ fn install<'js>(
     let log = Function::new(
         ctx.clone(),
         move |ctx: Ctx<'js>, level: String, args: Rest<rquickjs::Value<'js>>| {
+            if logs.borrow().cut {
+                // Nothing more is kept: nothing more is converted.
+                return;
+            }
             let parts: Vec<String> = args.0.into_iter().map(|v| log_text(&ctx, v)).collect();
             let line = parts.join(" ");
             let line = match level.as_str() {
@@ -1037,6 +1096,57 @@ mod tests {
         };
         assert!(t.starts_with("TypeError: bad thing"), "{t}");
         assert!(t.contains("(script:2:"), "line 2 of the script: {t}");
+    }
+
+    /// #36: what a script throws or logs is cut, however large: its message, name, stack lines,
+    /// a thrown value's JSON, console arguments.
+    #[test]
+    fn thrown_and_logged_text_is_cut() {
+        let thrown = |code: &str| {
+            let end = run_code(code, quick());
+            match end.outcome {
+                Err(ScriptError::Thrown(t)) => t,
+                other => panic!("{code}: {other:?}"),
+            }
+        };
+        let t = thrown("throw new Error('x'.repeat(4e6));");
+        assert!(t.starts_with("Error: xxx"), "{}", &t[..40]);
+        assert!(t.len() < MAX_MESSAGE_CHARS + 1024, "{} bytes", t.len());
+        assert!(
+            t.contains("[cut: 4000000 characters in all]"),
+            "{}",
+            &t[t.len() - 200..]
+        );
+        let t = thrown("const e = new Error('m'); e.name = 'N'.repeat(1e6); throw e;");
+        assert!(t.len() < MAX_NAME_CHARS + 1024, "{} bytes", t.len());
+        assert!(t.contains(": m"), "{t}");
+        let t = thrown(
+            "const n = 'f'.repeat(1e6); const o = {[n]() { throw new RangeError('deep'); }}; o[n]();",
+        );
+        assert!(t.starts_with("RangeError: deep"), "{}", &t[..40]);
+        assert!(
+            t.len() < 4 * MAX_STACK_LINE_CHARS + 1024,
+            "{} bytes",
+            t.len()
+        );
+        let t = thrown("throw {a: 'x'.repeat(1e6)};");
+        assert!(t.len() < MAX_THROWN_JSON_CHARS + 100, "{} bytes", t.len());
+        // Multi-byte characters: cut at a character, never inside one.
+        let t = thrown("throw new Error('é😀'.repeat(1e5));");
+        assert!(t.len() < 4 * MAX_MESSAGE_CHARS, "{} bytes", t.len());
+        let end = run_code(
+            "console.log('x'.repeat(4e6)); console.log('after');",
+            quick(),
+        );
+        assert!(end.logs_cut);
+        assert!(end.logs.iter().map(String::len).sum::<usize>() <= MAX_LOG_BYTES);
+        assert_eq!(cut_text("abcdef", 100), "abcdef");
+        let c = cut_text(&"é".repeat(100), 60);
+        assert!(
+            c.len() <= 60 && c.ends_with("[cut: 200 bytes in all]"),
+            "{c}"
+        );
+        assert_eq!(cut_text("abcdef", 3), "abc");
     }
 
     #[test]

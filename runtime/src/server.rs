@@ -1052,7 +1052,7 @@ impl ProxyServer {
                     Ok(()) => Some((name.clone(), expr)),
                     Err(e) => {
                         let text = format!(
-                            "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: not a valid JMESPath expression: {e}",
+                            "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: {e}",
                             def.name()
                         );
                         note.outcome = Some(Outcome::Invalid);
@@ -1391,9 +1391,11 @@ impl ProxyServer {
                     text.push_str("\nconsole output:\n");
                     text.push_str(&logs.join("\n"));
                 }
+                // What the script threw is cut in code.rs; the whole is cut here too (#36).
+                let text = crate::code::cut_text(&text, limits.max_output);
                 let mut r = CallToolResult::error(vec![ContentBlock::text(text)]);
                 r.structured_content = Some(serde_json::json!({
-                    "error": e.to_string(),
+                    "error": crate::code::cut_text(&e.to_string(), limits.max_output),
                     "calls": made,
                     "logs": logs,
                 }));

@@ -20,6 +20,8 @@ use serde_json::{Map, Value};
 
 use openapi_mcp_toolset::model::{ArgLocation, Route};
 
+pub mod select;
+
 /// How JSON results are rendered (`--response`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
@@ -61,11 +63,21 @@ pub fn selection_schema() -> Value {
     })
 }
 
-/// Whether `expr` is a JMESPath expression; the parser's message otherwise.
+/// Whether `expr` is a JMESPath expression within the limits of `_select` (see [`select`]
+/// module doc): length, nesting, known functions and their argument counts. The message
+/// otherwise, on one line, saying what is wrong.
 pub fn check_selection(expr: &str) -> Result<(), String> {
-    jmespath::compile(expr)
-        .map(|_| ())
-        .map_err(|e| one_line(&e.to_string()))
+    select::compile(expr).map(|_| ()).map_err(selection_error)
+}
+
+fn selection_error(e: select::SelectError) -> String {
+    match e.kind {
+        select::ErrorKind::Syntax => {
+            format!("not a valid JMESPath expression: {}", one_line(&e.message))
+        }
+        select::ErrorKind::Limit => format!("over a limit of `_select` expressions: {}", e.message),
+        _ => format!("not a valid JMESPath expression: {}", e.message),
+    }
 }
 
 fn one_line(s: &str) -> String {
@@ -76,13 +88,27 @@ fn one_line(s: &str) -> String {
         .join(" / ")
 }
 
-/// `expr` applied to `v`.
-pub fn select(v: &Value, expr: &str) -> Result<Value, String> {
-    let e = jmespath::compile(expr).map_err(|e| one_line(&e.to_string()))?;
-    let out = e.search(v).map_err(|e| one_line(&e.to_string()))?;
-    serde_json::to_value(&*out).map_err(|e| e.to_string())
+/// `expr` applied to `v`, within the budgets of a server whose results are cut at
+/// `max_response_bytes` ([`select::Limits::for_response`]). On a worker of a multi-threaded
+/// tokio runtime it runs in `block_in_place`, so the worker's other tasks move elsewhere
+/// meanwhile (it is bounded, but may take a good fraction of a second).
+pub fn select(v: &Value, expr: &str, max_response_bytes: usize) -> Result<Value, String> {
+    let run = || {
+        let limits = select::Limits::for_response(max_response_bytes);
+        select::compile(expr)
+            .and_then(|s| s.search(v, limits))
+            .map_err(|e| match e.kind {
+                select::ErrorKind::Limit => e.message,
+                _ => selection_error(e),
+            })
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(run)
+        }
+        _ => run(),
+    }
 }
-
 /// A member that is hypermedia: `*_url` (but `html_url`, the page a person opens), `_links`,
 /// or a string that is a URL template.
 fn is_hypermedia(key: &str, v: &Value) -> bool {
@@ -597,9 +623,9 @@ mod tests {
     #[test]
     fn selection_is_jmespath() {
         let v = json!([{"id": 1, "n": "a", "x": null}, {"id": 2, "n": "b"}]);
-        assert_eq!(select(&v, "[].id").unwrap(), json!([1, 2]));
+        assert_eq!(select(&v, "[].id", 1 << 20).unwrap(), json!([1, 2]));
         assert_eq!(
-            select(&v, "[?id==`2`].{n: n, x: x}").unwrap(),
+            select(&v, "[?id==`2`].{n: n, x: x}", 1 << 20).unwrap(),
             json!([{"n": "b", "x": null}])
         );
         let e = check_selection("[?id==").unwrap_err();

@@ -309,7 +309,7 @@ fn shaped_json(
     let mut notes = Vec::new();
     let mut failed = None;
     let selected = match shape.select {
-        Some((arg, expr)) => match fit::select(&v, expr) {
+        Some((arg, expr)) => match fit::select(&v, expr, shape.max) {
             Ok(s) => Some(s),
             Err(e) => {
                 failed = Some(format!(
