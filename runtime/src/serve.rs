@@ -1619,6 +1619,10 @@ pub fn shown_url_text(value: &str) -> String {
     if let Ok(u) = url::Url::parse(value)
         && u.has_host()
     {
+        // Nothing to hide: the value as given (not normalized, `https://a.example` stays).
+        if u.username().is_empty() && u.password().is_none() && u.query().is_none() {
+            return value.to_string();
+        }
         return shown_url(&u);
     }
     let scheme_end = value.find("://").map(|i| i + 3);
