@@ -5,6 +5,7 @@
 pub mod http_transport;
 pub mod oauth_proxy;
 pub mod reader;
+pub mod select;
 pub mod validate_args;
 
 use std::collections::HashSet;
@@ -215,6 +216,28 @@ fn verify_request(
     {
         return Err(format!("{name}: invalid content type {ct:?}"));
     }
+    // #36: no empty query value (`name=`, `ids=a&ids=`) where the spec allows none; here every
+    // query pair comes from an argument (no credentials, no query in the base URL), unless the
+    // path key carries a query of its own.
+    let allows_empty = def.route.args.iter().any(|b| {
+        matches!(
+            b.location,
+            openapi_mcp_toolset::model::ArgLocation::Query {
+                allow_empty_value: true,
+                ..
+            }
+        )
+    });
+    if !allows_empty
+        && !def.route.path.contains('?')
+        && let Some(pair) = url
+            .query()
+            .and_then(|q| q.split('&').find(|p| p.ends_with('=')))
+    {
+        return Err(format!(
+            "{name}: empty query value `{pair}` where the spec allows none: {url}"
+        ));
+    }
     Ok(())
 }
 
@@ -285,6 +308,42 @@ mod tests {
                 panic!("{}: {e}", p.display());
             }
         }
+    }
+
+    /// #36: empty items and members of every query parameter of every fixture tool (all styles)
+    /// pass the empty-value invariant of [`check_build_request`]; and requests are built for
+    /// them (the check is not skipped). `ids=a&ids=` used to be sent.
+    #[test]
+    fn empty_query_items_and_members_are_never_sent() {
+        let fx = request_fixture();
+        let mut built = 0;
+        for (i, def) in fx.tools.iter().enumerate() {
+            for b in &def.route.args {
+                if !matches!(
+                    b.location,
+                    openapi_mcp_toolset::model::ArgLocation::Query { .. }
+                ) {
+                    continue;
+                }
+                for v in [
+                    serde_json::json!(["a", ""]),
+                    serde_json::json!({"k": "v", "e": ""}),
+                    serde_json::json!({"k": {"e": ""}, "j": "x"}),
+                    serde_json::json!(""),
+                ] {
+                    let data = RequestFixture::encode(i, &serde_json::json!({ b.arg.clone(): v }));
+                    if let Err(e) = check_build_request(&fx, &data) {
+                        panic!("{e}");
+                    }
+                    if let Some((def, args)) = fx.decode(&data)
+                        && fx.forwarder.build_request(&def.route, &args).is_ok()
+                    {
+                        built += 1;
+                    }
+                }
+            }
+        }
+        assert!(built >= 20, "only {built} requests built");
     }
 
     /// Every saved `build_request` input (seeds and crash regressions) passes the check, and the
