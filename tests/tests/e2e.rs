@@ -5,6 +5,7 @@
 mod e2e {
     pub mod attack_oauth_proxy;
     pub mod attack_secrets;
+    pub mod attack_select;
     pub mod code;
     pub mod config;
     pub mod corpus;
