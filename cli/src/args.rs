@@ -261,6 +261,10 @@ pub struct SpecArgs {
     /// against their tool-name limits; default: the first word of the API title).
     #[arg(long, value_name = "NAME")]
     pub server_name: Option<String>,
+    /// OpenAPI Overlay 1.0 file applied to the spec before conversion (repeatable: applied in
+    /// the order given).
+    #[arg(long, value_name = "FILE")]
+    pub overlay: Vec<PathBuf>,
     /// Per-tool renames, titles, descriptions, hidden and pinned arguments (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<PathBuf>,

@@ -24,6 +24,7 @@ pub mod load;
 pub mod lock;
 /// The loaded documents' compact tree.
 pub mod node;
+pub mod overlay;
 pub mod overrides;
 pub mod pattern;
 /// The whole pipeline (load, convert, profile, overrides, lock) as one function, for every front end.

@@ -428,6 +428,72 @@ impl Default for LoadOptions {
 
 /// [`load`], with `opts`.
 pub async fn load_with(source: &SpecSource, opts: &LoadOptions) -> Result<Spec, LoadError> {
+    let (bytes, url, origin, name, mut fetcher) = fetch_root(source, opts).await?;
+    // The file's bytes go as soon as they are parsed: a 13 MB spec parses to several times its
+    // size, and the peak of loading is what the process keeps as its high-water mark.
+    let root = parse_root(&bytes, &name)?;
+    drop(bytes);
+    load_parsed(root, url, origin, name, Some(&mut fetcher), opts).await
+}
+
+/// [`load_with`], with the root document rewritten by `edit` (given the spec's name and the
+/// document as a `serde_json::Value`) before the loader goes on: `--overlay`
+/// ([`crate::overlay`]). Only the root document is edited; documents its `$ref`s reach are
+/// loaded as they are, relative `$ref`s resolving against the spec's own location. The edited
+/// document is held to [`LoadOptions::max_document_bytes`] too. [`load_with`] is the path of
+/// specs without overlays, unchanged.
+pub async fn load_edited<E: From<LoadError>>(
+    source: &SpecSource,
+    opts: &LoadOptions,
+    edit: impl FnOnce(&str, serde_json::Value) -> Result<serde_json::Value, E>,
+) -> Result<Spec, E> {
+    let (raw, url, origin, name, mut fetcher) = fetch_root(source, opts).await?;
+    let value = parse_document(&raw)
+        .map_err(|source| LoadError::Parse {
+            source_name: name.clone(),
+            source,
+        })?
+        .to_value();
+    drop(raw);
+    let value = edit(&name, value)?;
+    let json = serde_json::to_vec(&value).map_err(|e| LoadError::Read {
+        source_name: name.clone(),
+        source: std::io::Error::other(e),
+    })?;
+    drop(value);
+    if json.len() as u64 > opts.max_document_bytes {
+        return Err(LoadError::Read {
+            source_name: name,
+            source: std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "with the overlays applied, larger than the limit of {}",
+                    bytes(opts.max_document_bytes)
+                ),
+            ),
+        }
+        .into());
+    }
+    let root = parse_root(&json, &name)?;
+    drop(json);
+    Ok(load_parsed(root, url, origin, name, Some(&mut fetcher), opts).await?)
+}
+
+/// Reads a local file other than the spec (an overlay) under the loader's rules for the spec
+/// file: at most `max_bytes`, no directories.
+pub(crate) fn read_local(path: &Path, max_bytes: u64) -> std::io::Result<Vec<u8>> {
+    let url = file_url(path).map_err(|e| match e {
+        LoadError::Read { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    })?;
+    fetch_file(&url, max_bytes, FileKinds::Root)
+}
+
+/// The spec's bytes, URL, origin and name, and the fetcher its `$ref`s are fetched with.
+async fn fetch_root(
+    source: &SpecSource,
+    opts: &LoadOptions,
+) -> Result<(Vec<u8>, Url, Origin, String, Fetcher), LoadError> {
     let (url, name) = match source {
         SpecSource::Path(p) => (file_url(p)?, p.display().to_string()),
         SpecSource::Url(u) => (u.clone(), u.to_string()),
@@ -448,11 +514,7 @@ pub async fn load_with(source: &SpecSource, opts: &LoadOptions) -> Result<Spec, 
                 source,
             })?,
     };
-    // The file's bytes go as soon as they are parsed: a 13 MB spec parses to several times its
-    // size, and the peak of loading is what the process keeps as its high-water mark.
-    let root = parse_root(&bytes, &name)?;
-    drop(bytes);
-    load_parsed(root, url, origin, name, Some(&mut fetcher), opts).await
+    Ok((bytes, url, origin, name, fetcher))
 }
 
 /// Loads a spec from bytes already in memory; relative `$ref`s resolve against `base`

@@ -11,8 +11,9 @@
 use std::path::PathBuf;
 
 use crate::convert::{Conversion, ToolOptions, convert};
-use crate::load::{LoadError, LoadOptions, SpecSource, load_with};
+use crate::load::{LoadError, LoadOptions, SpecSource, load_edited, load_with};
 use crate::lock::{Lock, LockError, LockReport};
+use crate::overlay::{Overlay, OverlayError};
 use crate::overrides::{OverrideError, Overrides};
 use crate::profile::{self, Issue};
 
@@ -38,6 +39,8 @@ pub struct PipelineOptions {
     /// What the loader may read (size cap, private addresses for remote `$ref`s).
     pub load_options: LoadOptions,
     pub tool_options: ToolOptions,
+    /// `--overlay FILE`s (Overlay 1.0.x), applied in order to the spec before it is loaded.
+    pub overlays: Vec<PathBuf>,
     /// `--overrides FILE`.
     pub overrides: Option<PathBuf>,
     /// `--lock FILE`.
@@ -97,6 +100,9 @@ pub enum PipelineError {
     /// The spec could not be read or is not an OpenAPI document.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// An overlay could not be read, is not an Overlay 1.0.x document, or does not apply.
+    #[error(transparent)]
+    Overlay(OverlayError),
     #[error("reading overrides file {}", path.display())]
     OverridesRead {
         path: PathBuf,
@@ -142,6 +148,7 @@ impl PipelineError {
     pub fn is_user_error(&self) -> bool {
         match self {
             PipelineError::Load(_)
+            | PipelineError::Overlay(_)
             | PipelineError::OverridesRead { .. }
             | PipelineError::Overrides(_)
             | PipelineError::LockRead { .. }
@@ -152,7 +159,7 @@ impl PipelineError {
     /// The step that failed.
     pub fn stage(&self) -> Stage {
         match self {
-            PipelineError::Load(_) => Stage::Load,
+            PipelineError::Load(_) | PipelineError::Overlay(_) => Stage::Load,
             PipelineError::OverridesRead { .. } | PipelineError::Overrides(_) => Stage::Overrides,
             PipelineError::LockRead { .. } | PipelineError::Lock(_) => Stage::Lock,
         }
@@ -161,8 +168,29 @@ impl PipelineError {
 
 /// Loads and converts the spec, then applies the overrides and the lock.
 pub async fn run(opts: &PipelineOptions) -> Result<Output, PipelineError> {
-    let spec = load_with(&opts.source, &opts.load_options).await?;
-    let conversion = convert(&spec, &opts.tool_options);
+    let (spec, overlay_warnings) = if opts.overlays.is_empty() {
+        (load_with(&opts.source, &opts.load_options).await?, None)
+    } else {
+        let max = opts.load_options.max_document_bytes;
+        let overlays = opts
+            .overlays
+            .iter()
+            .map(|p| Overlay::read(p, max))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PipelineError::Overlay)?;
+        let mut warnings = None;
+        let spec = load_edited(&opts.source, &opts.load_options, |_, mut doc| {
+            warnings =
+                Some(Overlay::apply_all(&overlays, &mut doc).map_err(PipelineError::Overlay)?);
+            Ok::<_, PipelineError>(doc)
+        })
+        .await?;
+        (spec, warnings)
+    };
+    let mut conversion = convert(&spec, &opts.tool_options);
+    if let Some(w) = overlay_warnings {
+        conversion.diagnostics.extend(w);
+    }
     // Freeing a large parsed spec (millions of small allocations, ~100 ms for a 13 MB one) is
     // off the start-up path: the tools are ready, the document is no longer needed.
     drop_in_background(spec);
@@ -280,6 +308,7 @@ mod tests {
             load_options: Default::default(),
             source: SpecSource::Path(dir.join("pets.yaml")),
             tool_options: ToolOptions::default(),
+            overlays: Vec::new(),
             overrides: None,
             lock: None,
             lock_mode: LockMode::Read,

@@ -20,6 +20,7 @@ mod e2e {
     pub mod lock_diff;
     pub mod multi_api;
     pub mod ops;
+    pub mod overlay;
     pub mod overrides;
     pub mod proxy_http;
     pub mod proxy_inprocess;

@@ -36,6 +36,7 @@ pub fn pipeline_options(
             ..Default::default()
         },
         tool_options,
+        overlays: args.overlay.clone(),
         overrides: args.overrides.clone(),
         lock: args.lock.clone(),
         lock_mode,

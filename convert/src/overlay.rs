@@ -1,0 +1,742 @@
+//! OpenAPI Overlay 1.0.x (`--overlay FILE`): a document of `actions`, each a `target` (an
+//! RFC 9535 JSONPath selecting nodes of the spec) with an `update` merged into every selected
+//! node or `remove: true` deleting them, applied in order to the spec's root document before it
+//! is loaded and converted ([`crate::load::load_edited`]).
+//!
+//! The rules (Overlay 1.0.0, with the merge its 1.1 text spells out):
+//!
+//! - an `update` of an object target must be an object; it is merged recursively: a member only
+//!   in the update is added, objects in both are merged, arrays in both are concatenated, and
+//!   anything else is replaced by the update's value;
+//! - an `update` of an array target is appended to it (an array update is concatenated, as
+//!   Speakeasy's and openapi-overlays-js do);
+//! - a target that selects a string, number, boolean or null is an error (select its parent);
+//! - `remove: true` removes every selected node from its parent (the root cannot be removed);
+//!   `remove` wins over `update`;
+//! - an action whose target selects nothing is a warning naming the file and `/actions/N`.
+//!
+//! Budgets, as the overlay and the spec are both input: the overlay file goes through the
+//! loader's size cap and parser; a target is at most [`MAX_TARGET_LEN`] bytes with at most
+//! [`MAX_DESCENDANTS`] descendant segments (`..`: each multiplies the nodes visited by the
+//! document's depth); an action selects at most [`MAX_MATCHES`] nodes; and the nodes written by
+//! all updates together are at most [`MAX_WRITTEN`].
+
+use std::fmt;
+use std::path::Path;
+
+use openapi_mcp_toolset::Location;
+use serde_json::{Map, Value};
+use serde_json_path::JsonPath;
+
+use crate::diag::Diagnostics;
+
+/// The longest `target`, in bytes (it bounds the regular expressions of `match()`/`search()`).
+pub const MAX_TARGET_LEN: usize = 1024;
+/// Descendant segments (`..`) allowed in one target, filters included.
+pub const MAX_DESCENDANTS: usize = 2;
+/// Nodes one action may select.
+pub const MAX_MATCHES: usize = 200_000;
+/// Nodes all the updates of a run may write (an update's size times the nodes it is merged
+/// into, summed).
+pub const MAX_WRITTEN: usize = 20_000_000;
+
+/// A problem with an overlay: its file and the JSON pointer inside it (`/actions/2/target`;
+/// empty for the whole file).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct OverlayError {
+    pub file: String,
+    pub pointer: String,
+    pub message: String,
+}
+
+impl fmt::Display for OverlayError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            write!(f, "overlay {}: {}", self.file, self.message)
+        } else {
+            write!(
+                f,
+                "overlay {}#{}: {}",
+                self.file, self.pointer, self.message
+            )
+        }
+    }
+}
+
+/// One parsed overlay document.
+#[derive(Clone, Debug)]
+pub struct Overlay {
+    /// Its name in messages (the path as given).
+    pub file: String,
+    /// `info.title`.
+    pub title: String,
+    actions: Vec<Action>,
+}
+
+#[derive(Clone, Debug)]
+struct Action {
+    target_text: String,
+    target: JsonPath,
+    update: Option<Value>,
+    remove: bool,
+}
+
+/// Counts what a run of overlays has done against [`MAX_WRITTEN`].
+#[derive(Debug, Default)]
+pub struct Budget {
+    written: usize,
+}
+
+impl Overlay {
+    /// Reads and parses an overlay file of at most `max_bytes` (the spec's own cap).
+    pub fn read(path: &Path, max_bytes: u64) -> Result<Overlay, OverlayError> {
+        let file = path.display().to_string();
+        let bytes = crate::load::read_local(path, max_bytes).map_err(|e| OverlayError {
+            file: file.clone(),
+            pointer: String::new(),
+            message: format!("cannot read: {e}"),
+        })?;
+        Overlay::parse(&file, &bytes)
+    }
+
+    /// Parses an overlay document (JSON or YAML, as the loader reads specs).
+    pub fn parse(file: &str, bytes: &[u8]) -> Result<Overlay, OverlayError> {
+        let err = |pointer: &str, message: String| OverlayError {
+            file: file.to_string(),
+            pointer: pointer.to_string(),
+            message,
+        };
+        let doc = crate::load::parse_document(bytes)
+            .map_err(|e| err("", format!("not valid JSON or YAML: {e}")))?
+            .to_value();
+        let Value::Object(root) = doc else {
+            return Err(err(
+                "",
+                "not an Overlay document: expected an object".into(),
+            ));
+        };
+        let version = match root.get("overlay") {
+            Some(Value::String(v)) => v.as_str(),
+            Some(_) => {
+                return Err(err(
+                    "/overlay",
+                    "expected a string such as \"1.0.0\"".into(),
+                ));
+            }
+            None => {
+                return Err(err(
+                    "",
+                    "not an Overlay document: no `overlay` version (expected `overlay: 1.0.0`)"
+                        .into(),
+                ));
+            }
+        };
+        if !is_1_0(version) {
+            return Err(err(
+                "/overlay",
+                format!("unsupported Overlay version {version:?} (supported: 1.0.x)"),
+            ));
+        }
+        let title = match root.get("info") {
+            Some(Value::Object(info)) => {
+                for key in ["title", "version"] {
+                    if !matches!(info.get(key), Some(Value::String(_))) {
+                        return Err(err(
+                            &format!("/info/{key}"),
+                            "required, a string".to_string(),
+                        ));
+                    }
+                }
+                info["title"].as_str().unwrap_or_default().to_string()
+            }
+            _ => {
+                return Err(err(
+                    "/info",
+                    "required, an object with title and version".into(),
+                ));
+            }
+        };
+        if let Some(ext) = root.get("extends")
+            && !ext.is_string()
+        {
+            return Err(err("/extends", "expected a URI string".into()));
+        }
+        let actions = match root.get("actions") {
+            Some(Value::Array(a)) if !a.is_empty() => a,
+            _ => {
+                return Err(err(
+                    "/actions",
+                    "required, an array of at least one action".into(),
+                ));
+            }
+        };
+        let actions = actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| parse_action(a).map_err(|(at, m)| err(&format!("/actions/{i}{at}"), m)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Overlay {
+            file: file.to_string(),
+            title,
+            actions,
+        })
+    }
+
+    /// Applies the actions in order to `doc`; an action whose target selects nothing is a
+    /// warning in `diags`, located in the overlay file.
+    pub fn apply(
+        &self,
+        doc: &mut Value,
+        budget: &mut Budget,
+        diags: &mut Diagnostics,
+    ) -> Result<(), OverlayError> {
+        for (i, action) in self.actions.iter().enumerate() {
+            let err = |at: &str, message: String| OverlayError {
+                file: self.file.clone(),
+                pointer: format!("/actions/{i}{at}"),
+                message,
+            };
+            let mut paths: Vec<Vec<Step>> = {
+                let found = action.target.query_located(doc);
+                if found.len() > MAX_MATCHES {
+                    return Err(err(
+                        "/target",
+                        format!(
+                            "selects {} nodes, more than the limit of {MAX_MATCHES}",
+                            found.len()
+                        ),
+                    ));
+                }
+                found
+                    .iter()
+                    .map(|n| {
+                        n.location()
+                            .iter()
+                            .map(|e| match e {
+                                serde_json_path::PathElement::Name(k) => Step::Key(k.to_string()),
+                                serde_json_path::PathElement::Index(i) => Step::Index(*i),
+                            })
+                            .collect()
+                    })
+                    .collect()
+            };
+            if paths.is_empty() {
+                diags.warning(
+                    Location::new(self.file.as_str(), format!("/actions/{i}")),
+                    format!("target `{}` selects nothing", action.target_text),
+                );
+                continue;
+            }
+            if action.remove {
+                // Deepest and last first: removing an array item does not move the items
+                // still to remove, and a node inside one already removed is skipped.
+                paths.sort();
+                paths.dedup();
+                for path in paths.iter().rev() {
+                    let Some((last, parent)) = path.split_last() else {
+                        return Err(err(
+                            "/target",
+                            "selects the document root, which cannot be removed".into(),
+                        ));
+                    };
+                    match (navigate(doc, parent), last) {
+                        (Some(Value::Object(m)), Step::Key(k)) => {
+                            m.shift_remove(k);
+                        }
+                        (Some(Value::Array(a)), Step::Index(i)) if *i < a.len() => {
+                            a.remove(*i);
+                        }
+                        _ => {}
+                    }
+                }
+                continue;
+            }
+            let Some(update) = &action.update else {
+                // Neither update nor remove: nothing to do (the specification allows it).
+                continue;
+            };
+            let size = count_nodes(update);
+            for path in &paths {
+                budget.written = budget.written.saturating_add(size);
+                if budget.written > MAX_WRITTEN {
+                    return Err(err(
+                        "/update",
+                        format!("the updates write more than the limit of {MAX_WRITTEN} nodes"),
+                    ));
+                }
+                let Some(node) = navigate(doc, path) else {
+                    continue;
+                };
+                match (node, update) {
+                    (Value::Object(target), Value::Object(u)) => merge_object(target, u),
+                    (Value::Object(_), other) => {
+                        return Err(err(
+                            "/update",
+                            format!(
+                                "the target selects an object at {}: the update must be an object, not {}",
+                                pointer(path),
+                                kind(other)
+                            ),
+                        ));
+                    }
+                    (Value::Array(target), Value::Array(u)) => target.extend(u.iter().cloned()),
+                    (Value::Array(target), other) => target.push(other.clone()),
+                    (other, _) => {
+                        return Err(err(
+                            "/target",
+                            format!(
+                                "selects {} at {}: an update needs an object or array (select its parent object and update the member)",
+                                kind(other),
+                                pointer(path)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `overlays` in order to `doc`, returning the warnings.
+    pub fn apply_all(overlays: &[Overlay], doc: &mut Value) -> Result<Diagnostics, OverlayError> {
+        let mut diags = Diagnostics::default();
+        let mut budget = Budget::default();
+        for o in overlays {
+            o.apply(doc, &mut budget, &mut diags)?;
+        }
+        Ok(diags)
+    }
+}
+
+/// `1.0.x`, as the Overlay 1.0 JSON Schema's `^1\.0\.\d+$`.
+fn is_1_0(v: &str) -> bool {
+    v.strip_prefix("1.0.")
+        .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
+    let Value::Object(a) = a else {
+        return Err(("", "an action must be an object".into()));
+    };
+    let target_text = match a.get("target") {
+        Some(Value::String(t)) => t.clone(),
+        Some(_) => return Err(("/target", "expected a JSONPath string".into())),
+        None => return Err(("/target", "required (a JSONPath such as `$.paths`)".into())),
+    };
+    if target_text.len() > MAX_TARGET_LEN {
+        return Err((
+            "/target",
+            format!("longer than the limit of {MAX_TARGET_LEN} bytes"),
+        ));
+    }
+    let descendants = count_descendants(&target_text);
+    if descendants > MAX_DESCENDANTS {
+        return Err((
+            "/target",
+            format!(
+                "{descendants} descendant segments (`..`), more than the limit of {MAX_DESCENDANTS}"
+            ),
+        ));
+    }
+    let target = JsonPath::parse(&target_text).map_err(|e| {
+        // The shorthand `.name` takes letters, digits and `_` only: `.x-foo` is the most
+        // common mistake (the Overlay 1.0.0 text's own examples make it).
+        let hint = if target_text.contains('-') {
+            " (a member name with `-` needs brackets: `['x-name']`, not `.x-name`)"
+        } else {
+            ""
+        };
+        ("/target", format!("invalid JSONPath (RFC 9535): {e}{hint}"))
+    })?;
+    let remove = match a.get("remove") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(("/remove", "expected true or false".into())),
+    };
+    if let Some(d) = a.get("description")
+        && !d.is_string()
+    {
+        return Err(("/description", "expected a string".into()));
+    }
+    Ok(Action {
+        target_text,
+        target,
+        update: a.get("update").cloned(),
+        remove,
+    })
+}
+
+/// `..` outside string literals.
+fn count_descendants(target: &str) -> usize {
+    let b = target.as_bytes();
+    let (mut n, mut i, mut quote) = (0, 0, None::<u8>);
+    while i < b.len() {
+        match (quote, b[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(q), c) if c == q => quote = None,
+            (None, c @ (b'\'' | b'"')) => quote = Some(c),
+            (None, b'.') if b.get(i + 1) == Some(&b'.') => {
+                n += 1;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    n
+}
+
+/// One step of a located node's path (owned: the document is changed between lookups).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn navigate<'v>(mut v: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
+    for step in path {
+        v = match (v, step) {
+            (Value::Object(m), Step::Key(k)) => m.get_mut(k)?,
+            (Value::Array(a), Step::Index(i)) => a.get_mut(*i)?,
+            _ => return None,
+        };
+    }
+    Some(v)
+}
+
+/// The recursive merge: objects merge, arrays concatenate, anything else is replaced.
+fn merge_object(target: &mut Map<String, Value>, update: &Map<String, Value>) {
+    for (k, u) in update {
+        match (target.get_mut(k), u) {
+            (Some(Value::Object(t)), Value::Object(u)) => merge_object(t, u),
+            (Some(Value::Array(t)), Value::Array(u)) => t.extend(u.iter().cloned()),
+            (Some(t), u) => *t = u.clone(),
+            (None, u) => {
+                target.insert(k.clone(), u.clone());
+            }
+        }
+    }
+}
+
+fn count_nodes(v: &Value) -> usize {
+    1 + match v {
+        Value::Array(a) => a.iter().map(count_nodes).sum(),
+        Value::Object(m) => m.values().map(count_nodes).sum(),
+        _ => 0,
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A path as a JSON pointer of the spec, for messages.
+fn pointer(path: &[Step]) -> String {
+    if path.is_empty() {
+        return "the root".into();
+    }
+    let mut s = String::new();
+    for step in path {
+        s.push('/');
+        match step {
+            Step::Key(k) => s.push_str(&k.replace('~', "~0").replace('/', "~1")),
+            Step::Index(i) => s.push_str(&i.to_string()),
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The pets API the Overlay 1.0.0 specification's examples are written against.
+    fn spec() -> Value {
+        json!({
+            "openapi": "3.1.0",
+            "info": {"title": "Pets", "version": "1"},
+            "tags": [{"name": "pets"}],
+            "paths": {
+                "/pets": {
+                    "get": {
+                        "operationId": "listPets",
+                        "summary": "List pets",
+                        "x-oai-traits": ["paged"],
+                        "parameters": [
+                            {"name": "dummy", "in": "query"},
+                            {"name": "kind", "in": "query"}
+                        ],
+                        "responses": {"200": {"description": "ok"}}
+                    },
+                    "post": {"operationId": "addPet", "responses": {"201": {"description": "ok"}}}
+                },
+                "/pets/{id}": {
+                    "get": {"operationId": "getPet", "parameters": [{"name": "dummy", "in": "query"}], "responses": {"200": {"description": "ok"}}}
+                }
+            }
+        })
+    }
+
+    fn overlay(actions: &str) -> Overlay {
+        let text = format!("overlay: 1.0.0\ninfo: {{title: t, version: '1'}}\nactions:\n{actions}");
+        Overlay::parse("o.yaml", text.as_bytes()).unwrap()
+    }
+
+    fn apply(o: &Overlay, doc: &mut Value) -> Diagnostics {
+        Overlay::apply_all(std::slice::from_ref(o), doc).unwrap()
+    }
+
+    fn parse_err(text: &str) -> String {
+        Overlay::parse("o.yaml", text.as_bytes())
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn structured_overlay_merges_into_the_root() {
+        // The specification's "structured overlay": one update at `$`.
+        let o = overlay(
+            "- target: '$'\n  update:\n    info: {x-overlay-applied: structured}\n    paths:\n      /pets:\n        get: {description: All the pets}\n",
+        );
+        let mut doc = spec();
+        assert!(apply(&o, &mut doc).is_empty());
+        assert_eq!(doc["info"]["x-overlay-applied"], "structured");
+        assert_eq!(
+            doc["info"]["title"], "Pets",
+            "members only in the target stay"
+        );
+        assert_eq!(doc["paths"]["/pets"]["get"]["description"], "All the pets");
+        assert_eq!(doc["paths"]["/pets"]["get"]["operationId"], "listPets");
+    }
+
+    #[test]
+    fn targeted_and_wildcard_overlays() {
+        let o = overlay(
+            "- target: $.paths['/pets'].get\n  update: {description: Targeted, summary: Replaced}\n- target: $.paths.*.get\n  update: {x-safe: true}\n",
+        );
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        let get = &doc["paths"]["/pets"]["get"];
+        assert_eq!(get["description"], "Targeted");
+        assert_eq!(get["summary"], "Replaced", "a primitive is replaced");
+        assert_eq!(doc["paths"]["/pets"]["get"]["x-safe"], true);
+        assert_eq!(doc["paths"]["/pets/{id}"]["get"]["x-safe"], true);
+        assert!(doc["paths"]["/pets"]["post"].get("x-safe").is_none());
+    }
+
+    #[test]
+    fn array_modification_removes_matching_items() {
+        // The specification's "array modification": remove a parameter by a filter.
+        let o = overlay("- target: $.paths.*.get.parameters[?@.name == 'dummy']\n  remove: true\n");
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        assert_eq!(
+            doc["paths"]["/pets"]["get"]["parameters"],
+            json!([{"name": "kind", "in": "query"}])
+        );
+        assert_eq!(doc["paths"]["/pets/{id}"]["get"]["parameters"], json!([]));
+    }
+
+    #[test]
+    fn traits_update_the_operations_a_filter_selects() {
+        // The specification's "traits" example, in RFC 9535 syntax: a member name with `-`
+        // needs brackets (`@.x-oai-traits` is not a JSONPath, and the error says so).
+        let e = parse_err(
+            "overlay: 1.0.0\ninfo: {title: t, version: '1'}\nactions: [{target: '$.paths.*[?@.x-oai-traits]'}]\n",
+        );
+        assert!(
+            e.contains("#/actions/0/target: invalid JSONPath") && e.contains("['x-name']"),
+            "{e}"
+        );
+        let o = overlay(
+            "- target: $.paths[?@.get['x-oai-traits'][?@ == 'paged']].get\n  update:\n    parameters:\n      - {name: top, in: query}\n",
+        );
+        let mut doc = spec();
+        assert!(apply(&o, &mut doc).is_empty());
+        let names: Vec<_> = doc["paths"]["/pets"]["get"]["parameters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["dummy", "kind", "top"], "arrays are concatenated");
+        assert_eq!(
+            doc["paths"]["/pets/{id}"]["get"]["parameters"]
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn an_update_of_an_array_appends_and_members_merge_recursively() {
+        let o = overlay(
+            "- target: $.tags\n  update: {name: snacks}\n- target: $.tags\n  update: [{name: a}, {name: b}]\n- target: $.paths['/pets'].get\n  update: {responses: {'200': {x-a: 1}, '404': {description: gone}}}\n",
+        );
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        assert_eq!(
+            doc["tags"],
+            json!([{"name": "pets"}, {"name": "snacks"}, {"name": "a"}, {"name": "b"}])
+        );
+        assert_eq!(
+            doc["paths"]["/pets"]["get"]["responses"],
+            json!({"200": {"description": "ok", "x-a": 1}, "404": {"description": "gone"}})
+        );
+    }
+
+    #[test]
+    fn remove_keeps_member_order_and_handles_nested_and_indexed_matches() {
+        let o = overlay(
+            "- target: $.paths['/pets'].get.summary\n  remove: false\n- target: $.paths['/pets'].get['summary','x-oai-traits']\n  remove: true\n- target: $..parameters[0,1]\n  remove: true\n- target: $..[?@.operationId == 'addPet']\n  remove: true\n",
+        );
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        let keys: Vec<_> = doc["paths"]["/pets"]["get"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        assert_eq!(keys, ["operationId", "parameters", "responses"]);
+        assert_eq!(doc["paths"]["/pets"]["get"]["parameters"], json!([]));
+        assert!(doc["paths"]["/pets"].get("post").is_none());
+        // A match inside another removed by the same action.
+        let o = overlay("- target: $..[?@.operationId]\n  remove: true\n");
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        assert_eq!(doc["paths"], json!({"/pets": {}, "/pets/{id}": {}}));
+    }
+
+    #[test]
+    fn a_target_selecting_nothing_is_a_warning_naming_the_action() {
+        let o = overlay(
+            "- target: $.info\n  update: {x-a: 1}\n- target: $.paths['/nope']\n  remove: true\n",
+        );
+        let mut doc = spec();
+        let diags = apply(&o, &mut doc).into_sorted();
+        assert_eq!(diags.len(), 1);
+        assert_eq!(
+            diags[0].to_string(),
+            "warning: o.yaml#/actions/1: target `$.paths['/nope']` selects nothing"
+        );
+        assert_eq!(doc["info"]["x-a"], 1);
+    }
+
+    #[test]
+    fn overlays_apply_in_order_each_to_the_previous_result() {
+        let a = overlay("- target: $.info\n  update: {title: First}\n");
+        let b = overlay("- target: $.info[?@ == 'First']\n  remove: true\n");
+        let mut doc = spec();
+        let diags = Overlay::apply_all(&[a, b], &mut doc).unwrap();
+        assert!(diags.is_empty());
+        assert!(doc["info"].get("title").is_none());
+    }
+
+    #[test]
+    fn documents_that_are_not_overlay_1_0_are_refused_with_their_place() {
+        let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
+        for (text, want) in [
+            (
+                "openapi: 3.0.0\n",
+                "overlay o.yaml: not an Overlay document: no `overlay` version",
+            ),
+            (
+                "overlay: 1.1.0\ninfo: {title: t, version: '1'}\nactions: [{target: $}]\n",
+                "overlay o.yaml#/overlay: unsupported Overlay version \"1.1.0\"",
+            ),
+            (
+                "overlay: 1.0.0\nactions: [{target: $}]\n",
+                "overlay o.yaml#/info: required",
+            ),
+            (
+                "overlay: 1.0.0\ninfo: {title: t}\nactions: [{target: $}]\n",
+                "overlay o.yaml#/info/version: required",
+            ),
+            (
+                &format!("{head}actions: []\n"),
+                "overlay o.yaml#/actions: required, an array of at least one action",
+            ),
+            (
+                &format!("{head}actions: [{{update: {{}}}}]\n"),
+                "overlay o.yaml#/actions/0/target: required",
+            ),
+            (
+                &format!("{head}actions:\n- {{target: $.info}}\n- {{target: £}}\n"),
+                "overlay o.yaml#/actions/1/target: invalid JSONPath (RFC 9535)",
+            ),
+            (
+                &format!("{head}actions: [{{target: $.info, remove: yes please}}]\n"),
+                "overlay o.yaml#/actions/0/remove: expected true or false",
+            ),
+            ("[1, 2", "overlay o.yaml: not valid JSON or YAML"),
+        ] {
+            let got = parse_err(text);
+            assert!(got.starts_with(want), "{text:?}: {got}");
+        }
+    }
+
+    #[test]
+    fn updates_that_do_not_fit_their_target_are_errors_naming_the_action() {
+        let mut doc = spec();
+        let o = overlay("- target: $.info.title\n  update: {a: 1}\n");
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "overlay o.yaml#/actions/0/target: selects a string at /info/title: an update needs an object or array (select its parent object and update the member)"
+        );
+        let o = overlay("- target: $.info\n  update: new title\n");
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(e.starts_with("overlay o.yaml#/actions/0/update: the target selects an object at /info: the update must be an object, not a string"), "{e}");
+        let o = overlay("- target: $\n  remove: true\n");
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("/actions/0/target: selects the document root"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn budgets_bound_the_targets_and_the_work() {
+        let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
+        let e = parse_err(&format!("{head}actions: [{{target: '$..a..b..c'}}]\n"));
+        assert!(
+            e.contains("#/actions/0/target: 3 descendant segments"),
+            "{e}"
+        );
+        // `..` inside a string literal is not a segment.
+        overlay("- target: \"$..[?@.a == '..'].b..c\"\n  remove: true\n");
+        let long = format!("$.{}", "a".repeat(MAX_TARGET_LEN));
+        let e = parse_err(&format!("{head}actions: [{{target: '{long}'}}]\n"));
+        assert!(e.contains("longer than the limit"), "{e}");
+        // More matches than the limit.
+        let mut doc = json!({"a": vec![0; MAX_MATCHES + 1]});
+        let o = overlay("- target: $.a[*]\n  remove: true\n");
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("#/actions/0/target: selects 200001 nodes"),
+            "{e}"
+        );
+        // Updates that would write more than the limit: 100k objects x a 201-node update.
+        let mut doc = json!({"a": vec![json!({}); 100_000]});
+        let big: Vec<String> = (0..200).map(|i| format!("k{i}: 1")).collect();
+        let o = overlay(&format!(
+            "- target: $.a[*]\n  update: {{{}}}\n",
+            big.join(", ")
+        ));
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("#/actions/0/update: the updates write more than the limit"),
+            "{e}"
+        );
+    }
+}
