@@ -2545,3 +2545,90 @@ mod empty_value_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod per_call_cost {
+    use super::*;
+    use crate::model::{ArgBinding, ArgLocation, HttpMethod, QueryStyle, Route};
+    use serde_json::json;
+    use std::time::Instant;
+
+    /// Per-call cost of validation, compiled once (the server's `LazyValidator` per tool) vs
+    /// compiled on every call. Prints figures; asserts nothing timed. Run with
+    /// `cargo test -p openapi-mcp-toolset --release --lib per_call_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a test"]
+    fn validation_per_call_cost() {
+        let mut props = Map::new();
+        let mut args = Map::new();
+        let mut bindings = Vec::new();
+        for i in 0..20 {
+            let name = format!("p{i}");
+            let pattern = match i % 4 {
+                0 => r"^[a-z0-9_-]{1,64}$",
+                1 => r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$",
+                2 => r"^(?!-)[A-Za-z0-9-]{1,63}(?<!-)$",
+                _ => r"^arn:aws:[a-z0-9-]+:[a-z0-9-]*:\d{12}:.+$",
+            };
+            props.insert(
+                name.clone(),
+                json!({"type": "string", "pattern": pattern, "maxLength": 256}),
+            );
+            args.insert(
+                name.clone(),
+                json!(match i % 4 {
+                    0 => "abc_1",
+                    1 => "2024-05-01T12:00:00Z",
+                    2 => "host-name",
+                    _ => "arn:aws:s3:eu-west-1:123456789012:bucket/x",
+                }),
+            );
+            bindings.push(ArgBinding {
+                arg: name.clone(),
+                wire: name,
+                location: ArgLocation::query(QueryStyle::Form, true),
+                required: false,
+                content_type: None,
+            });
+        }
+        let schema = json!({"type": "object", "properties": props, "additionalProperties": false});
+        let schema = schema.as_object().cloned().expect("object");
+        let route = Route {
+            args: bindings,
+            ..Route::new(HttpMethod::Get, "/x")
+        };
+        let n = 2000u32;
+        let v = LazyValidator::default();
+        let t = Instant::now();
+        assert_eq!(check_call(&v, &schema, &route, &args), Ok(()));
+        let first = t.elapsed();
+        let t = Instant::now();
+        for _ in 0..n {
+            assert_eq!(check_call(&v, &schema, &route, &args), Ok(()));
+        }
+        let cached = t.elapsed() / n;
+        let t = Instant::now();
+        for _ in 0..n {
+            assert_eq!(check(&v, &schema, &args), Ok(()));
+        }
+        let schema_only = t.elapsed() / n;
+        let t = Instant::now();
+        for _ in 0..n {
+            let sent = drop_empty_values(Some(&schema), &route, &args).expect("none empty");
+            assert_eq!(check_wire_formats(&schema, &route, &sent), Ok(()));
+        }
+        let wire_only = t.elapsed() / n;
+        let m = 50u32;
+        let t = Instant::now();
+        for _ in 0..m {
+            assert_eq!(
+                check_call(&LazyValidator::default(), &schema, &route, &args),
+                Ok(())
+            );
+        }
+        let fresh = t.elapsed() / m;
+        println!(
+            "20 patterned string arguments: first call (compiles) {first:?}; later calls {cached:?} each (the schema {schema_only:?}, empty values and wire formats {wire_only:?}); compiling on every call would cost {fresh:?} each"
+        );
+    }
+}

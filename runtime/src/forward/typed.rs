@@ -345,6 +345,60 @@ mod tests {
         assert!(none.arguments().is_empty());
     }
 
+    /// #36: a generated handler's typed values meet the proxy's empty-value rule (the same
+    /// builder): `Vec<String>` items that are empty are not sent, an optional `Some("")` is not
+    /// sent, a required empty one is refused naming the argument, an empty required upload too.
+    #[test]
+    fn typed_empty_values_follow_the_proxys_rule() {
+        let fwd = forwarder();
+        let mut r = route();
+        r.method = HttpMethod::Get;
+        r.path = "/pets".into();
+        r.body = None;
+        let q = |name: &str, required| ArgBinding {
+            arg: name.into(),
+            wire: name.into(),
+            location: ArgLocation::query(openapi_mcp_toolset::model::QueryStyle::Form, true),
+            required,
+            content_type: None,
+        };
+        r.args = vec![q("tags", false), q("cursor", false), q("q", true)];
+        let tags = vec!["a".to_string(), String::new()];
+        let call = fwd
+            .request(&r)
+            .query("tags", &tags)
+            .query_opt("cursor", Some(&""))
+            .query("q", "x");
+        let built = fwd.build_request(&r, call.arguments()).expect("builds");
+        assert_eq!(built.url.query(), Some("tags=a&q=x"));
+        let call = fwd.request(&r).query("q", &[""; 2]);
+        let e = fwd
+            .build_request(&r, call.arguments())
+            .expect_err("required empty");
+        assert_eq!(e.arg.as_deref(), Some("q"));
+
+        r.method = HttpMethod::Put;
+        r.args = vec![ArgBinding {
+            arg: "body".into(),
+            wire: String::new(),
+            location: ArgLocation::Body,
+            required: true,
+            content_type: None,
+        }];
+        r.body = Some(BodyBinding {
+            kind: BodyKind::Binary,
+            content_type: "application/octet-stream".into(),
+            required: true,
+            flattened: false,
+            encoding: Vec::new(),
+        });
+        let call = fwd.request(&r).body("");
+        let e = fwd
+            .build_request(&r, call.arguments())
+            .expect_err("empty required body");
+        assert!(e.message.contains("is empty"), "{e:?}");
+    }
+
     #[tokio::test]
     async fn an_unknown_parameter_is_a_tool_error_and_nothing_is_sent() {
         let fwd = forwarder();
