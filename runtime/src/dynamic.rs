@@ -1022,18 +1022,26 @@ fn verbs(m: HttpMethod, item: bool) -> &'static [&'static str] {
 }
 
 /// One line of summary for an operation: its title (the spec's summary), else the description's
-/// first line.
+/// first sentence (HTML tags left out: Stripe writes `<p>Creates a customer.</p>`). A title that
+/// is only `METHOD /path` (what the converter gives an operation without a summary) is no
+/// summary: the hit shows the method and path anyway.
 pub fn summary(def: &ToolDef) -> String {
-    let s = def
+    let fallback = format!("{} {}", def.route.method.as_str(), def.route.path);
+    let line = match def
         .title()
-        .filter(|t| !t.trim().is_empty())
-        .or(def.description())
-        .unwrap_or_default();
-    let line = s
-        .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
+        .filter(|t| !t.is_empty() && *t != fallback)
+    {
+        Some(title) => first_line(title).to_string(),
+        None => {
+            let text = strip_tags(def.description().unwrap_or_default());
+            let text = text.strip_prefix("Deprecated. ").unwrap_or(&text);
+            match first_sentence(text) {
+                "" => def.title().map(first_line).unwrap_or_default().to_string(),
+                s => s.to_string(),
+            }
+        }
+    };
     if line.chars().count() > 160 {
         let mut out: String = line.chars().take(159).collect();
         out.push('…');
@@ -1041,6 +1049,82 @@ pub fn summary(def: &ToolDef) -> String {
     } else {
         line.to_string()
     }
+}
+
+/// The first non-empty line, trimmed.
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+}
+
+/// The first sentence of the first non-empty line: up to a `.`, `!` or `?` followed by a space
+/// and a capital (so "e.g. a" or "v1.2" do not end it), else the whole line.
+fn first_sentence(text: &str) -> &str {
+    let line = first_line(text);
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if matches!(c, '.' | '!' | '?')
+            && chars.peek().is_some_and(|(_, n)| n.is_whitespace())
+            && line[i + 1..]
+                .trim_start()
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase)
+        {
+            return &line[..=i];
+        }
+    }
+    line
+}
+
+/// `text` without its HTML tags (`<p>`, `<a href="…">`, `</code>`), each replaced by nothing
+/// (a block tag by a line break), and with the common entities decoded.
+fn strip_tags(text: &str) -> String {
+    if !text.contains('<') && !text.contains('&') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('<') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let is_tag = after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '/');
+        match after.find('>').filter(|&end| is_tag && end < 200) {
+            Some(end) => {
+                let name = after[..end].trim_start_matches('/');
+                if ["p", "br", "li", "ul", "ol", "div"]
+                    .iter()
+                    .any(|b| name.split([' ', '/']).next() == Some(*b))
+                {
+                    out.push('\n');
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    for (entity, c) in [
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&nbsp;", " "),
+        ("&amp;", "&"),
+    ] {
+        if out.contains(entity) {
+            out = out.replace(entity, c);
+        }
+    }
+    out
 }
 
 /// The operation's required arguments with their types, for a search hit: `owner: string,
@@ -1791,6 +1875,42 @@ mod tests {
     }
 
     /// A hit's line of required arguments: names and types, `none`, and the optional count.
+    /// An operation without a spec summary (the converter's title is `METHOD /path`) is summed
+    /// up by its description's first sentence, without HTML; one with a summary keeps it.
+    #[test]
+    fn summary_is_the_description_first_sentence_without_a_spec_summary() {
+        let with = |title: &str, description: Option<&str>| {
+            let mut tool = Tool::new("t", String::new(), object(json!({"type": "object"})));
+            tool.title = Some(title.to_string());
+            tool.description = description.map(|d| d.to_string().into());
+            let route = Route::new(HttpMethod::Post, "/v1/customers");
+            ToolDef::new(tool, route, None, vec![], Location::new("t", ""))
+        };
+        let stripe = with(
+            "POST /v1/customers",
+            Some("<p>Creates a new customer object. See e.g. <a href=\"/docs\">the docs</a>.</p>"),
+        );
+        assert_eq!(summary(&stripe), "Creates a new customer object.");
+        let deprecated = with(
+            "POST /v1/customers",
+            Some("Deprecated. Creates a customer, v1.2 style. Use the new one."),
+        );
+        assert_eq!(summary(&deprecated), "Creates a customer, v1.2 style.");
+        let k8s = with("POST /v1/customers", Some("create a Job"));
+        assert_eq!(summary(&k8s), "create a Job");
+        // Neither summary nor description: the method and path are all there is.
+        assert_eq!(
+            summary(&with("POST /v1/customers", None)),
+            "POST /v1/customers"
+        );
+        let summed = with("Create a customer", Some("Long text. More."));
+        assert_eq!(summary(&summed), "Create a customer");
+        assert_eq!(
+            strip_tags("a &amp; b <code>x</code> 1 < 2"),
+            "a & b x 1 < 2"
+        );
+    }
+
     #[test]
     fn required_arguments_name_their_types() {
         let def = op(

@@ -98,13 +98,14 @@ fn main() {
             }
         };
         let set = convert(&spec, &ToolOptions::default()).tools;
-        let all: Vec<Tool> = set.tools.iter().map(|t| t.tool().clone()).collect();
-        let (tb, tt) = payload(&all);
         let rss_before = rss_bytes();
         let started = Instant::now();
         let state = ToolState::with_mode(set.clone(), &ToolMode::Dynamic);
         let index_ms = started.elapsed().as_secs_f64() * 1000.0;
         let rss_mb = rss_bytes().saturating_sub(rss_before) as f64 / 1e6;
+        // After the index: the server builds it before any schema is bundled.
+        let all: Vec<Tool> = set.tools.iter().map(|t| t.tool().clone()).collect();
+        let (tb, tt) = payload(&all);
         let (db, dt) = payload(state.tools());
         let index = state.search_index().expect("dynamic mode has an index");
 
@@ -226,17 +227,45 @@ fn versus_dev(
                     .position(|t| t.operation_id.as_deref() == Some(id))
             })
             .collect();
-        ours.add(
-            index
-                .search(task, 10)
-                .iter()
-                .position(|h| expected.contains(&h.op)),
-        );
-        theirs.add(
-            base.search(task, 10)
-                .iter()
-                .position(|op| expected.contains(op)),
-        );
+        let found: Vec<usize> = index.search(task, 10).iter().map(|h| h.op).collect();
+        let rank = found.iter().position(|op| expected.contains(op));
+        let base_found = base.search(task, 10);
+        let base_rank = base_found.iter().position(|op| expected.contains(op));
+        ours.add(rank);
+        theirs.add(base_rank);
+        // `DYNAMIC_RANKS=1`: every development request's rank, ours and BM25's (to compare two
+        // builds; never the held-out sets).
+        if std::env::var("DYNAMIC_RANKS").is_ok_and(|v| v == "1") {
+            let show = |r: Option<usize>| r.map_or("-".to_string(), |r| (r + 1).to_string());
+            println!(
+                "  rank {:>2} bm25 {:>2}  {task:?} -> {op_ids}; ours {:?}",
+                show(rank),
+                show(base_rank),
+                found
+                    .iter()
+                    .take(3)
+                    .map(|&op| tools[op].name())
+                    .collect::<Vec<_>>(),
+            );
+        }
+        // `DYNAMIC_VERSUS=1`: the development requests BM25 ranks better than we do (never the
+        // held-out sets).
+        if std::env::var("DYNAMIC_VERSUS").is_ok_and(|v| v == "1")
+            && base_rank.is_some_and(|b| rank.is_none_or(|r| b < r))
+        {
+            let name = |op: usize| tools[op].name().to_string();
+            println!(
+                "  bm25 better: {task:?} -> {op_ids} ours {} bm25 {}; ours {:?}; bm25 {:?}",
+                rank.map_or("-".to_string(), |r| (r + 1).to_string()),
+                base_rank.map_or("-".to_string(), |r| (r + 1).to_string()),
+                found.iter().take(3).map(|&op| name(op)).collect::<Vec<_>>(),
+                base_found
+                    .iter()
+                    .take(3)
+                    .map(|&op| name(op))
+                    .collect::<Vec<_>>(),
+            );
+        }
     }
     (ours, theirs)
 }
