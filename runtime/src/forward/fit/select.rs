@@ -158,10 +158,8 @@ pub fn prescan(expr: &str) -> R<()> {
                 total += 1;
                 runs.push(0);
             }
-            b')' | b']' | b'}' => {
-                if runs.len() > 1 {
-                    total -= runs.pop().unwrap_or(0);
-                }
+            b')' | b']' | b'}' if runs.len() > 1 => {
+                total -= runs.pop().unwrap_or(0);
             }
             b',' | b':' => {
                 if let Some(top) = runs.last_mut() {
@@ -1244,7 +1242,7 @@ impl Eval {
                     let room = self.limits.work_bytes.saturating_sub(self.work);
                     let size = self.json_size(&a0, room)?.unwrap_or(room + 1);
                     self.alloc(size)?;
-                    let text = serde_json::to_string(&self.to_json(&a0, 0)?)
+                    let text = serde_json::to_string(&self.json_of(&a0, 0)?)
                         .map_err(|e| err(ErrorKind::InvalidValue, e.to_string()))?;
                     Val::Str(text.into())
                 }
@@ -1334,7 +1332,7 @@ impl Eval {
         Ok(())
     }
 
-    fn to_json(&mut self, v: &Val<'_>, depth: usize) -> R<Value> {
+    fn json_of(&mut self, v: &Val<'_>, depth: usize) -> R<Value> {
         if depth > MAX_VALUE_DEPTH {
             return Err(too_deep());
         }
@@ -1351,14 +1349,14 @@ impl Eval {
             Kind::Arr(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for x in items.iter() {
-                    out.push(self.to_json(&x, depth + 1)?);
+                    out.push(self.json_of(&x, depth + 1)?);
                 }
                 Value::Array(out)
             }
             Kind::Obj(m) => {
                 let mut out = Map::with_capacity(m.len());
                 for (k, x) in m.iter() {
-                    out.insert(k.to_string(), self.to_json(&x, depth + 1)?);
+                    out.insert(k.to_string(), self.json_of(&x, depth + 1)?);
                 }
                 Value::Object(out)
             }
@@ -1481,7 +1479,7 @@ impl Selection {
                 ),
             ));
         }
-        ev.to_json(&out, 0)
+        ev.json_of(&out, 0)
     }
 }
 

@@ -334,7 +334,7 @@ fn json_size_is_exact() {
         };
         let out = ev.eval(&sel.root, &Val::Ref(&doc)).unwrap();
         let size = ev.json_size(&out, usize::MAX).unwrap().unwrap();
-        let text = serde_json::to_string(&ev.to_json(&out, 0).unwrap()).unwrap();
+        let text = serde_json::to_string(&ev.json_of(&out, 0).unwrap()).unwrap();
         assert_eq!(size, text.len(), "{expr}: {text}");
     }
 }
