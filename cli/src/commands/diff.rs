@@ -31,6 +31,7 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<std::process::ExitCode> {
             }
         };
         let c = out.conversion;
+        super::print_overlay_warnings(&opts, &c);
         eprintln!(
             "{label}: {spec}: {} tools ({} diagnostics; see `openapi-mcp tools`)",
             c.tools.tools.len(),

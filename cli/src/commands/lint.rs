@@ -23,6 +23,7 @@ pub async fn run(args: LintArgs) -> anyhow::Result<ExitCode> {
         super::report_lock(lock)?;
     }
     let conversion = out.conversion;
+    super::print_overlay_warnings(&opts, &conversion);
     let issues = profile::check(&conversion.tools, &target);
 
     let stdout = std::io::stdout();

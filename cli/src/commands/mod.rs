@@ -71,6 +71,21 @@ pub async fn load_and_convert(opts: &PipelineOptions) -> anyhow::Result<Conversi
     Ok(conversion)
 }
 
+/// The diagnostics located in the `--overlay` files (their actions that select nothing), one per
+/// line on stderr: for `lint` and `diff`, which leave the spec's own diagnostics to `tools`.
+pub fn print_overlay_warnings(opts: &PipelineOptions, conversion: &Conversion) {
+    let files: Vec<String> = opts
+        .overlays
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    for d in conversion.diagnostics.clone().into_sorted() {
+        if files.iter().any(|f| f == d.location.doc()) {
+            eprintln!("{d}");
+        }
+    }
+}
+
 /// Every diagnostic, sorted, one per line on stderr.
 fn print_diagnostics(conversion: &Conversion) -> anyhow::Result<()> {
     let stderr = std::io::stderr();

@@ -229,3 +229,23 @@ fn generate_embeds_the_overlaid_tools() {
     assert!(api.contains("\"petstore_pets_list\""));
     assert!(!api.contains("\"petstore_delete_pet\""));
 }
+
+#[test]
+fn lint_and_diff_show_the_actions_that_select_nothing() {
+    let petstore = spec("petstore.yaml");
+    let ov = fixture();
+    let warning = format!(
+        "warning: {}#/actions/4: target `$.paths['/no-such-path']` selects nothing",
+        ov.display()
+    );
+    let out = run(&["lint", s(&petstore), "--overlay", s(&ov)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains(&warning), "{stderr}");
+    assert!(stderr.contains(": 4 tools,"), "{stderr}");
+    // diff: both versions are overlaid, and each reports its own.
+    let out = run(&["diff", s(&petstore), s(&petstore), "--overlay", s(&ov)]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches(&warning).count(), 2, "{stderr}");
+    assert!(stderr.contains(": 4 tools"), "{stderr}");
+}
