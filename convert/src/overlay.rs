@@ -19,7 +19,9 @@
 //! loader's size cap and parser; a target is at most [`MAX_TARGET_LEN`] bytes with at most
 //! [`MAX_DESCENDANTS`] descendant segments (`..`: each multiplies the nodes visited by the
 //! document's depth); an action selects at most [`MAX_MATCHES`] nodes; and the nodes written by
-//! all updates together are at most [`MAX_WRITTEN`].
+//! all updates together are at most [`MAX_WRITTEN`]. The RFC's `match()` and `search()` functions
+//! are left out (the engine is built without them): it compiles their regular expression again
+//! for every node a filter visits, work that grows with the document and the pattern both.
 
 use std::fmt;
 use std::path::Path;
@@ -341,7 +343,9 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
     let target = JsonPath::parse(&target_text).map_err(|e| {
         // The shorthand `.name` takes letters, digits and `_` only: `.x-foo` is the most
         // common mistake (the Overlay 1.0.0 text's own examples make it).
-        let hint = if target_text.contains('-') {
+        let hint = if target_text.contains("match(") || target_text.contains("search(") {
+            " (match() and search() are not supported: the JSONPath engine compiles their regular expression again for every node it visits, which no budget bounds)"
+        } else if target_text.contains('-') {
             " (a member name with `-` needs brackets: `['x-name']`, not `.x-name`)"
         } else {
             ""
@@ -715,6 +719,16 @@ mod tests {
         );
         // `..` inside a string literal is not a segment.
         overlay("- target: \"$..[?@.a == '..'].b..c\"\n  remove: true\n");
+        let e = parse_err(&format!(
+            "{head}actions: [{{target: \"$.paths.*[?search(@.operationId, 'list')]\"}}]\n"
+        ));
+        assert!(
+            e.contains("#/actions/0/target: invalid JSONPath")
+                && e.contains("search() are not supported"),
+            "{e}"
+        );
+        // The other functions are there.
+        overlay("- target: \"$.paths[?length(@.get.parameters) > 1]\"\n  remove: true\n");
         let long = format!("$.{}", "a".repeat(MAX_TARGET_LEN));
         let e = parse_err(&format!("{head}actions: [{{target: '{long}'}}]\n"));
         assert!(e.contains("longer than the limit"), "{e}");
