@@ -18,8 +18,10 @@
 //! Budgets, as the overlay and the spec are both input: the overlay file goes through the
 //! loader's size cap and parser; a target is at most [`MAX_TARGET_LEN`] bytes with at most
 //! [`MAX_DESCENDANTS`] descendant segments (`..`: each multiplies the nodes visited by the
-//! document's depth); an action selects at most [`MAX_MATCHES`] nodes; and the nodes written by
-//! all updates together are at most [`MAX_WRITTEN`]. The RFC's `match()` and `search()` functions
+//! document's depth); an action selects at most [`MAX_MATCHES`] nodes; the nodes written by all
+//! updates together are at most [`MAX_WRITTEN`]; and the descendant searches of all actions
+//! together visit at most [`MAX_VISITED`] nodes (each `..` of a target counts the document's
+//! size: many actions over a large spec each walk all of it). The RFC's `match()` and `search()` functions
 //! are left out (the engine is built without them): it compiles their regular expression again
 //! for every node a filter visits, work that grows with the document and the pattern both.
 
@@ -78,15 +80,37 @@ pub struct Overlay {
 #[derive(Clone, Debug)]
 struct Action {
     target_text: String,
+    /// Its descendant segments (`..`).
+    descendants: usize,
     target: JsonPath,
     update: Option<Value>,
     remove: bool,
 }
 
-/// Counts what a run of overlays has done against [`MAX_WRITTEN`].
-#[derive(Debug, Default)]
+/// Nodes the descendant searches (`..`) of all the actions of a run may visit, counted as the
+/// document's size for each `..` of a target.
+pub const MAX_VISITED: usize = 500_000_000;
+
+/// Counts what a run of overlays has done against [`MAX_WRITTEN`] and [`MAX_VISITED`].
+#[derive(Debug)]
 pub struct Budget {
     written: usize,
+    visited: usize,
+    max_visited: usize,
+    /// The document's size in nodes (counted once, then grown by what the updates write).
+    doc_nodes: usize,
+}
+
+impl Budget {
+    /// The budget of a run over `doc`.
+    pub fn new(doc: &Value) -> Budget {
+        Budget {
+            written: 0,
+            visited: 0,
+            max_visited: MAX_VISITED,
+            doc_nodes: count_nodes(doc),
+        }
+    }
 }
 
 impl Overlay {
@@ -198,6 +222,20 @@ impl Overlay {
                 pointer: format!("/actions/{i}{at}"),
                 message,
             };
+            if action.descendants > 0 {
+                budget.visited = budget
+                    .visited
+                    .saturating_add(budget.doc_nodes.saturating_mul(action.descendants));
+                if budget.visited > budget.max_visited {
+                    return Err(err(
+                        "/target",
+                        format!(
+                            "the descendant searches (`..`) of the actions so far visit more than the limit of {} nodes of this document",
+                            budget.max_visited
+                        ),
+                    ));
+                }
+            }
             let mut paths: Vec<Vec<Step>> = {
                 let found = action.target.query_located(doc);
                 if found.len() > MAX_MATCHES {
@@ -260,6 +298,7 @@ impl Overlay {
             let size = count_nodes(update);
             for path in &paths {
                 budget.written = budget.written.saturating_add(size);
+                budget.doc_nodes = budget.doc_nodes.saturating_add(size);
                 if budget.written > MAX_WRITTEN {
                     return Err(err(
                         "/update",
@@ -302,7 +341,7 @@ impl Overlay {
     /// Applies `overlays` in order to `doc`, returning the warnings.
     pub fn apply_all(overlays: &[Overlay], doc: &mut Value) -> Result<Diagnostics, OverlayError> {
         let mut diags = Diagnostics::default();
-        let mut budget = Budget::default();
+        let mut budget = Budget::new(doc);
         for o in overlays {
             o.apply(doc, &mut budget, &mut diags)?;
         }
@@ -363,6 +402,7 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
         return Err(("/description", "expected a string".into()));
     }
     Ok(Action {
+        descendants,
         target_text,
         target,
         update: a.get("update").cloned(),
@@ -752,5 +792,21 @@ mod tests {
             e.contains("#/actions/0/update: the updates write more than the limit"),
             "{e}"
         );
+        // Descendant searches: each `..` counts the document's size.
+        let mut doc = spec();
+        let mut budget = Budget::new(&doc);
+        budget.max_visited = budget.doc_nodes * 3;
+        let o = overlay(
+            "- target: $..summary\n  remove: true\n- target: $..a..b\n  remove: true\n- target: $.info\n  update: {x: 1}\n- target: $..c\n  remove: true\n",
+        );
+        let e = o
+            .apply(&mut doc, &mut budget, &mut Diagnostics::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("#/actions/3/target: the descendant searches"),
+            "{e}"
+        );
+        assert_eq!(doc["info"]["x"], 1, "the actions before it were applied");
     }
 }
