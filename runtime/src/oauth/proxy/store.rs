@@ -73,15 +73,25 @@ impl SqliteStore {
         let err = |e: &dyn std::fmt::Display| {
             StoreError::Backend(format!("sqlite:{}", path.display()), e.to_string())
         };
+        // Owner-only from the first byte: the directory is made 0700 and the file 0600 before
+        // SQLite opens it (SQLite gives its -wal and -shm files the database file's mode). Setting
+        // the mode after opening left a window in which another local user could open a handle
+        // that keeps working after the chmod. An existing file or directory keeps its mode.
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
+            let mut builder = std::fs::DirBuilder::new();
+            builder.recursive(true);
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir).map_err(|e| err(&e))?;
+        }
+        {
+            let mut create = std::fs::OpenOptions::new();
+            create.write(true).create(true).truncate(false);
+            #[cfg(unix)]
+            std::os::unix::fs::OpenOptionsExt::mode(&mut create, 0o600);
+            create.open(path).map_err(|e| err(&e))?;
         }
         let conn = rusqlite::Connection::open(path).map_err(|e| err(&e))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt as _;
-            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-        }
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
              PRAGMA busy_timeout=5000;

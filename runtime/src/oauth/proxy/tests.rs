@@ -332,6 +332,33 @@ async fn the_sqlite_store_keeps_the_store_contract() {
     assert!(st.describe().starts_with("sqlite:"));
 }
 
+/// The SQLite store's directory and files are owner-only from creation (#36): the directories it
+/// makes are 0700 (they were 0755) and the database and its write-ahead log 0600, the file being
+/// created with that mode before SQLite opens it rather than chmod-ed afterwards.
+#[cfg(unix)]
+#[tokio::test]
+async fn the_sqlite_store_is_owner_only_from_creation() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let d = tempdir::Dir::new();
+    let file = d.0.join("made/here/s.sqlite3");
+    let st = store::SqliteStore::open(&file).expect("opens");
+    st.put("client", "k", b"v".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    let mode = |p: &std::path::Path| {
+        std::fs::metadata(p)
+            .map(|m| m.permissions().mode() & 0o777)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    };
+    assert_eq!(mode(&d.0.join("made")), 0o700);
+    assert_eq!(mode(&d.0.join("made/here")), 0o700);
+    assert_eq!(mode(&file), 0o600);
+    let wal = d.0.join("made/here/s.sqlite3-wal");
+    if wal.exists() {
+        assert_eq!(mode(&wal), 0o600);
+    }
+}
+
 #[tokio::test]
 async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
     let (_d, store) = temp_store();
