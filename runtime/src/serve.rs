@@ -145,7 +145,10 @@ pub struct ServeArgs {
     /// URIs), comma-separated or repeated: host names, *.domain for its subdomains, IP addresses
     /// (127.0.0.1, ::1), or an app scheme with its colon (cursor:). Default: any https host,
     /// http to this machine, or an app scheme.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "HOSTS", value_delimiter = ','))]
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "HOSTS", value_delimiter = ',')
+    )]
     pub oauth_proxy_redirect_hosts: Vec<String>,
     /// HTTP: also accept this Host header (DNS-rebinding protection; loopback names are always accepted).
     #[cfg_attr(feature = "cli", arg(long))]

@@ -1210,7 +1210,11 @@ fn missing_credential(
             let base = openapi_mcp_toolset::model::credential_env_base(n);
             let vars = if ambiguous.iter().any(|(b, _)| *b == base) {
                 format!("--auth {n}=VALUE (its variable is shared with another scheme)")
-            } else if s.env_var_names(n).iter().any(|v| auth::server_env(v).is_some()) {
+            } else if s
+                .env_var_names(n)
+                .iter()
+                .any(|v| auth::server_env(v).is_some())
+            {
                 format!("--auth {n}=VALUE (its variable is one the server reads for itself)")
             } else {
                 match s {
