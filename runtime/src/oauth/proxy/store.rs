@@ -77,14 +77,19 @@ impl SqliteStore {
         // SQLite opens it (SQLite gives its -wal and -shm files the database file's mode). Setting
         // the mode after opening left a window in which another local user could open a handle
         // that keeps working after the chmod. An existing file or directory keeps its mode.
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // `:memory:` is SQLite's name for a database that is no file: nothing to create.
+        let on_disk = path.as_os_str() != ":memory:";
+        if let Some(dir) = path
+            .parent()
+            .filter(|d| on_disk && !d.as_os_str().is_empty())
+        {
             let mut builder = std::fs::DirBuilder::new();
             builder.recursive(true);
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             builder.create(dir).map_err(|e| err(&e))?;
         }
-        {
+        if on_disk {
             let mut create = std::fs::OpenOptions::new();
             create.write(true).create(true).truncate(false);
             #[cfg(unix)]

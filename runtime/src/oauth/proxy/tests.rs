@@ -359,6 +359,19 @@ async fn the_sqlite_store_is_owner_only_from_creation() {
     }
 }
 
+/// `sqlite::memory:` stays in memory: creating the file before SQLite opens it must not make a file
+/// named `:memory:` in the working directory (the oauth_proxy fuzz check uses that store).
+#[tokio::test]
+async fn the_in_memory_sqlite_store_makes_no_file() {
+    let name = std::path::Path::new(":memory:");
+    let existed = name.exists();
+    let st = store::SqliteStore::open(name).expect("opens");
+    st.put("client", "k", b"v".to_vec(), now() + 60)
+        .await
+        .expect("put");
+    assert!(existed || !name.exists(), "a file named :memory: was made");
+}
+
 #[tokio::test]
 async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
     let (_d, store) = temp_store();
