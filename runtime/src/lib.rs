@@ -32,6 +32,7 @@ pub mod progress;
 pub mod serve;
 pub mod server;
 pub mod sessions;
+pub mod shown;
 pub mod transport;
 
 pub use openapi_mcp_toolset as toolset;

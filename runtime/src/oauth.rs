@@ -100,9 +100,9 @@ pub struct ClientAuth {
     secret: String,
 }
 
-/// The environment variable holding the secret of `--oauth-client-id` (never a flag: a flag's
-/// value shows in process listings and shell history).
-pub const CLIENT_SECRET_ENV: &str = "OPENAPI_MCP_OAUTH_CLIENT_SECRET";
+/// The environment variable holding the secret of `--oauth-client-id` (defined beside the
+/// server's other variables, [`crate::forward::auth::SERVER_ENV`]).
+pub use crate::forward::auth::CLIENT_SECRET_ENV;
 
 impl ClientAuth {
     pub fn new(id: String, secret: String) -> Self {

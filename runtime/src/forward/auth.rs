@@ -81,6 +81,16 @@ pub const AUTH_TOKEN_ENV: &str = "OPENAPI_MCP_AUTH_TOKEN";
 
 /// Where the OAuth proxy's SQLite store goes by default (read by `oauth::proxy::store`).
 pub const DATA_DIR_ENV: &str = "OPENAPI_MCP_DATA_DIR";
+/// The environment variable holding the key that seals 2026-era confirmations.
+pub const CONFIRM_KEY_ENV: &str = "OPENAPI_MCP_CONFIRM_KEY";
+/// The environment variable holding the secret of `--oauth-client-id` (never a flag: a flag's
+/// value shows in process listings and shell history).
+pub const CLIENT_SECRET_ENV: &str = "OPENAPI_MCP_OAUTH_CLIENT_SECRET";
+/// The environment variable holding the key that seals the OAuth proxy's store and signs its
+/// tokens (32 bytes or more).
+pub const STORE_KEY_ENV: &str = "OPENAPI_MCP_STORE_KEY";
+/// The environment variable holding the secret of `--upstream-client-id` (never a flag).
+pub const UPSTREAM_SECRET_ENV: &str = "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET";
 
 /// Every `OPENAPI_MCP_*` variable the server reads for itself, with what it is for (#36). A
 /// security scheme whose credential variable is one of these (a scheme `auth_token`,
@@ -91,22 +101,10 @@ pub const DATA_DIR_ENV: &str = "OPENAPI_MCP_DATA_DIR";
 /// here, and a test checks every `env` of the command line is listed.
 pub const SERVER_ENV: &[(&str, &str)] = &[
     (AUTH_TOKEN_ENV, "--auth-token, the HTTP gate's token"),
-    (
-        crate::serve::CONFIRM_KEY_ENV,
-        "the key sealing --confirm confirmations",
-    ),
-    (
-        crate::oauth::CLIENT_SECRET_ENV,
-        "the secret of --oauth-client-id",
-    ),
-    (
-        crate::oauth::proxy::STORE_KEY_ENV,
-        "the key of the --oauth-proxy store",
-    ),
-    (
-        crate::oauth::proxy::UPSTREAM_SECRET_ENV,
-        "the secret of --upstream-client-id",
-    ),
+    (CONFIRM_KEY_ENV, "the key sealing --confirm confirmations"),
+    (CLIENT_SECRET_ENV, "the secret of --oauth-client-id"),
+    (STORE_KEY_ENV, "the key of the --oauth-proxy store"),
+    (UPSTREAM_SECRET_ENV, "the secret of --upstream-client-id"),
     (DATA_DIR_ENV, "the --oauth-proxy store's directory"),
 ];
 

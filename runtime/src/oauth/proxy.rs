@@ -41,11 +41,9 @@ use limits::{
 };
 use store::{Sealer, Store, StoreError, StoreSpec, now};
 
-/// The environment variable holding the key that seals the store and signs the proxy's tokens
-/// (32 bytes or more).
-pub const STORE_KEY_ENV: &str = "OPENAPI_MCP_STORE_KEY";
-/// The environment variable holding the secret of `--upstream-client-id` (never a flag).
-pub const UPSTREAM_SECRET_ENV: &str = "OPENAPI_MCP_UPSTREAM_CLIENT_SECRET";
+/// The variables holding the store's key and `--upstream-client-id`'s secret (defined beside the
+/// server's other variables, [`crate::forward::auth::SERVER_ENV`]).
+pub use crate::forward::auth::{STORE_KEY_ENV, UPSTREAM_SECRET_ENV};
 /// Lifetime of the proxy's access tokens.
 pub const ACCESS_TTL: u64 = 15 * 60;
 /// Lifetime of the proxy's authorization codes.
