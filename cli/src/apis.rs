@@ -16,10 +16,10 @@ use std::path::Path;
 
 use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Args, Command, CommandFactory, FromArgMatches};
-use openapi_mcp_runtime::config::{self, ConfigError, Expanded};
-use openapi_mcp_runtime::exit::UserError;
-use openapi_mcp_runtime::multi;
+use openapi_mcp_runtime::serve::config::{self, ConfigError, Expanded};
+use openapi_mcp_runtime::serve::exit::UserError;
 use openapi_mcp_runtime::serve::{ApiAuth, ServeArgs, UpstreamAuth, check_api_auth};
+use openapi_mcp_runtime::server::multi;
 use serde_json::Value;
 
 use crate::args::SpecArgs;

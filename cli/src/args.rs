@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use openapi_mcp_convert::profile::{Client, ClientProfile};
 use openapi_mcp_convert::{OutputSchemaMode, ToolOptions};
-use openapi_mcp_runtime::exit::UserError;
 use openapi_mcp_runtime::filter::{Filter, Pattern};
 use openapi_mcp_runtime::model::HttpMethod;
+use openapi_mcp_runtime::serve::exit::UserError;
 use openapi_mcp_runtime::serve::{Mode, ServeArgs};
 
 #[derive(Parser, Debug)]

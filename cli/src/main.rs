@@ -9,8 +9,8 @@ mod option_parity;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use openapi_mcp_runtime::config;
-use openapi_mcp_runtime::exit::ExitStatus;
+use openapi_mcp_runtime::serve::config;
+use openapi_mcp_runtime::serve::exit::ExitStatus;
 
 /// jemalloc instead of the platform's malloc: loading and converting a large spec is allocation
 /// bound, and glibc's malloc spends a fifth of that time consolidating and unlinking chunks.

@@ -2,38 +2,25 @@
 //! call to the real API. This is what `openapi-mcp proxy` runs and what every generated server
 //! crate depends on; it never converts a spec (that is `openapi-mcp-convert`).
 //!
+//! Where each part lives:
+//! - [`serve`]: the one entry point (`openapi-mcp proxy` and every generated `main`): serving
+//!   options, resolving them, the run loop, the config file, exit statuses.
+//! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path; `--confirm`,
+//!   progress notifications, the server's instructions, several APIs in one server.
+//! - [`modes`]: `--mode dynamic|hybrid` (discovery tools and their search index) and `--mode code`
+//!   (scripts in an embedded JavaScript sandbox).
 //! - [`forward`]: a tool call -> the HTTP request (encoders, auth, response mapping).
-//! - [`server`]: the rmcp `ServerHandler`, tool state and paging, the call path.
-//! - [`confirm`]: `--confirm`, the user's consent before a call is sent (elicitation, both eras).
-//! - [`instructions`]: the server's instructions, from the spec.
-//! - [`progress`]: progress notifications while a call waits for the API.
-//! - [`dynamic`]: the discovery tools of `--mode dynamic|hybrid` and their search index.
-//! - [`code`]: `--mode code`, scripts against an `api` object in an embedded JavaScript sandbox.
-//! - [`transport`]: stdio and Streamable HTTP (host/origin checks, auth, limits).
-//! - [`connections`]: the HTTP accept loop (connection cap, header-read/idle timeout).
-//! - [`sessions`]: bounds on Streamable HTTP sessions (caps, half-open expiry, issued ids).
-//! - [`multi`]: several APIs in one server (`apis:`): merged tool sets, per-API variables.
-//! - [`observe`]: Prometheus metrics, the audit log, readiness (`/metrics`, `--audit-log`, `/readyz`).
+//! - [`http`]: Streamable HTTP: transport, the accept loop, session bounds.
+//! - [`oauth`]: the OAuth resource server, token introspection and exchange, the OAuth proxy.
+//! - [`observe`]: Prometheus metrics, the audit log, readiness, OpenTelemetry traces.
 
-pub mod code;
-#[cfg(feature = "cli")]
-pub mod config;
-pub mod confirm;
-pub mod connections;
-pub mod dynamic;
-pub mod exit;
 pub mod forward;
-pub mod instructions;
-pub mod multi;
+pub mod http;
+pub mod modes;
 pub mod oauth;
 pub mod observe;
-pub mod otel;
-pub mod progress;
 pub mod serve;
 pub mod server;
-pub mod sessions;
-pub mod shown;
-pub mod transport;
 
 pub use openapi_mcp_toolset as toolset;
 pub use openapi_mcp_toolset::{filter, model, naming, validate};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::modes::dynamic::ToolMode;
 use openapi_mcp_runtime::rmcp::model::Tool;
 use openapi_mcp_runtime::server::ToolState;
 
@@ -212,7 +212,7 @@ fn main() {
 /// Top-1/3/10 of our ranking and of the BM25 baseline on one development set (`a|b`: either
 /// operationId).
 fn versus_dev(
-    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    index: &openapi_mcp_runtime::modes::dynamic::SearchIndex,
     base: &heldout::bm25::Bm25,
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     tasks: Tasks,
@@ -272,7 +272,7 @@ fn versus_dev(
 
 /// How many of `tasks` (`a|b`: either operationId) have their operation in the top 3 and top 10.
 fn top3_top10(
-    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    index: &openapi_mcp_runtime::modes::dynamic::SearchIndex,
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     tasks: &[(&str, &str)],
 ) -> (usize, usize) {
@@ -302,7 +302,7 @@ fn top3_top10(
 fn dump_dev(
     path: &str,
     file: &str,
-    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    index: &openapi_mcp_runtime::modes::dynamic::SearchIndex,
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     sets: &[Tasks],
 ) {

@@ -23,8 +23,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Parser;
 use openapi_mcp_convert::pipeline::LockMode;
-use openapi_mcp_runtime::exit::UserError;
 use openapi_mcp_runtime::model::{SecurityScheme, ToolSet, ambiguous_env};
+use openapi_mcp_runtime::serve::exit::UserError;
 use serde_json::{Map, Value, json};
 
 use crate::args::{BundleArgs, ProxyArgs, SpecArgs};

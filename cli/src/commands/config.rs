@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory};
-use openapi_mcp_runtime::config::{self, Expanded};
+use openapi_mcp_runtime::serve::config::{self, Expanded};
 
 use crate::apis::ApiConfig;
 

@@ -15,7 +15,7 @@ use openapi_mcp_codegen::{
 };
 
 use openapi_mcp_convert::pipeline::LockMode;
-use openapi_mcp_runtime::exit::UserError;
+use openapi_mcp_runtime::serve::exit::UserError;
 use openapi_mcp_runtime::serve::{Mode, ServeArgs};
 
 use crate::args::GenerateArgs;

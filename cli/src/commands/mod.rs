@@ -18,7 +18,7 @@ use openapi_mcp_convert::pipeline::{
     self, LockMode, LockOutcome, Output, PipelineError, PipelineOptions,
 };
 use openapi_mcp_convert::{Conversion, SpecSource, ToolOptions};
-use openapi_mcp_runtime::exit::UserError;
+use openapi_mcp_runtime::serve::exit::UserError;
 
 use crate::args::SpecArgs;
 

@@ -95,7 +95,7 @@ fn print_stats(
     out: &mut impl Write,
     set: &openapi_mcp_runtime::model::ToolSet,
 ) -> anyhow::Result<()> {
-    use openapi_mcp_runtime::dynamic::ToolMode;
+    use openapi_mcp_runtime::modes::dynamic::ToolMode;
     use openapi_mcp_runtime::server::ToolState;
 
     let mut sizes = Vec::with_capacity(set.tools.len());
@@ -129,9 +129,9 @@ fn print_stats(
     // TypeScript declaration (code).
     let (mut json_describe, mut ts_describe) = (0usize, 0usize);
     for t in &set.tools {
-        let v = openapi_mcp_runtime::dynamic::describe(t);
+        let v = openapi_mcp_runtime::modes::dynamic::describe(t);
         json_describe += count_tokens(&serde_json::to_string_pretty(&v)?);
-        ts_describe += count_tokens(&openapi_mcp_runtime::code::declaration(t));
+        ts_describe += count_tokens(&openapi_mcp_runtime::modes::code::declaration(t));
     }
     let json_describe = json_describe.checked_div(set.tools.len()).unwrap_or(0);
     let ts_describe = ts_describe.checked_div(set.tools.len()).unwrap_or(0);

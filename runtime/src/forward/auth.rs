@@ -940,10 +940,12 @@ mod tests {
     fn an_api_name_and_scheme_never_make_a_servers_variable() {
         let s = vec![("token".to_string(), SecurityScheme::Bearer)];
         let env = |k: &str| Some(format!("value-of-{k}"));
-        let (c, reserved) = Credentials::from_env_as(&s, |k| crate::multi::env_var("auth", k), env);
+        let (c, reserved) =
+            Credentials::from_env_as(&s, |k| crate::server::multi::env_var("auth", k), env);
         assert!(c.is_empty());
         assert_eq!(reserved[0].var, "OPENAPI_MCP_AUTH_TOKEN");
-        let (c, reserved) = Credentials::from_env_as(&s, |k| crate::multi::env_var("pets", k), env);
+        let (c, reserved) =
+            Credentials::from_env_as(&s, |k| crate::server::multi::env_var("pets", k), env);
         assert!(reserved.is_empty());
         assert_eq!(
             c.cred("token", &SecurityScheme::Bearer),

@@ -810,14 +810,18 @@ impl Forwarder {
             let sent_at = Instant::now();
             let body_len = built.body.as_ref().map_or(0, |(_, b)| b.len() as u64);
             // Traces: a client span per attempt; the API receives its traceparent.
-            let span = crate::otel::upstream_span(route.method.as_str(), &route.path, &host);
+            let span =
+                crate::observe::otel::upstream_span(route.method.as_str(), &route.path, &host);
             let mut built = built;
             if let Some(cx) = &span {
-                built.headers.extend(crate::otel::inject(cx));
+                built.headers.extend(crate::observe::otel::inject(cx));
             }
             let sent = self.send(&built).await;
             if let Some(cx) = &span {
-                crate::otel::end_upstream(cx, sent.as_ref().ok().map(|r| r.status().as_u16()));
+                crate::observe::otel::end_upstream(
+                    cx,
+                    sent.as_ref().ok().map(|r| r.status().as_u16()),
+                );
             }
             note_exchange(|x| {
                 x.upstream = Some(x.upstream.unwrap_or_default() + sent_at.elapsed());
@@ -928,7 +932,7 @@ impl Forwarder {
                     }
                     return with_note(match read {
                         Ok((body, cut)) => {
-                            let _span = crate::otel::step("map response");
+                            let _span = crate::observe::otel::step("map response");
                             let t = cut.then_some(match total {
                                 Some(n) if n > body.len() as u64 => Truncation::Of(n),
                                 _ => Truncation::Unknown,

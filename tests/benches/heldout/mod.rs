@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::modes::dynamic::ToolMode;
 use openapi_mcp_runtime::server::ToolState;
 
 /// The plain BM25 baseline every set is reported against (#41).
@@ -333,7 +333,7 @@ fn dump_case(
     out: &mut std::fs::File,
     spec: &str,
     case: &Case,
-    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    index: &openapi_mcp_runtime::modes::dynamic::SearchIndex,
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
     routes: &[(String, String)],
 ) {
@@ -353,7 +353,7 @@ pub fn dump_line(
     spec: &str,
     task: &str,
     expect: &[&str],
-    index: &openapi_mcp_runtime::dynamic::SearchIndex,
+    index: &openapi_mcp_runtime::modes::dynamic::SearchIndex,
     tools: &[std::sync::Arc<openapi_mcp_toolset::model::ToolDef>],
 ) {
     use std::io::Write;

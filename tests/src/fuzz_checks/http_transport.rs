@@ -24,10 +24,10 @@ use url::Url;
 
 use openapi_mcp_convert::convert::{ToolOptions, convert};
 use openapi_mcp_convert::load::load_single;
-use openapi_mcp_runtime::dynamic::ToolMode;
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_runtime::http::transport::{HttpOptions, http_router};
+use openapi_mcp_runtime::modes::dynamic::ToolMode;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::transport::{HttpOptions, http_router};
 
 use super::MAX_INPUT;
 use super::reader::{Reader, Writer};

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
 use openapi_mcp_runtime::oauth::OAuthOptions;
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::TokioChildProcess;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_tests::harness::{binary, call, connect_in_process, proxy_server, spec, text};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Value, json};

@@ -6,12 +6,12 @@
 use std::net::SocketAddr;
 
 use openapi_mcp_convert::ToolOptions;
-use openapi_mcp_runtime::code::{CodeLimits, EXECUTE};
-use openapi_mcp_runtime::dynamic::ToolMode;
+use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
+use openapi_mcp_runtime::modes::code::{CodeLimits, EXECUTE};
+use openapi_mcp_runtime::modes::dynamic::ToolMode;
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::StreamableHttpClientTransport;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_tests::harness::{Client, call, proxy_server_with, spec, text};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use openapi_mcp_convert::ToolOptions;
-use openapi_mcp_runtime::code::{CodeLimits, EXECUTE};
-use openapi_mcp_runtime::dynamic::{DESCRIBE, SEARCH, ToolMode};
+use openapi_mcp_runtime::modes::code::{CodeLimits, EXECUTE};
+use openapi_mcp_runtime::modes::dynamic::{DESCRIBE, SEARCH, ToolMode};
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_tests::harness::{Client, call, connect_in_process, proxy_server_with, spec, text};
@@ -415,7 +415,7 @@ async fn confirm_applies_to_calls_in_scripts() {
         &[("api_key", "s3cret")],
         ServerOptions {
             mode: ToolMode::Code(CodeLimits::default()),
-            confirm: openapi_mcp_runtime::confirm::Confirm::Destructive,
+            confirm: openapi_mcp_runtime::server::confirm::Confirm::Destructive,
             ..Default::default()
         },
     )

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use openapi_mcp_convert::ToolOptions;
-use openapi_mcp_runtime::dynamic::{CALL, DESCRIBE, SEARCH, ToolMode};
 use openapi_mcp_runtime::filter::Pattern;
+use openapi_mcp_runtime::modes::dynamic::{CALL, DESCRIBE, SEARCH, ToolMode};
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_tests::harness::{
     Client, call, connect_in_process, proxy_server_with, shared_specs, spec, text,

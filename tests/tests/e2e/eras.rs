@@ -6,15 +6,15 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::confirm::Confirm;
+use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
 use openapi_mcp_runtime::rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult,
     ElicitationAction, Implementation,
 };
 use openapi_mcp_runtime::rmcp::service::RequestContext;
 use openapi_mcp_runtime::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use openapi_mcp_runtime::server::confirm::Confirm;
 use openapi_mcp_runtime::server::{ListCaching, ProxyServer, ServerOptions};
-use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_tests::harness::{proxy_server_with, spec};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Value, json};

@@ -719,8 +719,8 @@ async fn date_time_parameters_in_compositions_and_members_are_asserted() {
 /// validate and build through the same code as a tool call.
 #[tokio::test]
 async fn empty_values_are_handled_alike_in_dynamic_and_code_mode() {
-    use openapi_mcp_runtime::code::{CodeLimits, EXECUTE};
-    use openapi_mcp_runtime::dynamic::{CALL, ToolMode};
+    use openapi_mcp_runtime::modes::code::{CodeLimits, EXECUTE};
+    use openapi_mcp_runtime::modes::dynamic::{CALL, ToolMode};
     use openapi_mcp_runtime::server::ServerOptions;
     use openapi_mcp_tests::harness::proxy_server_with;
 

@@ -140,7 +140,7 @@ mod http {
     use std::time::Duration;
 
     use super::petstore;
-    use openapi_mcp_runtime::transport::{HttpOptions, start_http};
+    use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
     use openapi_mcp_tests::upstream::Upstream;
     use serde_json::json;
 
@@ -263,7 +263,7 @@ mod calls {
 
     use super::petstore;
     use openapi_mcp_convert::ToolOptions;
-    use openapi_mcp_runtime::dynamic::ToolMode;
+    use openapi_mcp_runtime::modes::dynamic::ToolMode;
     use openapi_mcp_runtime::server::ServerOptions;
     use openapi_mcp_tests::harness::{call, connect_in_process, proxy_server_with, spec, text};
     use openapi_mcp_tests::upstream::Upstream;
@@ -557,7 +557,7 @@ async fn long_ref_and_allof_chains_keep_schemas_shallow_and_the_process_alive() 
 /// descriptors; silent sockets cannot lock out real clients for longer than the timeout.
 #[tokio::test]
 async fn idle_connections_are_capped_and_timed_out() {
-    use openapi_mcp_runtime::transport::{HttpOptions, start_http};
+    use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
     use openapi_mcp_tests::upstream::Upstream;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;

@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::rmcp::transport::StreamableHttpClientTransport;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_runtime::validate::{LazyValidator, check};
 use openapi_mcp_tests::harness::{Client, binary, call, connect_in_process, spec, text};
 use openapi_mcp_tests::upstream::{Reply, Upstream};

@@ -3,9 +3,9 @@
 use std::net::SocketAddr;
 
 use openapi_mcp_convert::ToolOptions;
+use openapi_mcp_runtime::http::transport::{HttpOptions, start_http};
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::StreamableHttpClientTransport;
-use openapi_mcp_runtime::transport::{HttpOptions, start_http};
 use openapi_mcp_tests::harness::{call, proxy_server, spec, text};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::json;

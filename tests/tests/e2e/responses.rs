@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use openapi_mcp_convert::profile::{Client as Profile, ClientProfile};
 use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::dynamic::{CALL, DESCRIBE, ToolMode};
 use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder, ResponseMode};
+use openapi_mcp_runtime::modes::dynamic::{CALL, DESCRIBE, ToolMode};
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};

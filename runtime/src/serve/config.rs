@@ -603,7 +603,7 @@ fn secret_warning(
 }
 
 /// `value` of `arg` as it may be shown: secrets masked (`--auth SCHEME=***`, `--header
-/// 'Name: ***'`), any URL as the start-up line shows it ([`crate::shown::shown_url_text`]: no
+/// 'Name: ***'`), any URL as the start-up line shows it ([`crate::serve::shown::shown_url_text`]: no
 /// user info, query values `***`).
 pub fn mask(arg: &Arg, value: &str) -> String {
     let long = arg.get_long().unwrap_or_default();
@@ -619,7 +619,7 @@ pub fn mask(arg: &Arg, value: &str) -> String {
             Some((name, _)) => format!("{name}: {MASK}"),
             None => MASK.to_string(),
         },
-        _ => crate::shown::shown_url_text(value),
+        _ => crate::serve::shown::shown_url_text(value),
     }
 }
 

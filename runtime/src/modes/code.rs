@@ -28,10 +28,10 @@ use serde_json::{Map, Value, json};
 
 use openapi_mcp_toolset::model::{OutputShape, ToolDef};
 
-use crate::dynamic::{self, DESCRIBE, SEARCH};
+use crate::modes::dynamic::{self, DESCRIBE, SEARCH};
 
 // The mode's definitions (its tool name, its limits) live with the other modes.
-pub use crate::dynamic::{CodeLimits, EXECUTE};
+pub use crate::modes::dynamic::{CodeLimits, EXECUTE};
 
 /// Longest script accepted (characters).
 pub const MAX_CODE_CHARS: usize = 100_000;

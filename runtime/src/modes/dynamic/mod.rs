@@ -52,7 +52,7 @@ pub enum ToolMode {
     /// discovery tools for the rest.
     Hybrid { pins: Vec<Pattern> },
     /// `search_operations`, `describe_operation` (TypeScript declarations) and `execute`, which
-    /// runs a script whose `api` object calls the operations (see [`crate::code`]), within these
+    /// runs a script whose `api` object calls the operations (see [`crate::modes::code`]), within these
     /// limits.
     Code(CodeLimits),
 }
@@ -835,7 +835,7 @@ fn dedup(terms: &[String]) -> Vec<String> {
 /// How people say API actions and objects, and the words API names use for them
 /// (`dynamic/lexicon.tsv`: weight, what a user says with `|` between alternatives, the API's
 /// words). Both sides are stemmed when the lexicon is built.
-const LEXICON: &str = include_str!("dynamic/lexicon.tsv");
+const LEXICON: &str = include_str!("lexicon.tsv");
 
 /// The entries of [`LEXICON`] as (said, means, weight); a line that is not
 /// `weight<TAB>said<TAB>means` is an `Err` naming it (a unit test keeps the file clean).

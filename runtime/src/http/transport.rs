@@ -13,11 +13,11 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::connections::ConnectionLimits;
+use crate::http::connections::ConnectionLimits;
+use crate::http::sessions::{SessionGuard, SessionLimits, guard_sessions};
 use crate::oauth::{Claims, OAuthOptions, ResourceServer, challenge, challenge_scopes};
 use crate::observe::{AuditEntry, Caller, Metrics, Observe, Outcome, Readiness};
 use crate::server::ProxyServer;
-use crate::sessions::{SessionGuard, SessionLimits, guard_sessions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -150,7 +150,7 @@ pub async fn start_http(server: ProxyServer, opts: HttpOptions) -> Result<HttpHa
     let stop = shutdown.clone();
     let connections = opts.connections;
     let task = tokio::spawn(async move {
-        crate::connections::serve(listener, app, connections, stop)
+        crate::http::connections::serve(listener, app, connections, stop)
             .await
             .map_err(ServeError::Http)
     });
@@ -249,7 +249,7 @@ pub fn http_router(
         move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
     ));
     if let Some(token) = opts.auth_token.clone() {
-        let principal = crate::sessions::Principal::token(&token);
+        let principal = crate::http::sessions::Principal::token(&token);
         let token = Arc::new(token);
         let metrics = opts.observe.metrics.clone();
         app = app.layer(axum::middleware::from_fn(
@@ -514,7 +514,7 @@ async fn json_rpc_body_errors(max: usize, req: Request, next: Next) -> Response 
 /// is bound to it).
 async fn require_bearer(
     token: &str,
-    principal: crate::sessions::Principal,
+    principal: crate::http::sessions::Principal,
     metrics: Option<&Metrics>,
     mut req: Request,
     next: Next,
@@ -643,10 +643,10 @@ async fn require_oauth(
         body
     };
     if let Some(token) = &token {
-        // Who the request is: its session is bound to the subject (crate::sessions).
+        // Who the request is: its session is bound to the subject (crate::http::sessions).
         parts.extensions.insert(match claims.subject.as_deref() {
-            Some(sub) if !sub.is_empty() => crate::sessions::Principal::subject(sub),
-            _ => crate::sessions::Principal::token(token),
+            Some(sub) if !sub.is_empty() => crate::http::sessions::Principal::subject(sub),
+            _ => crate::http::sessions::Principal::token(token),
         });
         // The caller, for per-caller upstream credentials (forward::caller).
         parts

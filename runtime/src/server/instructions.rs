@@ -8,8 +8,8 @@ use std::fmt::Write as _;
 
 use openapi_mcp_toolset::model::{ApiKeyLocation, SecurityScheme, ToolSet};
 
-use crate::dynamic;
-use crate::multi::ApiInfo;
+use crate::modes::dynamic;
+use crate::server::multi::ApiInfo;
 
 /// Characters of instructions at most.
 pub const MAX_CHARS: usize = 2000;
@@ -59,7 +59,7 @@ pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
             set.version,
             dynamic::SEARCH,
             dynamic::DESCRIBE,
-            crate::code::EXECUTE,
+            crate::modes::code::EXECUTE,
         ),
     };
     if let Some(d) = set
@@ -107,7 +107,7 @@ pub fn build_for(set: &ToolSet, apis: &[ApiInfo], exposure: &Exposure) -> String
             "Tools for {n} APIs. {searchable} operations of them are functions of an `api` object in JavaScript scripts: find them with `{}` (each result names its API), read their TypeScript declarations with `{}`, then run a script with `{}` (several dependent calls in one step, across the APIs).",
             dynamic::SEARCH,
             dynamic::DESCRIBE,
-            crate::code::EXECUTE,
+            crate::modes::code::EXECUTE,
         ),
     };
     out.push_str("\n\nThe APIs:");

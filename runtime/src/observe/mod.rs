@@ -15,6 +15,8 @@
 //!   Entries hold no argument values and no secrets: names, the method and path *template*,
 //!   statuses, sizes and times.
 
+pub mod otel;
+
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -757,7 +759,7 @@ impl Readiness {
 pub struct Observe {
     pub metrics: Option<Arc<Metrics>>,
     pub audit: Option<AuditLog>,
-    /// OpenTelemetry traces are exported ([`crate::otel`]).
+    /// OpenTelemetry traces are exported ([`crate::observe::otel`]).
     pub traces: bool,
 }
 
