@@ -142,6 +142,9 @@ impl std::fmt::Display for OperationRef {
 pub enum Target {
     Operation(OperationRef),
     Workflow(WorkflowRef),
+    /// What the step calls could not be read (reported; the workflow is never usable). The
+    /// step is kept so that references to it are not reported as well.
+    Invalid,
 }
 
 /// Where an action transfers control.
@@ -1232,7 +1235,7 @@ impl Loader<'_> {
         Some(Step {
             id: s.step_id.clone(),
             description: s.description.clone(),
-            target: target?,
+            target: target.unwrap_or(Target::Invalid),
             parameters,
             request_body,
             success_criteria,

@@ -615,6 +615,7 @@ impl<'a> Executor<'a> {
                     },
                 })
             }
+            Target::Invalid => Err(self.failure(wf, Some(&step.id), "the step is invalid".into())),
             Target::Workflow(r) => {
                 let Some(target) = self.resolve(r) else {
                     return Err(self.failure(

@@ -450,6 +450,7 @@ impl<'a> Check<'a> {
             Target::Workflow(r) => {
                 called = self.workflow_ref(r, &step.at.join("workflowId"));
             }
+            Target::Invalid => {}
         }
         // Parameters against the operation or the called workflow.
         if let Some(info) = &op {
@@ -537,7 +538,7 @@ impl<'a> Check<'a> {
                 }
             }
         }
-        let http = matches!(step.target, Target::Operation(_));
+        let http = !matches!(step.target, Target::Workflow(_));
         for p in &step.parameters {
             for e in &p.exprs {
                 self.expr(e, &p.at.join("value"), Place::Request, None, &before);
@@ -551,12 +552,7 @@ impl<'a> Check<'a> {
         // After the call: the step itself has run.
         let mut after = before.clone();
         after[si] = true;
-        let ctx = if http {
-            None
-        } else {
-            called.or(Some(wf)).filter(|_| !http)
-        };
-        let nested = if http { None } else { ctx };
+        let nested = if http { None } else { called };
         for c in &step.success_criteria {
             for e in c.criterion.expressions() {
                 self.step_response_expr(e, &c.at, http, nested, &after, si);
