@@ -2,6 +2,7 @@
 //! that replay their corpora: each check takes raw bytes, must never panic, and returns
 //! `Err(description)` when an invariant is broken (the fuzz targets turn that into a crash).
 
+pub mod arazzo_expr;
 pub mod http_transport;
 pub mod oauth_proxy;
 pub mod reader;
