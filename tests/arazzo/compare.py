@@ -125,6 +125,8 @@ def main() -> int:
                 problems += differences(normalise(ours[name]), expect, "ours", "spec")
                 if ours[name].get("seconds", 0) < case.get("min_seconds", 0):
                     problems.append(f"ours took {ours[name]['seconds']} s, less than the Retry-After waits ({case['min_seconds']} s)")
+                if ours[name].get("seconds", 0) > case.get("max_seconds", 1e9):
+                    problems.append(f"ours took {ours[name]['seconds']} s, more than {case['max_seconds']} s: the Retry-After header did not overrule retryAfter")
         else:
             if not p["requests"]:
                 problems.append("the peer sent no request (a comparison that cannot fail)")

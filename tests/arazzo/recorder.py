@@ -5,7 +5,8 @@ Serves the two fixture APIs on one 127.0.0.1 port: the shop (`/shop/...`, API ke
 (method, path, query pairs in order, the headers that matter, the body parsed as JSON when it
 is JSON) and answered deterministically; the only state is per-path call counters, which make
 the polling loop (`GET /shop/orders/{id}`: `pending` twice, then `ready`) and the retry case
-(`GET /shop/inventory`: 503 with `Retry-After: 1` twice, then 200) repeatable.
+(`GET /shop/inventory`: 503 with `Retry-After: 1` twice, then 200; `POST /shop/reservations`:
+429 with `Retry-After: 1` once, then 201) repeatable.
 
 Control endpoints (not recorded): `POST /__reset` clears the log and the counters,
 `GET /__log` returns the log as JSON.
@@ -78,6 +79,11 @@ def respond(method: str, path: str, query: list, headers: dict, body) -> tuple[i
             n = count("GET /orders/" + rest[1])
             return 200, {}, {"id": int(rest[1]) if rest[1].isdigit() else rest[1],
                              "status": "pending" if n < 2 else "ready"}
+        if method == "POST" and rest == ["reservations"]:
+            n = count("reservations")
+            if n < 1:
+                return 429, {"Retry-After": "1"}, {"error": "too many reservations, slow down"}
+            return 201, {}, {"id": f"R-{n}", "petId": (body or {}).get("petId")}
         if method == "GET" and rest == ["inventory"]:
             n = count("inventory")
             if n < 2:
