@@ -416,6 +416,8 @@ fn compile_jsonpath(q: &str) -> Result<Compiled, CriterionError> {
     let path = JsonPath::parse(q).map_err(|e| {
         let hint = if q.contains("match(") || q.contains("search(") {
             " (match() and search() are not supported: the engine compiles their regular expression again for every node it visits)"
+        } else if q.starts_with('$') && !q.contains("[?") && ["==", "!=", "<", ">"].iter().any(|op| q.contains(op)) {
+            " (RFC 9535 has comparisons only inside a filter `[?...]`; to compare a value of the context, use a simple condition such as `$response.body#/name == 'x'`)"
         } else if !q.starts_with('$') {
             " (a jsonpath condition is a query starting with `$`, applied to the context)"
         } else {

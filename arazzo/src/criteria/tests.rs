@@ -237,6 +237,9 @@ fn jsonpath_criteria() {
     assert_eq!(typed(JsonPath, "$steps.nope.outputs.x", "$"), Ok(false));
     let e = typed(JsonPath, "$response.body", "$[?match(@.status, 'a.*')]").expect_err("match");
     assert!(e.contains("not supported"), "{e}");
+    // The goessner-draft style of Redocly's example: refused, pointing at a simple condition.
+    let e = typed(JsonPath, "$response.body", "$.status == 'available'").expect_err("draft");
+    assert!(e.contains("use a simple condition"), "{e}");
     let e = typed(JsonPath, "$response.body", "status").expect_err("no $");
     assert!(e.contains("starting with `$`"), "{e}");
 }

@@ -173,6 +173,27 @@ fn eval_outcome(case: &Case, r: Result<Value, EvalError>) -> Result<Outcome, Str
     }
 }
 
+/// Differential: `$response.body#PTR` resolves as serde_json's RFC 6901 `Value::pointer` does.
+fn pointer_agrees(fx: &Fixture, text: &str, out: &Outcome) -> Result<(), String> {
+    let Some(ptr) = text.strip_prefix("$response.body#") else {
+        return Ok(());
+    };
+    let body = fx.exchange.response_body.as_ref();
+    let theirs = body.and_then(|b| b.pointer(ptr));
+    let same = match out {
+        Outcome::Value(v) => theirs == Some(v),
+        _ => theirs.is_none(),
+    };
+    if !same {
+        let ours = matches!(out, Outcome::Value(_));
+        return Err(format!(
+            "{text:?}: ours found a value: {ours}, serde_json's pointer found one: {}, or they differ",
+            theirs.is_some()
+        ));
+    }
+    Ok(())
+}
+
 fn bounded(v: &Value, what: &str) -> Result<(), String> {
     if expr::json_size(v, MAX_OUTPUT_BYTES) > MAX_OUTPUT_BYTES {
         return Err(format!("{what}: a result over MAX_OUTPUT_BYTES"));
@@ -197,6 +218,7 @@ pub fn run_case(fx: &Fixture, case: &Case, limit: Duration) -> Result<Outcome, S
                     (Outcome::Failed(_), Ok(None) | Err(_)) => {}
                     _ => return Err(format!("eval and lookup disagree on {:?}", case.text)),
                 }
+                pointer_agrees(fx, &case.text, &out)?;
                 out
             }
         },
@@ -502,6 +524,12 @@ mod tests {
             run_case(&fx, &case, REPLAY_LIMIT),
             Ok(Outcome::Value(json!("ann")))
         );
+        // The pointer differential: agreement passes, a wrong answer is reported.
+        let t = "$response.body#/items/1/id";
+        assert!(pointer_agrees(&fx, t, &Outcome::Value(json!(1))).is_ok());
+        assert!(pointer_agrees(&fx, t, &Outcome::Value(json!(2))).is_err());
+        assert!(pointer_agrees(&fx, t, &Outcome::Failed("x".into())).is_err());
+        assert!(pointer_agrees(&fx, "$response.body#/nope", &Outcome::Failed("x".into())).is_ok());
     }
 
     #[test]
