@@ -319,20 +319,18 @@ impl<'a> Executor<'a> {
             } else {
                 let scope = self.scope(frame, outcome.exchange.as_ref(), outcome.nested.as_ref());
                 let mut verdict = Ok(());
-                if step.success_criteria.is_empty() {
-                    if let Some(st) = status
-                        && !(200..300).contains(&st)
-                    {
-                        verdict = Err(WorkflowFailure {
-                            workflow: wf.id.clone(),
-                            step: Some(step.id.clone()),
-                            status,
-                            criterion: None,
-                            message:
-                                "the response status is not 2xx (the step has no successCriteria)"
-                                    .into(),
-                        });
-                    }
+                if step.success_criteria.is_empty()
+                    && let Some(st) = status
+                    && !(200..300).contains(&st)
+                {
+                    verdict = Err(WorkflowFailure {
+                        workflow: wf.id.clone(),
+                        step: Some(step.id.clone()),
+                        status,
+                        criterion: None,
+                        message: "the response status is not 2xx (the step has no successCriteria)"
+                            .into(),
+                    });
                 }
                 for c in &step.success_criteria {
                     let message = match c.criterion.check(&scope) {

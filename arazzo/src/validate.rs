@@ -573,17 +573,16 @@ impl<'a> Check<'a> {
                 ActionKind::End => None,
             };
             match jump {
-                Some(Jump::Step(id)) => {
-                    if wf.step(id).is_none() {
-                        self.diag(
-                            &a.at.join("stepId"),
-                            format!(
-                                "action `{}`: no step `{id}` in workflow `{}`",
-                                a.name, wf.id
-                            ),
-                        );
-                    }
+                Some(Jump::Step(id)) if wf.step(id).is_none() => {
+                    self.diag(
+                        &a.at.join("stepId"),
+                        format!(
+                            "action `{}`: no step `{id}` in workflow `{}`",
+                            a.name, wf.id
+                        ),
+                    );
                 }
+                Some(Jump::Step(_)) => {}
                 Some(Jump::Workflow(r)) => {
                     self.workflow_ref(r, &a.at.join("workflowId"));
                 }
