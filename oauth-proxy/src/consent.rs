@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::{Client, OAuthProxy, b64, back_to, page, random_bytes, same_bytes};
-use crate::oauth::proxy::store::now;
+use crate::store::now;
 
 /// The most approvals one browser's cookie remembers (the latest).
 pub const MAX_REMEMBERED: usize = 32;

@@ -20,7 +20,8 @@
 
 pub mod consent;
 pub mod limits;
-pub mod store;
+/// The storage tier (the `openapi-mcp-store` crate).
+pub use openapi_mcp_store as store;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -33,7 +34,14 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::forward::{Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture};
+use openapi_mcp_runtime::forward::{
+    Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture,
+};
+use openapi_mcp_runtime::oauth::authorization::{
+    AuthorizationServer, ProxyContext, SetupFailure,
+};
+/// The `--oauth-proxy` options as given (defined at the runtime's seam).
+pub use openapi_mcp_runtime::oauth::authorization::ProxyArgs;
 use consent::AuthRequest;
 use limits::{
     MAX_CLIENT_ID_BYTES, MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS,
@@ -42,8 +50,8 @@ use limits::{
 use store::{Sealer, Store, StoreError, StoreSpec, now};
 
 /// The variables holding the store's key and `--upstream-client-id`'s secret (defined beside the
-/// server's other variables, [`crate::forward::auth::SERVER_ENV`]).
-pub use crate::forward::auth::{STORE_KEY_ENV, UPSTREAM_SECRET_ENV};
+/// server's other variables, [`openapi_mcp_runtime::forward::auth::SERVER_ENV`]).
+pub use openapi_mcp_runtime::forward::auth::{STORE_KEY_ENV, UPSTREAM_SECRET_ENV};
 /// Lifetime of the proxy's access tokens.
 pub const ACCESS_TTL: u64 = 15 * 60;
 /// Lifetime of the proxy's authorization codes.
@@ -138,13 +146,7 @@ impl std::fmt::Debug for OAuthProxy {
     }
 }
 
-/// Fills `buf` with random bytes (the system's CSPRNG).
-pub(crate) fn random_bytes(buf: &mut [u8]) {
-    if aws_lc_rs::rand::fill(buf).is_err() {
-        // aws-lc's generator does not fail once initialised; fall back to the OS anyway.
-        let _ = getrandom::fill(buf);
-    }
-}
+pub(crate) use openapi_mcp_store::random_bytes;
 
 /// 32 random bytes, base64url: codes, tokens, ids, states, PKCE verifiers.
 fn random_token() -> String {
@@ -427,7 +429,7 @@ struct Client {
 /// An authorization in progress: the client's request, and the proxy's PKCE verifier for the
 /// API's authorization server. Keyed by the hash of the `state` sent there.
 #[derive(Serialize, Deserialize)]
-pub(super) struct Pending {
+pub(crate) struct Pending {
     client_id: String,
     redirect_uri: String,
     state: Option<String>,
@@ -1929,23 +1931,6 @@ mod tests;
 
 // ------------------------------------------------------------------------------ setup
 
-/// The `--oauth-proxy` options as given.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ProxyArgs<'a> {
-    /// `--oauth-proxy URL`: the public base URL (an origin).
-    pub url: &'a str,
-    /// `--oauth-proxy-scheme`.
-    pub scheme: Option<&'a str>,
-    /// `--upstream-client-id`.
-    pub client_id: Option<&'a str>,
-    /// `--oauth-store`.
-    pub store: Option<&'a str>,
-    /// `--oauth-audience` (default: the base URL + `/mcp`).
-    pub audience: Option<&'a str>,
-    /// `--oauth-proxy-redirect-hosts`.
-    pub redirect_hosts: &'a [String],
-}
-
 /// An authorization-code scheme: name, authorizationUrl, tokenUrl, refreshUrl, scopes.
 type Flow<'a> = (
     &'a String,
@@ -2083,4 +2068,48 @@ pub fn configure(
         bounds: limits::StoreBounds::default(),
         rate_limited: true,
     })
+}
+
+/// Builds the authorization server from the `--oauth-proxy*` options: what the `openapi-mcp`
+/// binary (and a generated server built with the proxy) hands to serving as its
+/// [`openapi_mcp_runtime::oauth::authorization::OAuthProxyFactory`].
+pub fn factory(
+    args: ProxyArgs<'_>,
+    context: ProxyContext<'_>,
+) -> Result<Arc<dyn AuthorizationServer>, SetupFailure> {
+    let cfg = configure(args, context.schemes, context.base_url, context.env)?;
+    Ok(Arc::new(OAuthProxy::new(cfg)?))
+}
+
+impl AuthorizationServer for OAuthProxy {
+    fn issuer(&self) -> &str {
+        &self.cfg.issuer
+    }
+
+    fn resource(&self) -> &str {
+        &self.cfg.resource
+    }
+
+    fn scheme(&self) -> &str {
+        &self.cfg.scheme
+    }
+
+    fn jwks(&self) -> &jsonwebtoken::jwk::JwkSet {
+        &self.jwks
+    }
+
+    fn router(self: Arc<Self>) -> axum::Router {
+        OAuthProxy::router(&self)
+    }
+
+    fn describe(&self, api: Option<&str>) -> String {
+        let of_api = api.map(|a| format!("API {a}, ")).unwrap_or_default();
+        format!(
+            "OAuth proxy: authorization server {} ({of_api}scheme {}; register {} at the API's authorization server); store {}",
+            self.cfg.issuer,
+            self.cfg.scheme,
+            self.callback_url(),
+            self.store_description()
+        )
+    }
 }

@@ -202,20 +202,6 @@ fn configure_refuses_what_cannot_work() {
 }
 
 #[test]
-fn the_default_store_is_in_a_data_directory() {
-    let p = StoreSpec::default_path(env(&[("XDG_DATA_HOME", "/data"), ("HOME", "/home/u")]));
-    assert_eq!(
-        p,
-        std::path::PathBuf::from("/data/openapi-mcp/oauth-proxy.sqlite3")
-    );
-    let p = StoreSpec::default_path(env(&[("HOME", "/home/u")]));
-    assert_eq!(
-        p,
-        std::path::PathBuf::from("/home/u/.local/share/openapi-mcp/oauth-proxy.sqlite3")
-    );
-}
-
-#[test]
 fn sealed_values_open_only_with_their_key_and_record() {
     let s = Sealer::new(&derive(KEY.as_bytes(), "store sealing v1"));
     let sealed = s.seal("grant", "g1", b"upstream-token");
@@ -246,132 +232,6 @@ fn sealed_values_open_only_with_their_key_and_record() {
     );
 }
 
-/// What every store must do, run against each (SQLite here; Redis and PostgreSQL when their
-/// servers are on this machine).
-async fn store_contract(st: &dyn Store) {
-    let binary = b"v\r\n\0binary\xff".to_vec();
-    st.put("code", "k", binary.clone(), now() + 60)
-        .await
-        .expect("put");
-    assert_eq!(
-        st.get("code", "k").await.expect("get"),
-        Some(binary.clone())
-    );
-    assert_eq!(
-        st.get("grant", "k").await.expect("get"),
-        None,
-        "kinds apart"
-    );
-    assert_eq!(st.take("code", "k").await.expect("take"), Some(binary));
-    assert_eq!(
-        st.take("code", "k").await.expect("take"),
-        None,
-        "taken once"
-    );
-    assert_eq!(st.get("code", "k").await.expect("get"), None);
-    // Expired records are neither read nor taken.
-    st.put("code", "old", b"v".to_vec(), now() - 1)
-        .await
-        .expect("put");
-    assert_eq!(st.get("code", "old").await.expect("get"), None, "expired");
-    assert_eq!(st.take("code", "old").await.expect("take"), None, "expired");
-    // A put replaces the value and the expiry.
-    st.put("grant", "g", b"1".to_vec(), now() - 1)
-        .await
-        .expect("put");
-    st.put("grant", "g", b"2".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    assert_eq!(
-        st.get("grant", "g").await.expect("get"),
-        Some(b"2".to_vec())
-    );
-    st.delete("grant", "g").await.expect("delete");
-    st.delete("grant", "never-there").await.expect("delete");
-    assert_eq!(st.get("grant", "g").await.expect("get"), None);
-    // Of eight concurrent takes of one record, exactly one gets it.
-    st.put("refresh", "once", b"rt".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    let takes = futures::future::join_all((0..8).map(|_| st.take("refresh", "once"))).await;
-    let won: Vec<_> = takes
-        .into_iter()
-        .map(|t| t.expect("take"))
-        .filter(Option::is_some)
-        .collect();
-    assert_eq!(won, vec![Some(b"rt".to_vec())], "one take wins");
-    // Live records of a kind are counted; expired, taken and deleted ones are not.
-    for k in ["c1", "c2", "c3"] {
-        st.put("client-new", k, b"x".to_vec(), now() + 60)
-            .await
-            .expect("put");
-    }
-    st.put("client-new", "old", b"x".to_vec(), now() - 1)
-        .await
-        .expect("put");
-    st.put("pending", "p", b"x".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    assert_eq!(st.count("client-new").await.expect("count"), 3);
-    st.delete("client-new", "c1").await.expect("delete");
-    let _ = st.take("client-new", "c2").await.expect("take");
-    st.put("client-new", "c3", b"y".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    assert_eq!(st.count("client-new").await.expect("count"), 1);
-    assert_eq!(st.count("pending").await.expect("count"), 1);
-    assert_eq!(st.count("nothing").await.expect("count"), 0);
-    assert!(!st.describe().is_empty());
-}
-
-#[tokio::test]
-async fn the_sqlite_store_keeps_the_store_contract() {
-    let d = tempdir::Dir::new();
-    let st = store::SqliteStore::open(&d.0.join("sub/dir/s.sqlite3")).expect("opens");
-    store_contract(&st).await;
-    assert!(st.describe().starts_with("sqlite:"));
-}
-
-/// The SQLite store's directory and files are owner-only from creation (#36): the directories it
-/// makes are 0700 (they were 0755) and the database and its write-ahead log 0600, the file being
-/// created with that mode before SQLite opens it rather than chmod-ed afterwards.
-#[cfg(unix)]
-#[tokio::test]
-async fn the_sqlite_store_is_owner_only_from_creation() {
-    use std::os::unix::fs::PermissionsExt as _;
-    let d = tempdir::Dir::new();
-    let file = d.0.join("made/here/s.sqlite3");
-    let st = store::SqliteStore::open(&file).expect("opens");
-    st.put("client", "k", b"v".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    let mode = |p: &std::path::Path| {
-        std::fs::metadata(p)
-            .map(|m| m.permissions().mode() & 0o777)
-            .unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-    };
-    assert_eq!(mode(&d.0.join("made")), 0o700);
-    assert_eq!(mode(&d.0.join("made/here")), 0o700);
-    assert_eq!(mode(&file), 0o600);
-    let wal = d.0.join("made/here/s.sqlite3-wal");
-    if wal.exists() {
-        assert_eq!(mode(&wal), 0o600);
-    }
-}
-
-/// `sqlite::memory:` stays in memory: creating the file before SQLite opens it must not make a file
-/// named `:memory:` in the working directory (the oauth_proxy fuzz check uses that store).
-#[tokio::test]
-async fn the_in_memory_sqlite_store_makes_no_file() {
-    let name = std::path::Path::new(":memory:");
-    let existed = name.exists();
-    let st = store::SqliteStore::open(name).expect("opens");
-    st.put("client", "k", b"v".to_vec(), now() + 60)
-        .await
-        .expect("put");
-    assert!(existed || !name.exists(), "a file named :memory: was made");
-}
-
 #[tokio::test]
 async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
     let (_d, store) = temp_store();
@@ -386,7 +246,7 @@ async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
         .await
         .expect("issued");
     let access = tokens["access_token"].as_str().expect("a token");
-    let rs = crate::oauth::ResourceServer::new(crate::oauth::OAuthOptions {
+    let rs = openapi_mcp_runtime::oauth::ResourceServer::new(openapi_mcp_runtime::oauth::OAuthOptions {
         issuer: p.config().issuer.clone(),
         audience: p.config().resource.clone(),
         jwks_url: None,
@@ -408,7 +268,7 @@ async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
         rs.validate(elsewhere["access_token"].as_str().expect("token"))
             .await
             .expect_err("refused"),
-        crate::oauth::TokenError::Audience
+        openapi_mcp_runtime::oauth::TokenError::Audience
     );
     // Instances sharing the store key accept each other's tokens.
     let (_d2, store2) = temp_store();
@@ -1064,7 +924,7 @@ async fn two_instances_share_users_through_redis_over_tls() {
         st.describe(),
         format!("rediss://127.0.0.1:{port}/0?ca={}", file("ca.pem"))
     );
-    store_contract(&st).await;
+    openapi_mcp_store::contract::check(&st).await;
     // A CA that did not issue the server's certificate: a clear error, no password in it.
     let wrong = store::RedisStore::parse(&url.replace("ca.pem", "other-ca.pem")).expect("url");
     let e = wrong
@@ -1107,7 +967,7 @@ async fn two_instances_share_users_through_redis() {
         return;
     };
     let st = store::RedisStore::parse(&url).expect("url");
-    store_contract(&st).await;
+    openapi_mcp_store::contract::check(&st).await;
     two_instances_share_users(&url).await;
     let _ = server.kill();
     let _ = server.wait();
@@ -1362,7 +1222,7 @@ async fn two_instances_share_users_through_postgres() {
         return;
     };
     let st = store::PostgresStore::parse(&pg.url).expect("url");
-    store_contract(&st).await;
+    openapi_mcp_store::contract::check(&st).await;
     assert!(!st.describe().contains("pg-secret-password"));
     // The server drops every connection: the store reconnects on the next request.
     let (admin, conn) = pg
@@ -1446,7 +1306,7 @@ async fn two_instances_share_users_through_postgres_over_tls() {
     let ca = pg.dir.0.join("ca.pem").display().to_string();
     let url = format!("{}?sslmode=verify-full&sslrootcert={ca}", pg.url);
     let st = store::PostgresStore::parse(&url).expect("url");
-    store_contract(&st).await;
+    openapi_mcp_store::contract::check(&st).await;
     // The store's connection is TLS.
     let (admin, conn) = pg
         .url

@@ -567,9 +567,9 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
     out
 }
 
+pub mod authorization;
 pub mod exchange;
 pub mod introspect;
-pub mod proxy;
 
 #[cfg(test)]
 mod tests;

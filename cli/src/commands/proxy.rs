@@ -33,6 +33,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         dispatcher: None,
         on_start,
         watched,
+        oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
     };
     serve(conversion.tools, &args.serve, serving)
         .await
@@ -91,6 +92,7 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
         dispatcher: None,
         on_start,
         watched: args.watch,
+        oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
     };
     serve_apis(served, &args.serve, serving)
         .await

@@ -103,7 +103,7 @@ pub struct HttpOptions {
     /// filled from the operations' scopes.
     pub oauth: Option<OAuthOptions>,
     /// `--oauth-proxy`: its authorization server's routes are served beside `/mcp`.
-    pub oauth_proxy: Option<Arc<crate::oauth::proxy::OAuthProxy>>,
+    pub oauth_proxy: Option<Arc<dyn crate::oauth::authorization::AuthorizationServer>>,
 }
 
 impl HttpOptions {
@@ -317,7 +317,7 @@ pub fn http_router(
             );
     }
     if let Some(p) = &opts.oauth_proxy {
-        open = open.merge(p.router());
+        open = open.merge(Arc::clone(p).router());
     }
     open.route("/healthz", axum::routing::get(|| async { "ok\n" }))
         .route(

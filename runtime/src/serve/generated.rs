@@ -61,6 +61,17 @@ impl GeneratedCli {
 /// embedded tool set with the crate's handlers, and turn the outcome into an exit code.
 #[cfg(feature = "cli")]
 pub fn generated_main(g: Generated) -> std::process::ExitCode {
+    generated_main_with(g, None)
+}
+
+/// [`generated_main`] of a server built with the OAuth proxy: `oauth_proxy` builds
+/// `--oauth-proxy`'s authorization server (`openapi_mcp_oauth_proxy::factory`); without it,
+/// `--oauth-proxy` is refused with [`crate::oauth::authorization::NO_OAUTH_PROXY`].
+#[cfg(feature = "cli")]
+pub fn generated_main_with(
+    g: Generated,
+    oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
+) -> std::process::ExitCode {
     use clap::FromArgMatches;
     let cmd = GeneratedCli::command_for(&g);
     // `--config FILE`, as `openapi-mcp proxy` has it.
@@ -112,6 +123,7 @@ pub fn generated_main(g: Generated) -> std::process::ExitCode {
             dispatcher: g.dispatcher,
             on_start: None,
             watched: false,
+            oauth_proxy,
         };
         serve(set, &cli.serve, serving)
             .await

@@ -49,6 +49,9 @@ pub struct Serving {
     pub on_start: Option<OnStart>,
     /// The tool set may be replaced while serving (`--watch`): lists are cached briefly.
     pub watched: bool,
+    /// Builds `--oauth-proxy`'s authorization server (the `openapi-mcp-oauth-proxy` crate's
+    /// `factory`); `None`: built without it, and `--oauth-proxy` says so.
+    pub oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
 }
 
 /// Flushes the spans still queued when serving ends, off the async workers.
@@ -82,10 +85,10 @@ pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(
         missing.retain(|m| !exchange.schemes().contains(m));
         forwarder.set_caller_credentials(Arc::new(exchange));
     }
-    let oauth_proxy = args.oauth_proxy(&set, &forwarder.options().base_url)?;
+    let oauth_proxy = args.oauth_proxy(&set, &forwarder.options().base_url, serving.oauth_proxy)?;
     if let Some(p) = &oauth_proxy {
         // Its scheme gets each caller's own API token: not missing.
-        missing.retain(|m| *m != p.config().scheme);
+        missing.retain(|m| m != p.scheme());
         forwarder.set_caller_credentials(Arc::clone(p) as _);
     }
     let api_at = shown_url(&forwarder.options().base_url);
@@ -261,7 +264,7 @@ pub fn check_api_auth(args: &ServeArgs, apis: &[ApiAuth<'_>]) -> Result<(), ApiA
                             a.name,
                             crate::server::multi::env_var(
                                 a.name,
-                                crate::oauth::proxy::UPSTREAM_SECRET_ENV
+                                crate::forward::auth::UPSTREAM_SECRET_ENV
                             )
                         ),
                     ));
@@ -380,7 +383,7 @@ pub async fn serve_apis(
         // reaches another.
         if modes[i] == UpstreamAuth::OAuthProxy {
             let proxy = api_args
-                .oauth_proxy_for(&api.set, &base, Some(&api.name))
+                .oauth_proxy_for(&api.set, &base, Some(&api.name), serving.oauth_proxy)
                 .map_err(|e| in_api(&api.name, e))?
                 .ok_or_else(|| {
                     in_api(
@@ -388,7 +391,7 @@ pub async fn serve_apis(
                         UserError::msg("oauth-proxy needs `oauth-proxy: URL` at the top level"),
                     )
                 })?;
-            missing.retain(|m| *m != proxy.config().scheme);
+            missing.retain(|m| m != proxy.scheme());
             forwarder.set_caller_credentials(Arc::clone(&proxy) as _);
             oauth_proxy = Some((proxy, api.name.clone()));
         }
@@ -460,7 +463,7 @@ struct Prepared {
     /// Where the API (or each API) is, for the start-up line.
     api_at: String,
     /// `--oauth-proxy`'s authorization server (one API only).
-    oauth_proxy: Option<Arc<crate::oauth::proxy::OAuthProxy>>,
+    oauth_proxy: Option<Arc<dyn crate::oauth::authorization::AuthorizationServer>>,
     /// The API whose users sign in through it, when the server serves several.
     oauth_proxy_api: Option<String>,
 }
@@ -475,7 +478,7 @@ fn check_upstream_secret(apis: &[ApiServing], modes: &[UpstreamAuth]) -> Result<
         .filter(|(_, m)| **m == UpstreamAuth::OAuthProxy)
     {
         let secret =
-            crate::server::multi::env_var(&api.name, crate::oauth::proxy::UPSTREAM_SECRET_ENV);
+            crate::server::multi::env_var(&api.name, crate::forward::auth::UPSTREAM_SECRET_ENV);
         for other in apis {
             for (scheme, s) in &other.set.security_schemes {
                 if s.env_var_names(scheme)
@@ -611,25 +614,15 @@ async fn run(
             http.oauth = oauth;
             if let Some(p) = &oauth_proxy {
                 http.oauth = Some(OAuthOptions {
-                    issuer: p.config().issuer.clone(),
-                    audience: p.config().resource.clone(),
+                    issuer: p.issuer().to_string(),
+                    audience: p.resource().to_string(),
                     jwks_url: None,
                     hide_unauthorized_tools: args.hide_unauthorized_tools,
                     scopes_supported: Vec::new(),
                     introspection: None,
                     jwks: Some(p.jwks().clone()),
                 });
-                let of_api = oauth_proxy_api
-                    .as_deref()
-                    .map(|a| format!("API {a}, "))
-                    .unwrap_or_default();
-                eprintln!(
-                    "{program}: OAuth proxy: authorization server {} ({of_api}scheme {}; register {} at the API's authorization server); store {}",
-                    p.config().issuer,
-                    p.config().scheme,
-                    p.callback_url(),
-                    p.store_description()
-                );
+                eprintln!("{program}: {}", p.describe(oauth_proxy_api.as_deref()));
                 http.oauth_proxy = Some(Arc::clone(p));
             }
             http.allowed_hosts = args.allowed_host.clone();

@@ -330,13 +330,15 @@ impl ServeArgs {
         }
     }
 
-    /// The `--oauth-proxy` authorization server for `set`, opened (store, keys), when asked for.
+    /// The `--oauth-proxy` authorization server for `set`, opened (store, keys) by `factory`,
+    /// when asked for; without a factory (a server built without the proxy), an error saying so.
     pub fn oauth_proxy(
         &self,
         set: &ToolSet,
         base_url: &url::Url,
-    ) -> Result<Option<Arc<crate::oauth::proxy::OAuthProxy>>, UserError> {
-        self.oauth_proxy_for(set, base_url, None)
+        factory: Option<crate::oauth::authorization::OAuthProxyFactory>,
+    ) -> Result<Option<Arc<dyn crate::oauth::authorization::AuthorizationServer>>, UserError> {
+        self.oauth_proxy_for(set, base_url, None, factory)
     }
 
     /// [`ServeArgs::oauth_proxy`] for API `api` of a server of several: the upstream client's
@@ -346,33 +348,36 @@ impl ServeArgs {
         set: &ToolSet,
         base_url: &url::Url,
         api: Option<&str>,
-    ) -> Result<Option<Arc<crate::oauth::proxy::OAuthProxy>>, UserError> {
-        use crate::oauth::proxy::{OAuthProxy, ProxyArgs, UPSTREAM_SECRET_ENV, configure};
+        factory: Option<crate::oauth::authorization::OAuthProxyFactory>,
+    ) -> Result<Option<Arc<dyn crate::oauth::authorization::AuthorizationServer>>, UserError> {
+        use crate::forward::auth::UPSTREAM_SECRET_ENV;
+        use crate::oauth::authorization::{NO_OAUTH_PROXY, ProxyArgs, ProxyContext};
         let Some(url) = &self.oauth_proxy else {
             return Ok(None);
         };
+        let factory = factory.ok_or_else(|| UserError::msg(NO_OAUTH_PROXY))?;
         let env = |k: &str| match api {
             Some(a) if k == UPSTREAM_SECRET_ENV => {
                 std::env::var(crate::server::multi::env_var(a, k)).ok()
             }
             _ => std::env::var(k).ok(),
         };
-        let cfg = configure(
-            ProxyArgs {
-                url,
-                scheme: self.oauth_proxy_scheme.as_deref(),
-                client_id: self.upstream_client_id.as_deref(),
-                store: self.oauth_store.as_deref(),
-                audience: self.oauth_audience.as_deref(),
-                redirect_hosts: &self.oauth_proxy_redirect_hosts,
-            },
-            &set.security_schemes,
+        let args = ProxyArgs {
+            url,
+            scheme: self.oauth_proxy_scheme.as_deref(),
+            client_id: self.upstream_client_id.as_deref(),
+            store: self.oauth_store.as_deref(),
+            audience: self.oauth_audience.as_deref(),
+            redirect_hosts: &self.oauth_proxy_redirect_hosts,
+        };
+        let context = ProxyContext {
+            schemes: &set.security_schemes,
             base_url,
-            env,
-        )
-        .map_err(UserError::msg)?;
-        let proxy = OAuthProxy::new(cfg).map_err(|e| UserError::msg(e.to_string()))?;
-        Ok(Some(Arc::new(proxy)))
+            env: &env,
+        };
+        factory(args, context)
+            .map(Some)
+            .map_err(|e| UserError::msg(e.to_string()))
     }
 
     /// The key sealing 2026-era confirmations ([`CONFIRM_KEY_ENV`]), when one is set.
