@@ -21,6 +21,7 @@ pub mod oauth;
 pub mod observe;
 pub mod serve;
 pub mod server;
+pub mod tasks;
 
 pub use openapi_mcp_toolset as toolset;
 pub use openapi_mcp_toolset::{filter, model, naming, validate};

@@ -3,4 +3,5 @@
 
 pub mod fuzz_checks;
 pub mod harness;
+pub mod jobs;
 pub mod upstream;

@@ -28,4 +28,5 @@ mod e2e {
     pub mod proxy_stdio;
     pub mod proxy_wire;
     pub mod responses;
+    pub mod tasks;
 }

@@ -54,6 +54,8 @@ pub struct CallScope {
     pub select: Option<(String, String)>,
     status: std::cell::Cell<Option<u16>>,
     accepted_at: std::cell::RefCell<Option<Url>>,
+    retry_after: std::cell::Cell<Option<Duration>>,
+    see_other: std::cell::RefCell<Option<Url>>,
     exchange: std::cell::Cell<Exchange>,
     full_structured: std::cell::RefCell<Option<Value>>,
 }
@@ -99,6 +101,11 @@ pub struct CallReport {
     /// A `202 Accepted` answer's status URL (`Operation-Location`, `Azure-AsyncOperation` or
     /// `Location`), resolved against the request URL: the operation goes on in the background.
     pub accepted_at: Option<Url>,
+    /// That answer's `Retry-After` (the wait it asks for, uncapped): how often to poll it.
+    pub retry_after: Option<Duration>,
+    /// A `303 See Other` answer's `Location`, resolved against the request URL (a finished
+    /// operation's status pointing at its result).
+    pub see_other: Option<Url>,
     /// Time and bytes on the wire.
     pub exchange: Exchange,
     /// The uncompacted structured content, when `--response compact` changed it: for the server
@@ -134,6 +141,8 @@ impl CallScope {
                 let report = CALL_SCOPE.with(|s| CallReport {
                     status: s.status.get(),
                     accepted_at: s.accepted_at.take(),
+                    retry_after: s.retry_after.get(),
+                    see_other: s.see_other.take(),
                     exchange: s.exchange.get(),
                     full_structured: s.full_structured.take(),
                 });
@@ -889,7 +898,20 @@ impl Forwarder {
                     if status == http::StatusCode::ACCEPTED
                         && let Some(u) = status_url(&headers, &built.url)
                     {
-                        let _ = CALL_SCOPE.try_with(|s| s.accepted_at.replace(Some(u)));
+                        let wait = asked_wait(&headers, std::time::SystemTime::now());
+                        let _ = CALL_SCOPE.try_with(|s| {
+                            s.accepted_at.replace(Some(u));
+                            s.retry_after.set(wait);
+                        });
+                    }
+                    if status == http::StatusCode::SEE_OTHER
+                        && let Some(u) = headers
+                            .get(header::LOCATION)
+                            .and_then(|v| v.to_str().ok())
+                            .and_then(|v| built.url.join(v.trim()).ok())
+                            .filter(|u| matches!(u.scheme(), "http" | "https"))
+                    {
+                        let _ = CALL_SCOPE.try_with(|s| s.see_other.replace(Some(u)));
                     }
                     let note = pushback.note(opts.timeout);
                     let with_note = |(mut r, s): (CallToolResult, Option<u16>)| {

@@ -234,6 +234,25 @@ pub struct ServeArgs {
     /// notifications meanwhile; without it the result names that follow-up call.
     #[cfg_attr(feature = "cli", arg(long))]
     pub poll: bool,
+    /// Serve MCP tasks (the io.modelcontextprotocol/tasks extension) to clients that declare
+    /// it: a call the API accepts (202 with a status URL a GET tool reads) is answered with a
+    /// task the client polls with tasks/get (each poll reads the API's status, at most once per
+    /// pollIntervalMs) and may cancel with tasks/cancel (the API's DELETE or POST .../cancel of
+    /// the status URL, when the spec has one). Other clients are served as without it.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub tasks: bool,
+    /// With --tasks: a call still running after this long (500ms, 2s, 1m) becomes a task too;
+    /// its request goes on in the background on this instance.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION", value_parser = crate::tasks::parse_duration))]
+    pub task_after: Option<std::time::Duration>,
+    /// With --tasks: how long a task and its result are kept after it is created.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DURATION", default_value = "1h", value_parser = crate::tasks::parse_duration))]
+    pub task_ttl: std::time::Duration,
+    /// With --tasks: where task records are kept, so that instances behind one load balancer
+    /// serve each other's tasks: sqlite:PATH, redis://..., postgres://... (records sealed with
+    /// OPENAPI_MCP_STORE_KEY, 32 bytes or more). Default: this process's memory.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "STORE"))]
+    pub task_store: Option<String>,
 
     /// Serve Prometheus metrics at http://ADDR/metrics (calls by tool and outcome, latencies,
     /// in-flight calls, bytes to and from the API, reloads, auth failures). Its own listener, not
@@ -312,6 +331,10 @@ impl Default for ServeArgs {
             pin: Vec::new(),
             confirm: Confirm::None,
             poll: false,
+            tasks: false,
+            task_after: None,
+            task_ttl: std::time::Duration::from_secs(3600),
+            task_store: None,
             metrics_listen: None,
             audit_log: None,
             ready_check: false,

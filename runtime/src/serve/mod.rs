@@ -544,6 +544,17 @@ async fn run(
             confirm_key: args.confirm_key()?,
             poll: args.poll,
             observe: observe.clone(),
+            tasks: crate::tasks::from_options(
+                args.tasks,
+                args.task_store.as_deref(),
+                args.task_ttl,
+                args.task_after,
+                std::env::var_os(crate::forward::auth::STORE_KEY_ENV)
+                    .as_ref()
+                    .map(|k| k.as_encoded_bytes()),
+            )
+            .map_err(UserError::msg)?,
+            task_after: args.task_after,
         },
     );
     if let Some(audit) = &observe.audit {

@@ -325,6 +325,12 @@ impl ProxyServer {
             ),
             None => None,
         };
+        // --task-after: the call runs on a task of its own and may become an MCP task.
+        if let Some(answer) = self.call_or_task(state, i, &args, &select, context).await {
+            return answer;
+        }
+        // A 202 answer to a request that declared tasks becomes a task instead of being polled.
+        let task_client = self.inner.opts.tasks.is_some() && tasks::wants_tasks(context);
         let started = Instant::now();
         let route = &def.route;
         let fwd = self.forwarder_of(def);
@@ -349,7 +355,7 @@ impl ProxyServer {
                 .run(call)
                 .await;
             match report.accepted_at.clone() {
-                Some(at) if self.inner.opts.poll => {
+                Some(at) if self.inner.opts.poll && !task_client => {
                     self.poll(
                         state,
                         def.api,
@@ -387,6 +393,19 @@ impl ProxyServer {
         let status = report.status;
         note.status = status;
         note.exchange = report.exchange;
+        if task_client && let Some(at) = &report.accepted_at {
+            match self
+                .accepted_task(state, def, at, report.retry_after, context)
+                .await
+            {
+                Ok(Some(created)) => {
+                    tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, status = 202, "call became a task");
+                    return Ok(CallToolResponse::Task(created));
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e.message, "task not created"),
+            }
+        }
         let result = conform_to_output_schema(
             result,
             report.full_structured,
@@ -552,6 +571,23 @@ pub(super) fn follow_up(
     base: &url::Url,
     url: &url::Url,
 ) -> Option<(String, serde_json::Map<String, Value>)> {
+    tool_for_url(
+        state,
+        api,
+        base,
+        url,
+        openapi_mcp_toolset::model::HttpMethod::Get,
+    )
+}
+
+/// The `method` tool of API `api` whose path template matches `url` (as [`follow_up`]).
+pub(super) fn tool_for_url(
+    state: &ToolState,
+    api: usize,
+    base: &url::Url,
+    url: &url::Url,
+    method: openapi_mcp_toolset::model::HttpMethod,
+) -> Option<(String, serde_json::Map<String, Value>)> {
     if url.origin() != base.origin() {
         return None;
     }
@@ -560,9 +596,7 @@ pub(super) fn follow_up(
     let mut best: Option<(usize, String, serde_json::Map<String, Value>)> = None;
     for def in state.set.tools.iter() {
         let route = &def.route;
-        if def.api != api
-            || route.method != openapi_mcp_toolset::model::HttpMethod::Get
-            || route.server.is_some()
+        if def.api != api || route.method != method || route.server.is_some()
         {
             continue;
         }

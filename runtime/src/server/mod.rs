@@ -7,6 +7,7 @@ mod discovery;
 pub mod instructions;
 pub mod multi;
 pub mod progress;
+mod tasks;
 
 pub use call::served_tool;
 use call::*;
@@ -84,6 +85,11 @@ pub struct ServerOptions {
     pub confirm_key: Option<Arc<[u8]>>,
     /// Metrics and the audit log (both off by default).
     pub observe: Observe,
+    /// MCP tasks (SEP-2663) for requests that declare the extension (`--tasks`): a `202
+    /// Accepted` answer becomes a task; none when `None`.
+    pub tasks: Option<Arc<crate::tasks::Tasks>>,
+    /// With `tasks`: a call still running after this long becomes a task (`--task-after`).
+    pub task_after: Option<std::time::Duration>,
 }
 
 /// How long a client may keep the tool list, and whether shared intermediaries may: the hints
@@ -141,6 +147,8 @@ impl std::fmt::Debug for ServerOptions {
             .field("poll", &self.poll)
             .field("confirm_key", &self.confirm_key.as_ref().map(|_| "<set>"))
             .field("observe", &self.observe)
+            .field("tasks", &self.tasks)
+            .field("task_after", &self.task_after)
             .finish()
     }
 }
@@ -619,16 +627,25 @@ impl ProxyServer {
 
 /// The server's description of itself for `state`: name and title from the spec, the tools
 /// capability (with `listChanged` when the list can change), the instructions.
-fn server_info(state: &ToolState, list_changes: bool) -> ServerConfig {
+fn server_info(state: &ToolState, list_changes: bool, tasks: bool) -> ServerConfig {
     let set = &state.set;
     let name: String = openapi_mcp_toolset::naming::snake(&set.title);
-    let capabilities = if list_changes {
-        ServerCapabilities::builder()
+    // The tasks extension (SEP-2663), in `capabilities.extensions`, when tasks are served.
+    let capabilities = match (list_changes, tasks) {
+        (true, true) => ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
-            .build()
-    } else {
-        ServerCapabilities::builder().enable_tools().build()
+            .enable_tasks()
+            .build(),
+        (true, false) => ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build(),
+        (false, true) => ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build(),
+        (false, false) => ServerCapabilities::builder().enable_tools().build(),
     };
     ServerConfig::new(capabilities)
         .with_server_info(
@@ -651,7 +668,13 @@ impl ServerHandler for ProxyServer {
         let state = self.state();
         state
             .info
-            .get_or_init(|| server_info(&state, self.inner.opts.list_caching.changes))
+            .get_or_init(|| {
+                server_info(
+                    &state,
+                    self.inner.opts.list_caching.changes,
+                    self.inner.opts.tasks.is_some(),
+                )
+            })
             .clone()
     }
 
@@ -782,6 +805,32 @@ impl ServerHandler for ProxyServer {
                 state.select_args[i].as_deref(),
             )),
         }
+    }
+
+    /// `tasks/get` (SEP-2663; rmcp answers -32021 to a request that did not declare the
+    /// extension, -32601 when the server does not serve tasks).
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_get(request, context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_cancel(request, context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.task_update(request, context).await
     }
 
     async fn call_tool(

@@ -1,0 +1,676 @@
+//! Task records and their life: created when a call becomes a task, read by `tasks/get` (which
+//! polls the API's status URL when the record says it is time), ended by the API's answer, a
+//! `tasks/cancel`, or the TTL (the record expires with it).
+//!
+//! Everything a replica needs to answer for a task is in its record, so any replica sharing the
+//! store answers `tasks/get` and `tasks/cancel`: a 202-task's status URL is polled from the
+//! record. Only a `--task-after` task's in-flight request lives in one process; other replicas
+//! see it `working` until that process stores its answer (or the TTL ends it).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::ErrorData;
+use rmcp::model::{
+    CallToolResult, ContentBlock, CreateTaskResult, DetailedTask, GetTaskResult, Task, TaskPayload,
+    TaskStatus,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use url::Url;
+
+use super::status::{Verdict, poll_interval_ms, verdict};
+use super::store::{TaskStore, TaskStoreError};
+
+/// Where a task is in its life.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum Stage {
+    /// The API carries the operation out; its status is at `status_url`.
+    Polling {
+        status_url: String,
+    },
+    /// The request is still in flight on the instance that started it (`--task-after`).
+    Running,
+    /// Ended with this `CallToolResult` (an error result too: a tool error).
+    Completed {
+        result: Value,
+    },
+    /// Ended with this JSON-RPC error.
+    Failed {
+        error: Value,
+    },
+    Cancelled,
+}
+
+impl Stage {
+    fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            Stage::Completed { .. } | Stage::Failed { .. } | Stage::Cancelled
+        )
+    }
+}
+
+/// One task, as stored (sealed).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// Digest of who created it ([`Owner`]); only they see it.
+    pub owner: String,
+    /// The tool that was called.
+    pub tool: String,
+    /// The API (index into the server's APIs) the status URL belongs to.
+    pub api: usize,
+    #[serde(flatten)]
+    pub stage: Stage,
+    pub message: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Unix milliseconds of creation (the TTL counts from it).
+    pub created_ms: u64,
+    pub ttl_ms: u64,
+    pub poll_ms: u64,
+    /// Unix milliseconds before which `tasks/get` answers from the record without polling.
+    pub next_poll_ms: u64,
+}
+
+impl TaskRecord {
+    pub fn new(owner: String, tool: String, api: usize, ttl_ms: u64, poll_ms: u64) -> Self {
+        let at = rmcp::task_manager::current_timestamp();
+        let now = now_ms();
+        TaskRecord {
+            owner,
+            tool,
+            api,
+            stage: Stage::Running,
+            message: None,
+            created_at: at.clone(),
+            updated_at: at,
+            created_ms: now,
+            ttl_ms,
+            poll_ms,
+            next_poll_ms: now.saturating_add(poll_ms),
+        }
+    }
+
+    pub fn with_stage(mut self, stage: Stage) -> Self {
+        self.stage = stage;
+        self
+    }
+
+    fn touch(&mut self) {
+        self.updated_at = rmcp::task_manager::current_timestamp();
+    }
+
+    /// Unix seconds when the record expires (the end of its TTL).
+    fn expires(&self) -> u64 {
+        (self.created_ms.saturating_add(self.ttl_ms)) / 1000 + 1
+    }
+
+    fn task(&self, id: &str) -> Task {
+        let mut t = Task::new(
+            id,
+            TaskStatus::Working,
+            self.created_at.clone(),
+            self.updated_at.clone(),
+        )
+        .with_ttl_ms(self.ttl_ms)
+        .with_poll_interval_ms(self.poll_ms);
+        if let Some(m) = &self.message {
+            t = t.with_status_message(m.clone());
+        }
+        t
+    }
+
+    /// The `DetailedTask` of `tasks/get`.
+    pub fn detailed(&self, id: &str) -> DetailedTask {
+        let payload = match &self.stage {
+            Stage::Polling { .. } | Stage::Running => TaskPayload::Working,
+            Stage::Completed { result } => TaskPayload::Completed {
+                result: result.as_object().cloned().unwrap_or_default(),
+            },
+            Stage::Failed { error } => TaskPayload::Failed {
+                error: error.as_object().cloned().unwrap_or_default(),
+            },
+            Stage::Cancelled => TaskPayload::Cancelled,
+        };
+        DetailedTask::new(self.task(id), payload)
+    }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    let d = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, bytes);
+    d.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Who a task belongs to: a digest of the OAuth subject the server validated, else of the
+/// `Authorization` header the client sent, else of its MCP session, else everyone unauthenticated
+/// (stdio: the one client).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner(String);
+
+impl Owner {
+    pub fn new(subject: Option<&str>, authorization: Option<&[u8]>, session: Option<&str>) -> Self {
+        let tagged: Vec<u8> = match (subject, authorization, session) {
+            (Some(s), _, _) => [b"sub\0".as_slice(), s.as_bytes()].concat(),
+            (None, Some(a), _) => [b"authorization\0".as_slice(), a].concat(),
+            (None, None, Some(s)) => [b"session\0".as_slice(), s.as_bytes()].concat(),
+            (None, None, None) => b"anonymous".to_vec(),
+        };
+        Owner(sha256_hex(&tagged))
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What the server reads the API with for a task: the GET tool that reads a status URL, and the
+/// operation that cancels it, each called through the forwarder with the credentials of the
+/// request being served (the task's owner).
+pub trait StatusReader: Send + Sync {
+    /// Reads `url` of API `api` through the GET tool whose path matches it; `None` when no tool
+    /// of the server reads it.
+    fn read<'a>(&'a self, api: usize, url: &'a Url)
+    -> futures::future::BoxFuture<'a, Option<Read>>;
+    /// Calls the API's cancel operation for the operation whose status is at `url` (a DELETE of
+    /// it, or a POST of `…:cancel` / `…/cancel`); `None` when the spec has none.
+    fn cancel<'a>(
+        &'a self,
+        api: usize,
+        url: &'a Url,
+    ) -> futures::future::BoxFuture<'a, Option<Read>>;
+    /// The task's final result as a result of `tool` (the tool that was called, whose output
+    /// schema a client checks it against); as it is by default.
+    fn conform(&self, tool: &str, result: CallToolResult) -> CallToolResult {
+        let _ = tool;
+        result
+    }
+}
+
+/// One answer of the API about a task.
+#[derive(Debug)]
+pub struct Read {
+    /// The tool that was called.
+    pub tool: String,
+    pub result: CallToolResult,
+    /// The HTTP status, when an answer came.
+    pub status: Option<u16>,
+    /// A 202's status URL (it may move).
+    pub accepted_at: Option<Url>,
+    /// The answer's `Retry-After`.
+    pub retry_after: Option<Duration>,
+    /// A 303's `Location` (where the result is).
+    pub see_other: Option<Url>,
+}
+
+/// How an in-flight (`--task-after`) call ended.
+pub enum Finished {
+    /// With this result.
+    Result(CallToolResult),
+    /// The API accepted it (202) and keeps its status at this URL.
+    Accepted {
+        status_url: Url,
+        retry_after: Option<Duration>,
+    },
+    /// With a protocol error.
+    Error(ErrorData),
+}
+
+/// Limits of the task registry.
+#[derive(Clone, Copy, Debug)]
+pub struct TaskLimits {
+    /// How long a task (and its result) is kept, from its creation (`--task-ttl`).
+    pub ttl: Duration,
+    /// Live tasks one owner may have; past it calls run as plain calls.
+    pub per_owner: u64,
+    /// Live tasks of the server.
+    pub total: u64,
+}
+
+impl Default for TaskLimits {
+    fn default() -> Self {
+        TaskLimits {
+            ttl: Duration::from_secs(3600),
+            per_owner: 256,
+            total: 10_000,
+        }
+    }
+}
+
+/// A created task: its id (the client's handle) and key (the store's).
+#[derive(Clone, Debug)]
+pub struct Handle {
+    pub id: String,
+    key: String,
+}
+
+/// The tasks of a server.
+pub struct Tasks {
+    store: TaskStore,
+    limits: TaskLimits,
+    /// In-flight requests of `--task-after` tasks started here, by record key.
+    running: Mutex<HashMap<String, CancellationToken>>,
+}
+
+impl std::fmt::Debug for Tasks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tasks")
+            .field("store", &self.store)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+fn store_error(e: TaskStoreError) -> ErrorData {
+    tracing::warn!(error = %e, "task store");
+    ErrorData::internal_error("the task store failed; see the server log", None)
+}
+
+fn not_found() -> ErrorData {
+    ErrorData::invalid_params(
+        "Failed to retrieve task: task not found (unknown, another client's, or expired)",
+        None,
+    )
+}
+
+impl Tasks {
+    pub fn new(store: TaskStore, limits: TaskLimits) -> Self {
+        Tasks {
+            store,
+            limits,
+            running: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn limits(&self) -> TaskLimits {
+        self.limits
+    }
+
+    pub fn store(&self) -> &TaskStore {
+        &self.store
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.limits.ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A new task of `owner` in `stage`, durably stored before this returns (so that `tasks/get`
+    /// finds it at once, on any replica); `None` when the owner or the server has as many live
+    /// tasks as allowed (the call then goes on as a plain call).
+    async fn create(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        api: usize,
+        stage: Stage,
+        poll_ms: u64,
+        message: String,
+    ) -> Result<Option<(Handle, CreateTaskResult)>, ErrorData> {
+        let (mine, all) = self
+            .store
+            .counts(owner.digest())
+            .await
+            .map_err(store_error)?;
+        if mine >= self.limits.per_owner || all >= self.limits.total {
+            tracing::warn!(
+                tool,
+                mine,
+                all,
+                "task limit reached: the call is served without a task"
+            );
+            return Ok(None);
+        }
+        let mut raw = [0u8; 16];
+        getrandom::fill(&mut raw)
+            .map_err(|e| ErrorData::internal_error(format!("task id: {e}"), None))?;
+        let id: String = raw.iter().map(|b| format!("{b:02x}")).collect();
+        let key = sha256_hex(id.as_bytes());
+        let mut record = TaskRecord::new(
+            owner.digest().to_string(),
+            tool.to_string(),
+            api,
+            self.ttl_ms(),
+            poll_ms,
+        )
+        .with_stage(stage);
+        record.message = Some(message);
+        self.store
+            .put(&key, &record, record.expires())
+            .await
+            .map_err(store_error)?;
+        let created = CreateTaskResult::new(record.task(&id));
+        Ok(Some((Handle { id, key }, created)))
+    }
+
+    /// A task for an operation the API accepted (202) with its status at `status_url`.
+    pub async fn accepted(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        api: usize,
+        status_url: &Url,
+        retry_after: Option<Duration>,
+    ) -> Result<Option<CreateTaskResult>, ErrorData> {
+        let message = format!(
+            "The API accepted the request and carries it out; its status is at {}.",
+            shown(status_url)
+        );
+        Ok(self
+            .create(
+                owner,
+                tool,
+                api,
+                Stage::Polling {
+                    status_url: status_url.to_string(),
+                },
+                poll_interval_ms(retry_after),
+                message,
+            )
+            .await?
+            .map(|(_, c)| c))
+    }
+
+    /// A task for a call still in flight (`--task-after`): the caller runs the request and hands
+    /// its end to [`Tasks::finish`]; `cancel` is the token `tasks/cancel` trips.
+    pub async fn in_flight(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        cancel: CancellationToken,
+    ) -> Result<Option<(Handle, CreateTaskResult)>, ErrorData> {
+        let created = self
+            .create(
+                owner,
+                tool,
+                0,
+                Stage::Running,
+                poll_interval_ms(None),
+                "The request is still in flight to the API.".into(),
+            )
+            .await?;
+        if let Some((h, _)) = &created
+            && let Ok(mut r) = self.running.lock()
+        {
+            r.insert(h.key.clone(), cancel);
+        }
+        Ok(created)
+    }
+
+    /// Stores how an in-flight call ended (unless the task was cancelled meanwhile).
+    pub async fn finish(&self, handle: &Handle, api: usize, end: Finished) {
+        if let Ok(mut r) = self.running.lock() {
+            r.remove(&handle.key);
+        }
+        let mut record = match self.store.get(&handle.key).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return,
+            Err(e) => {
+                tracing::warn!(error = %e, "task store: an in-flight call's answer is lost");
+                return;
+            }
+        };
+        if record.stage != Stage::Running {
+            return;
+        }
+        match end {
+            Finished::Result(result) => {
+                record.stage = Stage::Completed {
+                    result: serde_json::to_value(&result).unwrap_or(Value::Null),
+                };
+                record.message = Some("The API answered.".into());
+            }
+            Finished::Accepted {
+                status_url,
+                retry_after,
+            } => {
+                record.api = api;
+                record.message = Some(format!(
+                    "The API accepted the request and carries it out; its status is at {}.",
+                    shown(&status_url)
+                ));
+                record.stage = Stage::Polling {
+                    status_url: status_url.to_string(),
+                };
+                record.poll_ms = poll_interval_ms(retry_after);
+                record.next_poll_ms = now_ms().saturating_add(record.poll_ms);
+            }
+            Finished::Error(e) => {
+                record.message = Some(e.message.to_string());
+                record.stage = Stage::Failed {
+                    error: serde_json::to_value(&e).unwrap_or(Value::Null),
+                };
+            }
+        }
+        record.touch();
+        if let Err(e) = self.store.put(&handle.key, &record, record.expires()).await {
+            tracing::warn!(error = %e, "task store: an in-flight call's answer is lost");
+        }
+    }
+
+    async fn load(&self, id: &str, owner: &Owner) -> Result<(String, TaskRecord), ErrorData> {
+        let key = sha256_hex(id.as_bytes());
+        match self.store.get(&key).await {
+            Ok(Some(r)) if r.owner == owner.digest() => Ok((key, r)),
+            Ok(_) => Err(not_found()),
+            // A record this key does not open is no task of this server's.
+            Err(TaskStoreError::Store(super::store::StoreError::Sealed)) => Err(not_found()),
+            Err(e) => Err(store_error(e)),
+        }
+    }
+
+    /// `tasks/get`: the task as its record has it, after polling the API when it is time.
+    pub async fn get(
+        &self,
+        id: &str,
+        owner: &Owner,
+        reader: &dyn StatusReader,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (key, mut record) = self.load(id, owner).await?;
+        if let Stage::Polling { status_url } = &record.stage
+            && now_ms() >= record.next_poll_ms
+        {
+            let url = Url::parse(status_url).map_err(|e| {
+                ErrorData::internal_error(format!("a stored status URL does not parse: {e}"), None)
+            })?;
+            self.poll(&mut record, &url, reader).await;
+            record.touch();
+            self.store
+                .put(&key, &record, record.expires())
+                .await
+                .map_err(store_error)?;
+        }
+        Ok(GetTaskResult::new(record.detailed(id)))
+    }
+
+    /// Polls the status URL once and moves the record on as the answer says.
+    async fn poll(&self, record: &mut TaskRecord, url: &Url, reader: &dyn StatusReader) {
+        let Some(read) = reader.read(record.api, url).await else {
+            let e = ErrorData::internal_error(
+                format!(
+                    "no tool of this server reads the operation's status at {} any more",
+                    shown(url)
+                ),
+                None,
+            );
+            record.message = Some(e.message.to_string());
+            record.stage = Stage::Failed {
+                error: serde_json::to_value(&e).unwrap_or(Value::Null),
+            };
+            return;
+        };
+        record.poll_ms = poll_interval_ms(read.retry_after);
+        record.next_poll_ms = now_ms().saturating_add(record.poll_ms);
+        match verdict(read.status, read.result.structured_content.as_ref()) {
+            Verdict::Working => {
+                if let Some(next) = &read.accepted_at {
+                    record.stage = Stage::Polling {
+                        status_url: next.to_string(),
+                    };
+                }
+                record.message = Some(format!(
+                    "The API is carrying the operation out (`{}` says it is still running).",
+                    read.tool
+                ));
+            }
+            Verdict::Retry => {
+                record.message = Some(format!(
+                    "The last poll of the operation's status (`{}`) failed ({}); it is polled again.",
+                    read.tool,
+                    match read.status {
+                        Some(s) => format!("HTTP {s}"),
+                        None => "no answer".into(),
+                    }
+                ));
+            }
+            Verdict::Cancelled => {
+                record.message = Some(format!("`{}` says the operation was cancelled.", read.tool));
+                record.stage = Stage::Cancelled;
+            }
+            Verdict::Completed { is_error } => {
+                let status = read.status;
+                complete(record, read, is_error, status, reader);
+            }
+            Verdict::SeeOther => match read.see_other.clone() {
+                Some(loc) => match reader.read(record.api, &loc).await {
+                    Some(end) => {
+                        let is_error = !matches!(
+                            verdict(end.status, None),
+                            Verdict::Completed { is_error: false }
+                        ) || end.result.is_error == Some(true);
+                        let status = end.status;
+                        complete(record, end, is_error, status, reader);
+                    }
+                    None => {
+                        let mut result = read.result;
+                        result.content.push(ContentBlock::text(format!(
+                            "[openapi-mcp: the operation ended; its result is at {}, which no tool of this server reads.]",
+                            shown(&loc)
+                        )));
+                        complete_with(record, result, false, reader);
+                    }
+                },
+                None => complete(record, read, true, Some(303), reader),
+            },
+        }
+    }
+
+    /// `tasks/cancel`: the API's cancel operation when it has one; the task is `cancelled`
+    /// (a terminal task stays as it is: the same acknowledgement).
+    pub async fn cancel(
+        &self,
+        id: &str,
+        owner: &Owner,
+        reader: &dyn StatusReader,
+    ) -> Result<(), ErrorData> {
+        let (key, mut record) = self.load(id, owner).await?;
+        if record.stage.is_terminal() {
+            return Ok(());
+        }
+        let message = match &record.stage {
+            Stage::Polling { status_url } => match Url::parse(status_url) {
+                Ok(url) => match reader.cancel(record.api, &url).await {
+                    Some(r) if r.status.is_some_and(|s| (200..300).contains(&s)) => format!(
+                        "Cancelled: the API's `{}` answered HTTP {}.",
+                        r.tool,
+                        r.status.unwrap_or_default()
+                    ),
+                    Some(r) => format!(
+                        "Cancelled here; the API's `{}` answered {}, so the operation may still run.",
+                        r.tool,
+                        match r.status {
+                            Some(s) => format!("HTTP {s}"),
+                            None => "nothing".into(),
+                        }
+                    ),
+                    None => "Cancelled here; the API has no operation that cancels it, so it may still run.".into(),
+                },
+                Err(_) => "Cancelled.".into(),
+            },
+            _ => {
+                let token = self.running.lock().ok().and_then(|mut r| r.remove(&key));
+                match token {
+                    Some(t) => {
+                        t.cancel();
+                        "Cancelled: the request to the API was dropped (the API may have received it).".into()
+                    }
+                    None => "Cancelled: the request runs on another instance of this server, whose answer will be discarded.".into(),
+                }
+            }
+        };
+        record.stage = Stage::Cancelled;
+        record.message = Some(message);
+        record.touch();
+        self.store
+            .put(&key, &record, record.expires())
+            .await
+            .map_err(store_error)
+    }
+
+    /// `tasks/update`: no task of this server waits for input; a known task's update is
+    /// acknowledged (responses to keys that are not outstanding are ignored, as the extension
+    /// says).
+    pub async fn update(&self, id: &str, owner: &Owner) -> Result<(), ErrorData> {
+        self.load(id, owner).await.map(|_| ())
+    }
+}
+
+/// Ends `record` with the answer `read`.
+fn complete(
+    record: &mut TaskRecord,
+    read: Read,
+    is_error: bool,
+    status: Option<u16>,
+    reader: &dyn StatusReader,
+) {
+    let mut result = read.result;
+    result.content.push(ContentBlock::text(format!(
+        "[openapi-mcp: the API carried the request out in the background; this is the answer of its status operation `{}`{}. Do not repeat the call.]",
+        read.tool,
+        match status {
+            Some(s) => format!(" (HTTP {s})"),
+            None => String::new(),
+        }
+    )));
+    complete_with(record, result, is_error, reader);
+}
+
+fn complete_with(
+    record: &mut TaskRecord,
+    mut result: CallToolResult,
+    is_error: bool,
+    reader: &dyn StatusReader,
+) {
+    if is_error {
+        result.is_error = Some(true);
+    }
+    let result = reader.conform(&record.tool, result);
+    record.message = Some(if is_error {
+        "The operation ended with an error.".into()
+    } else {
+        "The operation ended.".into()
+    });
+    record.stage = Stage::Completed {
+        result: serde_json::to_value(&result).unwrap_or(Value::Null),
+    };
+}
+
+/// A URL as the task shows it: without query and fragment (status URLs can carry signed tokens).
+pub fn shown(url: &Url) -> String {
+    let mut u = url.clone();
+    u.set_query(None);
+    u.set_fragment(None);
+    u.to_string()
+}
+
+/// Whether `tasks` is worth an `Arc` clone (handy for the server's spawned finishers).
+pub type SharedTasks = Arc<Tasks>;
