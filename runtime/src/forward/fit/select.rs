@@ -650,6 +650,32 @@ fn order(a: &Val<'_>, b: &Val<'_>) -> Ordering {
     }
 }
 
+/// A function's arguments, and the type error naming one of them.
+struct Args<'s, 'a> {
+    f: Func,
+    args: &'s [Val<'a>],
+}
+
+impl<'a> Args<'_, 'a> {
+    /// Argument `i` (null when not given).
+    fn get(&self, i: usize) -> Val<'a> {
+        self.args.get(i).cloned().unwrap_or(Val::Null)
+    }
+
+    /// Argument `i` is not of the type the function takes.
+    fn bad(&self, i: usize, expected: &str) -> SelectError {
+        err(
+            ErrorKind::InvalidType,
+            format!(
+                "`{}()` argument {} must be {expected}, got {}",
+                self.f.name(),
+                i + 1,
+                self.args.get(i).map_or("nothing", Val::type_name)
+            ),
+        )
+    }
+}
+
 struct Eval {
     steps: u64,
     work: usize,
@@ -944,277 +970,28 @@ impl Eval {
     #[inline(never)]
     fn call<'a>(&mut self, f: Func, args: &[Val<'a>]) -> R<Val<'a>> {
         use Func::*;
-        let arg = |i: usize| args.get(i).cloned().unwrap_or(Val::Null);
-        let bad = |i: usize, expected: &str| -> SelectError {
-            err(
-                ErrorKind::InvalidType,
-                format!(
-                    "`{}()` argument {} must be {expected}, got {}",
-                    f.name(),
-                    i + 1,
-                    args.get(i).map_or("nothing", Val::type_name)
-                ),
-            )
-        };
-        let a0 = arg(0);
+        let args = Args { f, args };
+        let a0 = args.get(0);
         Ok(match f {
-            Abs | Ceil | Floor => {
-                let Kind::Num(n) = a0.kind() else {
-                    return Err(bad(0, "a number"));
-                };
-                // Integers stay exact.
-                if let Some(i) = n.as_i64() {
-                    return Ok(match f {
-                        Abs => Val::Num(Number::from(i.unsigned_abs())),
-                        _ => a0.clone(),
-                    });
-                }
-                if n.is_u64() {
-                    return Ok(a0.clone());
-                }
-                let x = n.as_f64().ok_or_else(|| bad(0, "a number"))?;
-                number(match f {
-                    Abs => x.abs(),
-                    Ceil => x.ceil(),
-                    _ => x.floor(),
-                })?
-            }
-            Avg | Sum => {
-                let nums = self
-                    .numbers(&a0)?
-                    .ok_or_else(|| bad(0, "an array of numbers"))?;
-                let total: f64 = nums.iter().sum();
-                if f == Sum {
-                    number(total)?
-                } else if nums.is_empty() {
-                    Val::Null
-                } else {
-                    number(total / nums.len() as f64)?
-                }
-            }
-            Contains => {
-                let needle = arg(1);
-                match a0.kind() {
-                    Kind::Arr(items) => {
-                        let mut found = false;
-                        for x in items.iter() {
-                            if self.equal(&x, &needle, 0)? {
-                                found = true;
-                                break;
-                            }
-                        }
-                        Val::Bool(found)
-                    }
-                    Kind::Str(s) => match needle.as_str() {
-                        Some(n) => {
-                            self.scan(s.len())?;
-                            Val::Bool(s.contains(n))
-                        }
-                        None => Val::Bool(false),
-                    },
-                    _ => return Err(bad(0, "an array or a string")),
-                }
-            }
-            EndsWith | StartsWith => {
-                let s = a0.as_str().ok_or_else(|| bad(0, "a string"))?;
-                let a1 = arg(1);
-                let t = a1.as_str().ok_or_else(|| bad(1, "a string"))?;
-                self.scan(t.len())?;
-                Val::Bool(if f == EndsWith {
-                    s.ends_with(t)
-                } else {
-                    s.starts_with(t)
-                })
-            }
-            Join => {
-                let glue = a0.as_str().ok_or_else(|| bad(0, "a string"))?;
-                let a1 = arg(1);
-                let items = a1.items().ok_or_else(|| bad(1, "an array of strings"))?;
-                let mut out = String::new();
-                for (i, x) in items.iter().enumerate() {
-                    let s = x
-                        .as_str()
-                        .ok_or_else(|| bad(1, "an array of strings"))?
-                        .to_string();
-                    let add = s.len() + if i > 0 { glue.len() } else { 0 };
-                    self.scan(add)?;
-                    self.alloc(add)?;
-                    if i > 0 {
-                        out.push_str(glue);
-                    }
-                    out.push_str(&s);
-                }
-                Val::Str(out.into())
-            }
-            Keys | Values => {
-                let m = a0.entries().ok_or_else(|| bad(0, "an object"))?;
-                self.tick(m.len() as u64)?;
-                self.alloc(m.len() * SLOT_BYTES)?;
-                let mut out = Vec::with_capacity(m.len());
-                for (k, v) in m.iter() {
-                    if f == Keys {
-                        self.alloc(k.len())?;
-                        out.push(Val::Str(k.into()));
-                    } else {
-                        out.push(v);
-                    }
-                }
-                self.array(out)
-            }
-            Length => match a0.kind() {
-                Kind::Arr(a) => Val::Num(Number::from(a.len())),
-                Kind::Obj(m) => Val::Num(Number::from(m.len())),
-                Kind::Str(s) => {
-                    self.scan(s.len())?;
-                    Val::Num(Number::from(s.chars().count()))
-                }
-                _ => return Err(bad(0, "an array, an object or a string")),
-            },
-            Map => {
-                let Val::Expref(e) = a0 else {
-                    return Err(bad(0, "an expression (`&expr`)"));
-                };
-                let a1 = arg(1);
-                let items = a1.items().ok_or_else(|| bad(1, "an array"))?;
-                self.alloc(items.len() * SLOT_BYTES)?;
-                let mut out = Vec::with_capacity(items.len());
-                for x in items.iter() {
-                    out.push(self.eval(e, &x)?);
-                }
-                self.array(out)
-            }
-            Max | Min => {
-                let items = a0
-                    .items()
-                    .ok_or_else(|| bad(0, "an array of numbers or of strings"))?;
-                if !self.homogeneous(items)? {
-                    return Err(bad(0, "an array of numbers or of strings"));
-                }
-                let mut best: Option<Val<'a>> = None;
-                for x in items.iter() {
-                    self.tick(1)?;
-                    best = Some(match best {
-                        None => x,
-                        // std's max keeps the second of equals, min the first (as the crate).
-                        Some(b) => {
-                            let o = order(&x, &b);
-                            if (f == Max && o != Ordering::Less)
-                                || (f == Min && o == Ordering::Less)
-                            {
-                                x
-                            } else {
-                                b
-                            }
-                        }
-                    });
-                }
-                best.unwrap_or(Val::Null)
-            }
-            MaxBy | MinBy | SortBy => {
-                let items = a0.items().ok_or_else(|| bad(0, "an array"))?;
-                let Val::Expref(e) = arg(1) else {
-                    return Err(bad(1, "an expression (`&expr`)"));
-                };
-                self.alloc(items.len() * 2 * SLOT_BYTES)?;
-                let mut keyed: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(items.len());
-                let mut first_type = None;
-                for (i, x) in items.iter().enumerate() {
-                    let k = self.eval(e, &x)?;
-                    let t = k.type_name();
-                    match first_type {
-                        None if t == "number" || t == "string" => first_type = Some(t),
-                        None => {
-                            return Err(err(
-                                ErrorKind::InvalidType,
-                                format!(
-                                    "`{}()`: the expression must give numbers or strings, got {t}",
-                                    f.name()
-                                ),
-                            ));
-                        }
-                        Some(ft) if ft != t => {
-                            return Err(err(
-                                ErrorKind::InvalidType,
-                                format!(
-                                    "`{}()`: the expression must give values of one type: {ft} for the first item, {t} for item {}",
-                                    f.name(),
-                                    i + 1
-                                ),
-                            ));
-                        }
-                        Some(_) => {}
-                    }
-                    keyed.push((x, k));
-                }
-                if f == SortBy {
-                    self.charge_sort(keyed.iter().map(|(_, k)| k))?;
-                    keyed.sort_by(|a, b| order(&a.1, &b.1));
-                    let out = keyed.into_iter().map(|(x, _)| x).collect();
-                    return Ok(self.array(out));
-                }
-                let mut best: Option<(Val<'a>, Val<'a>)> = None;
-                for (x, k) in keyed {
-                    best = Some(match best {
-                        None => (x, k),
-                        Some((bx, bk)) => {
-                            let o = order(&k, &bk);
-                            if (f == MaxBy && o == Ordering::Greater)
-                                || (f == MinBy && o == Ordering::Less)
-                            {
-                                (x, k)
-                            } else {
-                                (bx, bk)
-                            }
-                        }
-                    });
-                }
-                best.map_or(Val::Null, |(x, _)| x)
-            }
-            Merge => {
-                let mut out: IndexMap<String, Val<'a>> = IndexMap::new();
-                for (i, a) in args.iter().enumerate() {
-                    let m = a.entries().ok_or_else(|| bad(i, "an object"))?;
-                    self.tick(m.len() as u64)?;
-                    for (k, v) in m.iter() {
-                        self.alloc(ENTRY_BYTES + k.len())?;
-                        out.insert(k.to_string(), v);
-                    }
-                }
-                Val::Obj(Rc::new(out))
-            }
+            Abs | Ceil | Floor => self.rounded(f, &args)?,
+            Avg | Sum => self.total(f, &args)?,
+            Contains => self.contains(&args)?,
+            EndsWith | StartsWith => self.affix(f, &args)?,
+            Join => self.join(&args)?,
+            Keys | Values => self.keys_or_values(f, &args)?,
+            Length => self.length(&args)?,
+            Map => self.map(&args)?,
+            Max | Min => self.extreme(f, &args)?,
+            MaxBy | MinBy | SortBy => self.by_key(f, &args)?,
+            Merge => self.merge(&args)?,
             NotNull => args
+                .args
                 .iter()
                 .find(|a| !a.is_null())
                 .cloned()
                 .unwrap_or(Val::Null),
-            Reverse => match a0.kind() {
-                Kind::Arr(items) => {
-                    self.tick(items.len() as u64)?;
-                    self.alloc(items.len() * SLOT_BYTES)?;
-                    let mut out: Vec<Val<'a>> = items.iter().collect();
-                    out.reverse();
-                    self.array(out)
-                }
-                Kind::Str(s) => {
-                    self.scan(s.len())?;
-                    self.alloc(s.len())?;
-                    Val::Str(s.chars().rev().collect::<String>().into())
-                }
-                _ => return Err(bad(0, "an array or a string")),
-            },
-            Sort => {
-                let items = a0
-                    .items()
-                    .ok_or_else(|| bad(0, "an array of numbers or of strings"))?;
-                if !self.homogeneous(items)? {
-                    return Err(bad(0, "an array of numbers or of strings"));
-                }
-                self.alloc(items.len() * SLOT_BYTES)?;
-                let mut out: Vec<Val<'a>> = items.iter().collect();
-                self.charge_sort(out.iter())?;
-                out.sort_by(order);
-                self.array(out)
-            }
+            Reverse => self.reverse(&args)?,
+            Sort => self.sort(&args)?,
             ToArray => match a0.kind() {
                 Kind::Arr(_) => a0.clone(),
                 _ => {
@@ -1230,24 +1007,343 @@ impl Eval {
                 }
                 _ => Val::Null,
             },
-            ToString => match a0.kind() {
-                Kind::Str(_) => a0.clone(),
-                Kind::Expref(_) => {
-                    return Err(bad(
-                        0,
-                        "an object, an array, a boolean, a number, a string or null",
+            ToString => self.stringify(&args)?,
+            Type => Val::Str(a0.type_name().into()),
+        })
+    }
+
+    /// `abs`, `ceil`, `floor`: integers stay exact.
+    #[inline(never)]
+    fn rounded<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let Kind::Num(n) = a0.kind() else {
+            return Err(args.bad(0, "a number"));
+        };
+        // Integers stay exact.
+        if let Some(i) = n.as_i64() {
+            return Ok(match f {
+                Abs => Val::Num(Number::from(i.unsigned_abs())),
+                _ => a0.clone(),
+            });
+        }
+        if n.is_u64() {
+            return Ok(a0.clone());
+        }
+        let x = n.as_f64().ok_or_else(|| args.bad(0, "a number"))?;
+        number(match f {
+            Abs => x.abs(),
+            Ceil => x.ceil(),
+            _ => x.floor(),
+        })
+    }
+
+    /// `avg`, `sum`.
+    #[inline(never)]
+    fn total<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let nums = self
+            .numbers(&a0)?
+            .ok_or_else(|| args.bad(0, "an array of numbers"))?;
+        let total: f64 = nums.iter().sum();
+        Ok(if f == Sum {
+            number(total)?
+        } else if nums.is_empty() {
+            Val::Null
+        } else {
+            number(total / nums.len() as f64)?
+        })
+    }
+
+    /// `contains`: an item of an array (by JMESPath equality), or a substring.
+    #[inline(never)]
+    fn contains<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        let needle = args.get(1);
+        Ok(match a0.kind() {
+            Kind::Arr(items) => {
+                let mut found = false;
+                for x in items.iter() {
+                    if self.equal(&x, &needle, 0)? {
+                        found = true;
+                        break;
+                    }
+                }
+                Val::Bool(found)
+            }
+            Kind::Str(s) => match needle.as_str() {
+                Some(n) => {
+                    self.scan(s.len())?;
+                    Val::Bool(s.contains(n))
+                }
+                None => Val::Bool(false),
+            },
+            _ => return Err(args.bad(0, "an array or a string")),
+        })
+    }
+
+    /// `ends_with`, `starts_with`.
+    #[inline(never)]
+    fn affix<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let s = a0.as_str().ok_or_else(|| args.bad(0, "a string"))?;
+        let a1 = args.get(1);
+        let t = a1.as_str().ok_or_else(|| args.bad(1, "a string"))?;
+        self.scan(t.len())?;
+        Ok(Val::Bool(if f == EndsWith {
+            s.ends_with(t)
+        } else {
+            s.starts_with(t)
+        }))
+    }
+
+    /// `join`: the strings of an array with a glue string between.
+    #[inline(never)]
+    fn join<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        let glue = a0.as_str().ok_or_else(|| args.bad(0, "a string"))?;
+        let a1 = args.get(1);
+        let items = a1
+            .items()
+            .ok_or_else(|| args.bad(1, "an array of strings"))?;
+        let mut out = String::new();
+        for (i, x) in items.iter().enumerate() {
+            let s = x
+                .as_str()
+                .ok_or_else(|| args.bad(1, "an array of strings"))?
+                .to_string();
+            let add = s.len() + if i > 0 { glue.len() } else { 0 };
+            self.scan(add)?;
+            self.alloc(add)?;
+            if i > 0 {
+                out.push_str(glue);
+            }
+            out.push_str(&s);
+        }
+        Ok(Val::Str(out.into()))
+    }
+
+    /// `keys`, `values`: of an object, in its order.
+    #[inline(never)]
+    fn keys_or_values<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let m = a0.entries().ok_or_else(|| args.bad(0, "an object"))?;
+        self.tick(m.len() as u64)?;
+        self.alloc(m.len() * SLOT_BYTES)?;
+        let mut out = Vec::with_capacity(m.len());
+        for (k, v) in m.iter() {
+            if f == Keys {
+                self.alloc(k.len())?;
+                out.push(Val::Str(k.into()));
+            } else {
+                out.push(v);
+            }
+        }
+        Ok(self.array(out))
+    }
+
+    /// `length`: of an array, an object, or a string (in characters).
+    #[inline(never)]
+    fn length<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        Ok(match a0.kind() {
+            Kind::Arr(a) => Val::Num(Number::from(a.len())),
+            Kind::Obj(m) => Val::Num(Number::from(m.len())),
+            Kind::Str(s) => {
+                self.scan(s.len())?;
+                Val::Num(Number::from(s.chars().count()))
+            }
+            _ => return Err(args.bad(0, "an array, an object or a string")),
+        })
+    }
+
+    /// `map`: an expression over each item of an array.
+    #[inline(never)]
+    fn map<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        let Val::Expref(e) = a0 else {
+            return Err(args.bad(0, "an expression (`&expr`)"));
+        };
+        let a1 = args.get(1);
+        let items = a1.items().ok_or_else(|| args.bad(1, "an array"))?;
+        self.alloc(items.len() * SLOT_BYTES)?;
+        let mut out = Vec::with_capacity(items.len());
+        for x in items.iter() {
+            out.push(self.eval(e, &x)?);
+        }
+        Ok(self.array(out))
+    }
+
+    /// `max`, `min`: of an array of numbers or of strings.
+    #[inline(never)]
+    fn extreme<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let items = a0
+            .items()
+            .ok_or_else(|| args.bad(0, "an array of numbers or of strings"))?;
+        if !self.homogeneous(items)? {
+            return Err(args.bad(0, "an array of numbers or of strings"));
+        }
+        let mut best: Option<Val<'a>> = None;
+        for x in items.iter() {
+            self.tick(1)?;
+            best = Some(match best {
+                None => x,
+                // std's max keeps the second of equals, min the first (as the crate).
+                Some(b) => {
+                    let o = order(&x, &b);
+                    if (f == Max && o != Ordering::Less) || (f == Min && o == Ordering::Less) {
+                        x
+                    } else {
+                        b
+                    }
+                }
+            });
+        }
+        Ok(best.unwrap_or(Val::Null))
+    }
+
+    /// `max_by`, `min_by`, `sort_by`: items ordered by an expression giving numbers or strings.
+    #[inline(never)]
+    fn by_key<'a>(&mut self, f: Func, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        use Func::*;
+        let a0 = args.get(0);
+        let items = a0.items().ok_or_else(|| args.bad(0, "an array"))?;
+        let Val::Expref(e) = args.get(1) else {
+            return Err(args.bad(1, "an expression (`&expr`)"));
+        };
+        self.alloc(items.len() * 2 * SLOT_BYTES)?;
+        let mut keyed: Vec<(Val<'a>, Val<'a>)> = Vec::with_capacity(items.len());
+        let mut first_type = None;
+        for (i, x) in items.iter().enumerate() {
+            let k = self.eval(e, &x)?;
+            let t = k.type_name();
+            match first_type {
+                None if t == "number" || t == "string" => first_type = Some(t),
+                None => {
+                    return Err(err(
+                        ErrorKind::InvalidType,
+                        format!(
+                            "`{}()`: the expression must give numbers or strings, got {t}",
+                            f.name()
+                        ),
                     ));
                 }
-                _ => {
-                    let room = self.limits.work_bytes.saturating_sub(self.work);
-                    let size = self.json_size(&a0, room)?.unwrap_or(room + 1);
-                    self.alloc(size)?;
-                    let text = serde_json::to_string(&self.json_of(&a0, 0)?)
-                        .map_err(|e| err(ErrorKind::InvalidValue, e.to_string()))?;
-                    Val::Str(text.into())
+                Some(ft) if ft != t => {
+                    return Err(err(
+                        ErrorKind::InvalidType,
+                        format!(
+                            "`{}()`: the expression must give values of one type: {ft} for the first item, {t} for item {}",
+                            f.name(),
+                            i + 1
+                        ),
+                    ));
                 }
-            },
-            Type => Val::Str(a0.type_name().into()),
+                Some(_) => {}
+            }
+            keyed.push((x, k));
+        }
+        if f == SortBy {
+            self.charge_sort(keyed.iter().map(|(_, k)| k))?;
+            keyed.sort_by(|a, b| order(&a.1, &b.1));
+            let out = keyed.into_iter().map(|(x, _)| x).collect();
+            return Ok(self.array(out));
+        }
+        let mut best: Option<(Val<'a>, Val<'a>)> = None;
+        for (x, k) in keyed {
+            best = Some(match best {
+                None => (x, k),
+                Some((bx, bk)) => {
+                    let o = order(&k, &bk);
+                    if (f == MaxBy && o == Ordering::Greater) || (f == MinBy && o == Ordering::Less)
+                    {
+                        (x, k)
+                    } else {
+                        (bx, bk)
+                    }
+                }
+            });
+        }
+        Ok(best.map_or(Val::Null, |(x, _)| x))
+    }
+
+    /// `merge`: objects, later members replacing earlier ones.
+    #[inline(never)]
+    fn merge<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let mut out: IndexMap<String, Val<'a>> = IndexMap::new();
+        for (i, a) in args.args.iter().enumerate() {
+            let m = a.entries().ok_or_else(|| args.bad(i, "an object"))?;
+            self.tick(m.len() as u64)?;
+            for (k, v) in m.iter() {
+                self.alloc(ENTRY_BYTES + k.len())?;
+                out.insert(k.to_string(), v);
+            }
+        }
+        Ok(Val::Obj(Rc::new(out)))
+    }
+
+    /// `reverse`: an array or a string.
+    #[inline(never)]
+    fn reverse<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        Ok(match a0.kind() {
+            Kind::Arr(items) => {
+                self.tick(items.len() as u64)?;
+                self.alloc(items.len() * SLOT_BYTES)?;
+                let mut out: Vec<Val<'a>> = items.iter().collect();
+                out.reverse();
+                self.array(out)
+            }
+            Kind::Str(s) => {
+                self.scan(s.len())?;
+                self.alloc(s.len())?;
+                Val::Str(s.chars().rev().collect::<String>().into())
+            }
+            _ => return Err(args.bad(0, "an array or a string")),
+        })
+    }
+
+    /// `sort`: an array of numbers or of strings.
+    #[inline(never)]
+    fn sort<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        let items = a0
+            .items()
+            .ok_or_else(|| args.bad(0, "an array of numbers or of strings"))?;
+        if !self.homogeneous(items)? {
+            return Err(args.bad(0, "an array of numbers or of strings"));
+        }
+        self.alloc(items.len() * SLOT_BYTES)?;
+        let mut out: Vec<Val<'a>> = items.iter().collect();
+        self.charge_sort(out.iter())?;
+        out.sort_by(order);
+        Ok(self.array(out))
+    }
+
+    /// `to_string`: strings as they are, anything else as JSON text.
+    #[inline(never)]
+    fn stringify<'a>(&mut self, args: &Args<'_, 'a>) -> R<Val<'a>> {
+        let a0 = args.get(0);
+        Ok(match a0.kind() {
+            Kind::Str(_) => a0.clone(),
+            Kind::Expref(_) => {
+                return Err(args.bad(
+                    0,
+                    "an object, an array, a boolean, a number, a string or null",
+                ));
+            }
+            _ => {
+                let room = self.limits.work_bytes.saturating_sub(self.work);
+                let size = self.json_size(&a0, room)?.unwrap_or(room + 1);
+                self.alloc(size)?;
+                let text = serde_json::to_string(&self.json_of(&a0, 0)?)
+                    .map_err(|e| err(ErrorKind::InvalidValue, e.to_string()))?;
+                Val::Str(text.into())
+            }
         })
     }
 
