@@ -13,7 +13,7 @@ impl ProxyServer {
         args: &serde_json::Map<String, Value>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        use crate::modes::code::{Answer, Script, ScriptError};
+        use crate::modes::code::{Script, ScriptError};
         let limits = match &self.inner.opts.mode {
             ToolMode::Code(limits) => *limits,
             _ => crate::modes::code::CodeLimits::default(),
@@ -70,43 +70,7 @@ impl ProxyServer {
             tokio::select! {
                 end = &mut done => break end.ok(),
                 Some(call) = calls_rx.recv() => {
-                    let answer = if made.len() >= limits.max_calls {
-                        Answer::Err {
-                            message: format!(
-                                "api.{}: the script already made {} API calls, its limit (--code-max-calls); nothing was sent to the API",
-                                call.operation, limits.max_calls
-                            ),
-                            status: None,
-                        }
-                    } else {
-                        let call_deadline = tokio::time::Instant::from_std(deadline);
-                        match tokio::time::timeout_at(
-                            call_deadline,
-                            self.script_call(state, &call.operation, call.args, context),
-                        )
-                        .await
-                        {
-                            Ok((answer, sent)) => {
-                                if let Some(sent) = sent {
-                                    made.push(sent);
-                                }
-                                answer
-                            }
-                            Err(_) => {
-                                made.push(serde_json::json!({
-                                    "operation": call.operation, "status": null, "ok": false
-                                }));
-                                Answer::Err {
-                                    message: format!(
-                                        "api.{}: no answer before the script's time limit (--code-timeout)",
-                                        call.operation
-                                    ),
-                                    status: None,
-                                }
-                            }
-                        }
-                    };
-                    let _ = call.reply.send(answer);
+                    self.serve_script_call(state, call, &limits, deadline, context, &mut made).await;
                 }
                 _ = tokio::time::sleep_until(late) => break None,
                 _ = context.ct.cancelled() => {
@@ -121,13 +85,6 @@ impl ProxyServer {
             logs_cut: false,
             returned_nothing: false,
         });
-        let mut logs = end.logs;
-        if end.logs_cut {
-            logs.push(format!(
-                "[console output cut at {} bytes]",
-                crate::modes::code::MAX_LOG_BYTES
-            ));
-        }
         let ok = end.outcome.is_ok();
         tracing::info!(
             tool = crate::modes::code::EXECUTE,
@@ -136,6 +93,76 @@ impl ProxyServer {
             ms = started.elapsed().as_millis() as u64,
             "script"
         );
+        Ok(Self::script_result(end, &made, &limits))
+    }
+
+    /// Answers one `api.*` call of a script running under `limits` until `deadline`: refused past
+    /// `--code-max-calls`, an error after the deadline, else the call's answer (its record is
+    /// added to `made`).
+    async fn serve_script_call(
+        &self,
+        state: &Arc<ToolState>,
+        call: crate::modes::code::ApiCall,
+        limits: &crate::modes::code::CodeLimits,
+        deadline: Instant,
+        context: &RequestContext<RoleServer>,
+        made: &mut Vec<Value>,
+    ) {
+        use crate::modes::code::Answer;
+        let answer = if made.len() >= limits.max_calls {
+            Answer::Err {
+                message: format!(
+                    "api.{}: the script already made {} API calls, its limit (--code-max-calls); nothing was sent to the API",
+                    call.operation, limits.max_calls
+                ),
+                status: None,
+            }
+        } else {
+            let call_deadline = tokio::time::Instant::from_std(deadline);
+            match tokio::time::timeout_at(
+                call_deadline,
+                self.script_call(state, &call.operation, call.args, context),
+            )
+            .await
+            {
+                Ok((answer, sent)) => {
+                    if let Some(sent) = sent {
+                        made.push(sent);
+                    }
+                    answer
+                }
+                Err(_) => {
+                    made.push(serde_json::json!({
+                        "operation": call.operation, "status": null, "ok": false
+                    }));
+                    Answer::Err {
+                        message: format!(
+                            "api.{}: no answer before the script's time limit (--code-timeout)",
+                            call.operation
+                        ),
+                        status: None,
+                    }
+                }
+            }
+        };
+        let _ = call.reply.send(answer);
+    }
+
+    /// `execute`'s result once the script ended: its result (or error), the API calls it `made`
+    /// and its console output (`logs`), cut to `--code-max-output`.
+    fn script_result(
+        end: crate::modes::code::ScriptEnd,
+        made: &[Value],
+        limits: &crate::modes::code::CodeLimits,
+    ) -> CallToolResponse {
+        use crate::modes::code::ScriptError;
+        let mut logs = end.logs;
+        if end.logs_cut {
+            logs.push(format!(
+                "[console output cut at {} bytes]",
+                crate::modes::code::MAX_LOG_BYTES
+            ));
+        }
         let calls_line = |made: &[Value]| -> String {
             if made.is_empty() {
                 return "No API call was made.".to_string();
@@ -166,11 +193,11 @@ impl ProxyServer {
                         bytes: text.len(),
                         max: limits.max_output,
                     };
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+                    return CallToolResult::error(vec![ContentBlock::text(format!(
                         "The script ran, but {e}. {}",
-                        calls_line(&made)
+                        calls_line(made)
                     ))])
-                    .into());
+                    .into();
                 }
                 let mut content = vec![ContentBlock::text(text)];
                 if end.returned_nothing {
@@ -180,10 +207,10 @@ impl ProxyServer {
                 }
                 let mut r = CallToolResult::success(content);
                 r.structured_content = Some(structured);
-                Ok(r.into())
+                r.into()
             }
             Err(e) => {
-                let mut text = format!("The script failed: {e}.\n{}", calls_line(&made));
+                let mut text = format!("The script failed: {e}.\n{}", calls_line(made));
                 if !made.is_empty() {
                     text.push_str(
                         " Calls that changed data are not undone: check before running it again.",
@@ -201,7 +228,7 @@ impl ProxyServer {
                     "calls": made,
                     "logs": logs,
                 }));
-                Ok(r.into())
+                r.into()
             }
         }
     }
