@@ -570,6 +570,7 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
 pub mod authorization;
 pub mod exchange;
 pub mod introspect;
+pub mod token_post;
 
 #[cfg(test)]
 mod tests;

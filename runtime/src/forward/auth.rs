@@ -503,22 +503,6 @@ impl TokenCache {
     }
 }
 
-/// The form body of a client-credentials token request.
-pub(crate) fn token_request_body(
-    client_id: &str,
-    client_secret: &str,
-    scopes: &[String],
-) -> String {
-    let mut ser = url::form_urlencoded::Serializer::new(String::new());
-    ser.append_pair("grant_type", "client_credentials");
-    ser.append_pair("client_id", client_id);
-    ser.append_pair("client_secret", client_secret);
-    if !scopes.is_empty() {
-        ser.append_pair("scope", &scopes.join(" "));
-    }
-    ser.finish()
-}
-
 /// `access_token` and `expires_in` from a token endpoint's JSON answer.
 /// Why a token endpoint's answer is not a token.
 #[derive(Debug, thiserror::Error)]
@@ -990,12 +974,28 @@ mod tests {
         cache.invalidate("a");
         assert_eq!(cache.get("a"), None);
 
+        // The client-credentials form (sent by crate::oauth::token_post).
+        let url = url::Url::parse("https://a/token").expect("static URL");
+        let body = |params: &[(&str, &str)], id: &str, secret: &str| {
+            crate::oauth::token_post::TokenPost {
+                url: &url,
+                grant_type: "client_credentials",
+                params,
+                client: crate::oauth::token_post::TokenClient::Post {
+                    id,
+                    secret: Some(secret),
+                },
+                user_agent: None,
+                max_bytes: 1,
+            }
+            .body()
+        };
         assert_eq!(
-            token_request_body("my id", "s&cret", &["read".into(), "write:x".into()]),
+            body(&[("scope", "read write:x")], "my id", "s&cret"),
             "grant_type=client_credentials&client_id=my+id&client_secret=s%26cret&scope=read+write%3Ax"
         );
         assert_eq!(
-            token_request_body("i", "s", &[]),
+            body(&[], "i", "s"),
             "grant_type=client_credentials&client_id=i&client_secret=s"
         );
         assert_eq!(

@@ -1090,28 +1090,31 @@ impl Forwarder {
             let _ = u.set_username("");
             u.to_string()
         };
-        let body = auth::token_request_body(id, secret, scopes);
-        let sent = inner
-            .client
-            .post(url.clone())
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::ACCEPT, "application/json")
-            .header(header::USER_AGENT, inner.opts.user_agent.as_str())
-            .body(body)
-            .send()
-            .await;
-        let mut resp = match sent {
-            Ok(r) => r,
-            Err(e) => {
+        let scope = scopes.join(" ");
+        let params = [("scope", scope.as_str())];
+        let post = crate::oauth::token_post::TokenPost {
+            url: &url,
+            grant_type: "client_credentials",
+            params: if scopes.is_empty() { &[] } else { &params },
+            client: crate::oauth::token_post::TokenClient::Post {
+                id,
+                secret: Some(secret),
+            },
+            user_agent: Some(inner.opts.user_agent.as_str()),
+            max_bytes: TOKEN_RESPONSE_MAX,
+        };
+        let answer = match post.send(&inner.client).await {
+            Ok(a) => a,
+            Err(crate::oauth::token_post::TokenPostError::Send(e)) => {
                 let host = url.host_str().unwrap_or("").to_string();
                 let msg = response::transport_error(e, &origin_of(&url), &host, inner.opts.timeout);
                 return Err(failed(shown, TokenFailure::Transport(msg)));
             }
+            Err(crate::oauth::token_post::TokenPostError::Read(e)) => {
+                return Err(failed(shown, TokenFailure::Read(e)));
+            }
         };
-        let status = resp.status();
-        let (bytes, _) = read_capped(&mut resp, TOKEN_RESPONSE_MAX)
-            .await
-            .map_err(|e| failed(shown.clone(), TokenFailure::Read(e.without_url())))?;
+        let (status, bytes) = (answer.status, answer.body);
         if !status.is_success() {
             let text = String::from_utf8_lossy(&bytes);
             let snippet: String = text.chars().take(500).collect();

@@ -219,48 +219,42 @@ impl TokenExchange {
         } else {
             "audience"
         };
-        let body = url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("grant_type", GRANT_TYPE)
-            .append_pair("subject_token", caller.token().expose())
-            .append_pair("subject_token_type", ACCESS_TOKEN_TYPE)
-            .append_pair("requested_token_type", ACCESS_TOKEN_TYPE)
-            .append_pair(target, audience)
-            .finish();
-        let sent = self
-            .http
-            .post(endpoint)
-            .header(http::header::AUTHORIZATION, self.opts.client.basic())
-            .header(
-                http::header::CONTENT_TYPE,
-                "application/x-www-form-urlencoded",
+        let params = [
+            ("subject_token", caller.token().expose()),
+            ("subject_token_type", ACCESS_TOKEN_TYPE),
+            ("requested_token_type", ACCESS_TOKEN_TYPE),
+            (target, audience.as_str()),
+        ];
+        let url = url::Url::parse(&endpoint).map_err(|e| {
+            tracing::warn!("token exchange at {endpoint}: {e}");
+            CallerCredentialError::new(
+                "the authorization server could not be reached to exchange your token for one for the API; try again later",
             )
-            .header(http::header::ACCEPT, "application/json")
-            .body(body)
-            .send()
-            .await;
-        let mut resp = match sent {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::warn!("token exchange at {endpoint}: {}", e.without_url());
+        })?;
+        let post = super::token_post::TokenPost {
+            url: &url,
+            grant_type: GRANT_TYPE,
+            params: &params,
+            client: super::token_post::TokenClient::Basic(&self.opts.client),
+            user_agent: None,
+            max_bytes: ANSWER_MAX,
+        };
+        let answer = match post.send(&self.http).await {
+            Ok(a) if !a.truncated => a,
+            Err(super::token_post::TokenPostError::Send(e)) => {
+                tracing::warn!("token exchange at {endpoint}: {e}");
                 return Err(CallerCredentialError::new(
                     "the authorization server could not be reached to exchange your token for one for the API; try again later",
                 ));
             }
-        };
-        let status = resp.status();
-        let mut buf = Vec::new();
-        loop {
-            match resp.chunk().await {
-                Ok(Some(c)) if buf.len() + c.len() <= ANSWER_MAX => buf.extend_from_slice(&c),
-                Ok(None) => break,
-                _ => {
-                    tracing::warn!("token exchange at {endpoint}: the answer could not be read");
-                    return Err(CallerCredentialError::new(
-                        "the authorization server's answer to the token exchange could not be read; try again later",
-                    ));
-                }
+            _ => {
+                tracing::warn!("token exchange at {endpoint}: the answer could not be read");
+                return Err(CallerCredentialError::new(
+                    "the authorization server's answer to the token exchange could not be read; try again later",
+                ));
             }
-        }
+        };
+        let (status, buf) = (answer.status, answer.body);
         if !status.is_success() {
             let refusal: Refusal = serde_json::from_slice(&buf).unwrap_or(Refusal {
                 error: None,
