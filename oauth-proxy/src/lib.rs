@@ -19,6 +19,7 @@
 //! tokens never reach the API. Clients register by RFC 7591 dynamic registration (`/register`).
 
 pub mod consent;
+mod errors;
 pub mod limits;
 /// The storage tier (the `openapi-mcp-store` crate).
 pub use openapi_mcp_store as store;
@@ -34,19 +35,18 @@ use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use openapi_mcp_runtime::forward::{
-    Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture,
-};
-use openapi_mcp_runtime::oauth::authorization::{
-    AuthorizationServer, ProxyContext, SetupFailure,
-};
-/// The `--oauth-proxy` options as given (defined at the runtime's seam).
-pub use openapi_mcp_runtime::oauth::authorization::ProxyArgs;
 use consent::AuthRequest;
 use limits::{
     MAX_CLIENT_ID_BYTES, MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URI_BYTES, MAX_REDIRECT_URIS,
     MAX_REGISTRATION_BYTES, MAX_SCOPE_BYTES, MAX_SCOPES, MAX_STATE_BYTES, UNUSED_CLIENT_TTL,
 };
+use openapi_mcp_runtime::forward::{
+    Caller, CallerCredentialError, CallerCredentials, caller::CredentialFuture,
+};
+/// The `--oauth-proxy` options as given (defined at the runtime's seam).
+pub use openapi_mcp_runtime::oauth::authorization::ProxyArgs;
+use openapi_mcp_runtime::oauth::authorization::{AuthorizationServer, ProxyContext, SetupFailure};
+use openapi_mcp_runtime::oauth::token_post::{TokenClient, TokenPost, TokenPostError};
 use store::{Sealer, Store, StoreError, StoreSpec, now};
 
 /// The variables holding the store's key and `--upstream-client-id`'s secret (defined beside the
@@ -66,6 +66,8 @@ pub const GRANT_TTL: u64 = 30 * 24 * 3600;
 pub const CLIENT_TTL: u64 = 365 * 24 * 3600;
 /// An API token is renewed this long before it expires.
 pub const RENEW_MARGIN: u64 = 30;
+/// The most of a token endpoint's answer read.
+pub const TOKEN_ANSWER_MAX: usize = 64 * 1024;
 
 /// How the proxy is configured (from the command line, the spec and the environment).
 #[derive(Clone)]
@@ -111,14 +113,9 @@ impl std::fmt::Debug for ProxyConfig {
     }
 }
 
-/// Why the proxy cannot start (said to the operator).
-#[derive(Debug, thiserror::Error)]
-pub enum SetupError {
-    #[error("{0}")]
-    Config(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
+pub use errors::{
+    ClientDocumentError, ConfigError, RedirectHostsError, RedirectUriError, SetupError,
+};
 
 /// The authorization server and per-caller credential source of `--oauth-proxy`.
 pub struct OAuthProxy {
@@ -302,25 +299,27 @@ fn public_address(ip: std::net::IpAddr) -> bool {
 }
 
 /// Fetches and checks a client metadata document (see [`OAuthProxy::metadata_document`]).
-async fn fetch_client_document(url: &str, local: bool) -> Result<Client, String> {
-    let u = Url::parse(url).map_err(|_| "not a URL".to_string())?;
+async fn fetch_client_document(url: &str, local: bool) -> Result<Client, ClientDocumentError> {
+    let u = Url::parse(url).map_err(|_| ClientDocumentError::NotUrl)?;
     let https = u.scheme() == "https";
     if !(https || (local && u.scheme() == "http" && is_loopback(&u))) {
-        return Err("a client_id URL must be https".into());
+        return Err(ClientDocumentError::NotHttps);
     }
     if u.path() == "/"
         || u.fragment().is_some()
         || !u.username().is_empty()
         || u.password().is_some()
     {
-        return Err("a client_id URL needs a path, and no fragment or user info".into());
+        return Err(ClientDocumentError::Shape);
     }
-    let host = u.host_str().ok_or("no host")?.to_string();
-    let port = u.port_or_known_default().ok_or("no port")?;
+    let host = u.host_str().ok_or(ClientDocumentError::NoHost)?.to_string();
+    let port = u
+        .port_or_known_default()
+        .ok_or(ClientDocumentError::NoPort)?;
     let addrs: Vec<std::net::SocketAddr> =
         tokio::net::lookup_host((host.trim_matches(['[', ']']), port))
             .await
-            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .map_err(|e| ClientDocumentError::Resolve(host.clone(), e))?
             .collect();
     let allowed =
         |a: &std::net::SocketAddr| public_address(a.ip()) || (local && a.ip().is_loopback());
@@ -328,53 +327,50 @@ async fn fetch_client_document(url: &str, local: bool) -> Result<Client, String>
         .iter()
         .copied()
         .find(allowed)
-        .ok_or_else(|| format!("{host} resolves to no public address"))?;
+        .ok_or_else(|| ClientDocumentError::NoPublicAddress(host.clone()))?;
     if !addrs.iter().all(allowed) {
-        return Err(format!("{host} resolves to a private or loopback address"));
+        return Err(ClientDocumentError::PrivateAddress(host));
     }
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_secs(5))
         .resolve(&host, addr)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(ClientDocumentError::Http)?;
     let mut resp = client
         .get(u.clone())
         .header(header::ACCEPT, "application/json")
         .send()
         .await
-        .map_err(|e| e.without_url().to_string())?;
+        .map_err(|e| ClientDocumentError::Http(e.without_url()))?;
     if !resp.status().is_success() {
-        return Err(format!("HTTP {}", resp.status().as_u16()));
+        return Err(ClientDocumentError::Status(resp.status().as_u16()));
     }
     let mut body = Vec::new();
     while let Some(chunk) = resp
         .chunk()
         .await
-        .map_err(|e| e.without_url().to_string())?
+        .map_err(|e| ClientDocumentError::Http(e.without_url()))?
     {
         if body.len() + chunk.len() > CIMD_MAX_BYTES {
-            return Err(format!("larger than {CIMD_MAX_BYTES} bytes"));
+            return Err(ClientDocumentError::TooLarge);
         }
         body.extend_from_slice(&chunk);
     }
     let doc: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|_| "not a JSON document".to_string())?;
+        serde_json::from_slice(&body).map_err(|_| ClientDocumentError::NotJson)?;
     if doc.get("client_id").and_then(|v| v.as_str()) != Some(url) {
-        return Err("its client_id is not its own URL".into());
+        return Err(ClientDocumentError::NotItsOwn);
     }
     if let Some(m) = doc
         .get("token_endpoint_auth_method")
         .and_then(|v| v.as_str())
         && m != "none"
     {
-        return Err(format!(
-            "token_endpoint_auth_method {:?}: only public clients (none) are supported",
-            short(m)
-        ));
+        return Err(ClientDocumentError::AuthMethod(short(m)));
     }
     if doc.get("client_secret").is_some() {
-        return Err("a metadata document must not hold a client_secret".into());
+        return Err(ClientDocumentError::HasSecret);
     }
     let uris: Vec<String> = doc
         .get("redirect_uris")
@@ -386,23 +382,17 @@ async fn fetch_client_document(url: &str, local: bool) -> Result<Client, String>
         })
         .unwrap_or_default();
     if uris.is_empty() || uris.len() > MAX_REDIRECT_URIS {
-        return Err(format!(
-            "redirect_uris: 1 to {MAX_REDIRECT_URIS} are required"
-        ));
+        return Err(ClientDocumentError::RedirectUriCount);
     }
     for r in &uris {
         if r.len() > MAX_REDIRECT_URI_BYTES {
-            return Err(format!(
-                "redirect_uris: each at most {MAX_REDIRECT_URI_BYTES} bytes"
-            ));
+            return Err(ClientDocumentError::RedirectUriLength);
         }
         redirect_uri_ok(r)?;
     }
     let name = doc.get("client_name").and_then(|v| v.as_str());
     if name.is_some_and(|n| n.chars().count() > MAX_CLIENT_NAME_CHARS) {
-        return Err(format!(
-            "client_name: at most {MAX_CLIENT_NAME_CHARS} characters"
-        ));
+        return Err(ClientDocumentError::NameLength);
     }
     Ok(Client {
         redirect_uris: uris,
@@ -511,20 +501,17 @@ impl OAuthProxy {
     /// Opens the store and derives the keys.
     pub fn new(cfg: ProxyConfig) -> Result<Self, SetupError> {
         if cfg.key.len() < 32 {
-            return Err(SetupError::Config(format!(
-                "{STORE_KEY_ENV} must be at least 32 bytes (it is {})",
-                cfg.key.len()
-            )));
+            return Err(ConfigError::ShortStoreKey(cfg.key.len()).into());
         }
         let store = cfg.store.open()?;
         let cfg_key_copy = cfg.key.clone();
         let sealer = Sealer::new(&derive(&cfg.key, "store sealing v1"));
         let seed = derive(&cfg.key, "token signing v1");
         let pair = aws_lc_rs::signature::Ed25519KeyPair::from_seed_unchecked(&seed)
-            .map_err(|e| SetupError::Config(format!("signing key: {e}")))?;
+            .map_err(|e| SetupError::Keys(format!("signing key: {e}")))?;
         let pkcs8 = pair
             .to_pkcs8()
-            .map_err(|_| SetupError::Config("signing key: cannot encode it".into()))?;
+            .map_err(|_| SetupError::Keys("signing key: cannot encode it".into()))?;
         let signing = jsonwebtoken::EncodingKey::from_ed_der(pkcs8.as_ref());
         use aws_lc_rs::signature::KeyPair as _;
         let public = pair.public_key().as_ref().to_vec();
@@ -533,12 +520,12 @@ impl OAuthProxy {
             "keys": [{"kty": "OKP", "crv": "Ed25519", "x": b64(&public), "kid": kid,
                       "alg": "EdDSA", "use": "sig"}]
         }))
-        .map_err(|e| SetupError::Config(format!("signing key: {e}")))?;
+        .map_err(|e| SetupError::Keys(format!("signing key: {e}")))?;
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(Duration::from_secs(15))
             .build()
-            .map_err(|e| SetupError::Config(format!("HTTP client: {e}")))?;
+            .map_err(|e| SetupError::Keys(format!("HTTP client: {e}")))?;
         Ok(OAuthProxy {
             cfg,
             store,
@@ -886,13 +873,9 @@ impl OAuthProxy {
             }
             return Ok(grant.access_token);
         };
-        let mut form = vec![
-            ("grant_type", "refresh_token".to_string()),
-            ("refresh_token", refresh.clone()),
-        ];
-        self.client_auth(&mut form);
+        let form = [("refresh_token", refresh.as_str())];
         match self
-            .upstream_token_request(&self.cfg.refresh_url, &form)
+            .upstream_token_request(&self.cfg.refresh_url, "refresh_token", &form)
             .await
         {
             Ok(t) => {
@@ -933,57 +916,46 @@ impl OAuthProxy {
         }
     }
 
-    /// The proxy's own client authentication at the API's token endpoint
+    /// A request to the API's token endpoint, the proxy authenticating as its client there
     /// (`client_secret_post`; a public client sends its id only).
-    fn client_auth(&self, form: &mut Vec<(&'static str, String)>) {
-        form.push(("client_id", self.cfg.client_id.clone()));
-        if let Some(s) = &self.cfg.client_secret {
-            form.push(("client_secret", s.clone()));
-        }
-    }
-
-    /// A request to the API's token endpoint.
     async fn upstream_token_request(
         &self,
         url: &Url,
-        form: &[(&'static str, String)],
+        grant_type: &str,
+        params: &[(&str, &str)],
     ) -> Result<UpstreamTokens, UpstreamError> {
-        let body = {
-            let mut ser = url::form_urlencoded::Serializer::new(String::new());
-            for (k, v) in form {
-                ser.append_pair(k, v);
-            }
-            ser.finish()
-        };
         let shown = format!("{}{}", url.origin().ascii_serialization(), url.path());
-        let resp = self
-            .http
-            .post(url.clone())
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::ACCEPT, "application/json")
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| {
-                UpstreamError::Unavailable(format!(
-                    "the API's token endpoint {shown} cannot be reached ({})",
-                    e.without_url()
-                ))
-            })?;
-        let status = resp.status();
-        let ct = resp
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        let body = resp.bytes().await.map_err(|e| {
-            UpstreamError::Unavailable(format!(
-                "reading the answer of {shown}: {}",
-                e.without_url()
-            ))
-        })?;
-        let fields = parse_token_answer(&ct, &body);
+        let post = TokenPost {
+            url,
+            grant_type,
+            params,
+            client: TokenClient::Post {
+                id: &self.cfg.client_id,
+                secret: self.cfg.client_secret.as_deref(),
+            },
+            user_agent: None,
+            max_bytes: TOKEN_ANSWER_MAX,
+        };
+        let answer = match post.send(&self.http).await {
+            Ok(a) if a.truncated => {
+                return Err(UpstreamError::Unavailable(format!(
+                    "reading the answer of {shown}: larger than {TOKEN_ANSWER_MAX} bytes"
+                )));
+            }
+            Ok(a) => a,
+            Err(TokenPostError::Send(e)) => {
+                return Err(UpstreamError::Unavailable(format!(
+                    "the API's token endpoint {shown} cannot be reached ({e})"
+                )));
+            }
+            Err(TokenPostError::Read(e)) => {
+                return Err(UpstreamError::Unavailable(format!(
+                    "reading the answer of {shown}: {e}"
+                )));
+            }
+        };
+        let status = answer.status;
+        let fields = answer.fields();
         let error = fields.get("error").cloned();
         if !status.is_success() || error.is_some() {
             let code = error.unwrap_or_else(|| format!("HTTP {}", status.as_u16()));
@@ -1054,32 +1026,6 @@ enum UpstreamError {
     Refused(String),
     /// It could not be asked (network, 5xx): try later.
     Unavailable(String),
-}
-
-/// A token endpoint's answer as strings: JSON (RFC 6749), or the form encoding some servers
-/// (GitHub without `Accept: application/json`) answer with.
-fn parse_token_answer(content_type: &str, body: &[u8]) -> HashMap<String, String> {
-    let mut out = HashMap::new();
-    if let Ok(serde_json::Value::Object(m)) = serde_json::from_slice::<serde_json::Value>(body) {
-        for (k, v) in m {
-            let s = match v {
-                serde_json::Value::String(s) => s,
-                serde_json::Value::Number(n) => n.to_string(),
-                serde_json::Value::Array(a) => a
-                    .iter()
-                    .filter_map(|x| x.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                _ => continue,
-            };
-            out.insert(k, s);
-        }
-    } else if content_type.contains("x-www-form-urlencoded") || !body.starts_with(b"{") {
-        for (k, v) in url::form_urlencoded::parse(body) {
-            out.insert(k.into_owned(), v.into_owned());
-        }
-    }
-    out
 }
 
 impl CallerCredentials for OAuthProxy {
@@ -1379,14 +1325,16 @@ async fn callback(State(p): State<Arc<OAuthProxy>>, RawQuery(raw): RawQuery) -> 
             ),
         ]);
     };
-    let mut form = vec![
-        ("grant_type", "authorization_code".to_string()),
-        ("code", code.clone()),
-        ("redirect_uri", p.callback_url()),
-        ("code_verifier", pending.verifier.clone()),
+    let callback = p.callback_url();
+    let form = [
+        ("code", code.as_str()),
+        ("redirect_uri", callback.as_str()),
+        ("code_verifier", pending.verifier.as_str()),
     ];
-    p.client_auth(&mut form);
-    let tokens = match p.upstream_token_request(&p.cfg.token_url, &form).await {
+    let tokens = match p
+        .upstream_token_request(&p.cfg.token_url, "authorization_code", &form)
+        .await
+    {
         Ok(t) => t,
         Err(UpstreamError::Refused(why)) | Err(UpstreamError::Unavailable(why)) => {
             tracing::warn!("oauth-proxy: exchanging a user's code at the API: {why}");
@@ -1478,194 +1426,19 @@ async fn token(
     body: axum::body::Bytes,
 ) -> Response {
     let form = params(std::str::from_utf8(&body).ok());
-    let Some((client_id, secret)) = client_credentials(&headers, &form) else {
-        return oauth_error(
-            StatusCode::UNAUTHORIZED,
-            "invalid_client",
-            "no client authentication (client_id)",
-        );
+    let (client_id, client) = match authenticate(&p, &headers, &form).await {
+        Ok(c) => c,
+        Err(resp) => return resp,
     };
-    let client = match p.client(&client_id).await {
-        Ok(Some(c)) => c,
-        Ok(None) => {
-            return oauth_error(StatusCode::UNAUTHORIZED, "invalid_client", "unknown client");
-        }
-        Err(e) => return server_error(e),
+    let grant = TokenRequest {
+        p: &p,
+        client_id: &client_id,
+        client: &client,
+        form: &form,
     };
-    if let Some(want) = &client.secret_sha256 {
-        let ok = secret
-            .as_deref()
-            .is_some_and(|s| same_bytes(hashed(s).as_bytes(), want.as_bytes()));
-        if !ok {
-            return oauth_error(
-                StatusCode::UNAUTHORIZED,
-                "invalid_client",
-                "client authentication failed",
-            );
-        }
-    }
-    let get = |k: &str| form.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let invalid_grant = |d: &str| oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", d);
-    match get("grant_type") {
-        Some("authorization_code") => {
-            let Some(code) = get("code") else {
-                return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "no code");
-            };
-            // The client is checked before the code is spent: another client presenting it
-            // (a leaked or stolen code) must not use it up for its owner.
-            match p.get::<Code>(CODE, &hashed(code)).await {
-                Ok(Some(c)) if c.client_id != client_id => {
-                    return invalid_grant("the code was issued to another client");
-                }
-                Ok(Some(_)) => {}
-                Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
-                Err(e) => return server_error(e),
-            }
-            let record: Code = match p.take(CODE, &hashed(code)).await {
-                Ok(Some(c)) => c,
-                Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
-                Err(e) => return server_error(e),
-            };
-            if record.client_id != client_id {
-                return invalid_grant("the code was issued to another client");
-            }
-            if get("redirect_uri").is_some_and(|r| r != record.redirect_uri) {
-                return invalid_grant("redirect_uri differs from the authorization request's");
-            }
-            let Some(verifier) = get("code_verifier") else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "PKCE code_verifier is required",
-                );
-            };
-            if !same_bytes(s256(verifier).as_bytes(), record.code_challenge.as_bytes()) {
-                return invalid_grant("code_verifier does not match the code_challenge");
-            }
-            if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_target",
-                    "resource differs from the authorization request's",
-                );
-            }
-            // Its first token: the registration is kept as long as a used one.
-            if client.unused {
-                let kept = Client {
-                    unused: false,
-                    ..client.clone()
-                };
-                if let Err(e) = p.put(CLIENT, &client_id, &kept, CLIENT_TTL).await {
-                    return server_error(e);
-                }
-                let _ = p.store.delete(CLIENT_NEW, &client_id).await;
-            }
-            match p
-                .issue(&client_id, &record.grant, &record.scopes, &record.resource)
-                .await
-            {
-                Ok(v) => json_response(StatusCode::OK, &v),
-                Err(e) => server_error(e),
-            }
-        }
-        Some("refresh_token") => {
-            let Some(rt) = get("refresh_token") else {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "no refresh_token",
-                );
-            };
-            let key = hashed(rt);
-            // The client first: a refresh token presented by another client is refused without
-            // being spent, so its owner's next refresh is not taken for a replay (which would
-            // revoke the owner's grant).
-            match p.get::<Refresh>(REFRESH, &key).await {
-                Ok(Some(r)) if r.client_id != client_id => {
-                    return invalid_grant("the refresh token was issued to another client");
-                }
-                Ok(_) => {}
-                Err(e) => return server_error(e),
-            }
-            let record: Refresh = match p.take(REFRESH, &key).await {
-                Ok(Some(r)) => r,
-                Ok(None) => {
-                    // A rotated refresh token presented again: one of its two holders is not
-                    // the client it was issued to. The grant is revoked; the user authorizes
-                    // again (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
-                    return match p.get::<UsedRefresh>(REFRESH_USED, &key).await {
-                        Ok(Some(used)) => {
-                            if let Err(e) = p.revoke(&used.grant).await {
-                                return server_error(e);
-                            }
-                            tracing::warn!(
-                                grant = %used.grant,
-                                "oauth-proxy: a refresh token was presented again after its rotation; its grant is revoked (the user must authorize again)"
-                            );
-                            invalid_grant(
-                                "the refresh token was used already; the authorization behind it is revoked: authorize again",
-                            )
-                        }
-                        Ok(None) => invalid_grant("the refresh token is unknown or expired"),
-                        Err(e) => server_error(e),
-                    };
-                }
-                Err(e) => return server_error(e),
-            };
-            // Spent: remembered until it would have expired, so that a replay is caught.
-            let ttl = if record.expires > now() {
-                record.expires - now()
-            } else {
-                REFRESH_TTL
-            };
-            let used = UsedRefresh {
-                grant: record.grant.clone(),
-            };
-            if let Err(e) = p.put(REFRESH_USED, &key, &used, ttl).await {
-                return server_error(e);
-            }
-            if record.client_id != client_id {
-                return invalid_grant("the refresh token was issued to another client");
-            }
-            if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
-                return oauth_error(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_target",
-                    "resource differs from the original grant's",
-                );
-            }
-            let scopes: Vec<String> = match get("scope") {
-                None => record.scopes.clone(),
-                Some(s) => {
-                    let asked: Vec<String> =
-                        s.split_ascii_whitespace().map(str::to_string).collect();
-                    if asked.iter().any(|a| !record.scopes.contains(a)) {
-                        return oauth_error(
-                            StatusCode::BAD_REQUEST,
-                            "invalid_scope",
-                            "a refresh cannot add scopes; authorize again for more",
-                        );
-                    }
-                    asked
-                }
-            };
-            match p.get::<Grant>(GRANT, &record.grant).await {
-                Ok(Some(_)) => {}
-                Ok(None) => {
-                    return invalid_grant(
-                        "the API authorization behind this token is gone; authorize again",
-                    );
-                }
-                Err(e) => return server_error(e),
-            }
-            match p
-                .issue(&client_id, &record.grant, &scopes, &record.resource)
-                .await
-            {
-                Ok(v) => json_response(StatusCode::OK, &v),
-                Err(e) => server_error(e),
-            }
-        }
+    match grant.get("grant_type") {
+        Some("authorization_code") => grant.authorization_code().await,
+        Some("refresh_token") => grant.refresh_token().await,
         Some(_) => oauth_error(
             StatusCode::BAD_REQUEST,
             "unsupported_grant_type",
@@ -1675,22 +1448,267 @@ async fn token(
     }
 }
 
+/// The client of a `/token` request, authenticated: its id and registration, or the
+/// `invalid_client` answer.
+async fn authenticate(
+    p: &OAuthProxy,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Result<(String, Client), Response> {
+    let Some((client_id, secret)) = client_credentials(headers, form) else {
+        return Err(oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "no client authentication (client_id)",
+        ));
+    };
+    let client = match p.client(&client_id).await {
+        Ok(Some(c)) => c,
+        Ok(None) => {
+            return Err(oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "unknown client",
+            ));
+        }
+        Err(e) => return Err(server_error(e)),
+    };
+    if let Some(want) = &client.secret_sha256 {
+        let ok = secret
+            .as_deref()
+            .is_some_and(|s| same_bytes(hashed(s).as_bytes(), want.as_bytes()));
+        if !ok {
+            return Err(oauth_error(
+                StatusCode::UNAUTHORIZED,
+                "invalid_client",
+                "client authentication failed",
+            ));
+        }
+    }
+    Ok((client_id, client))
+}
+
+fn invalid_grant(description: &str) -> Response {
+    oauth_error(StatusCode::BAD_REQUEST, "invalid_grant", description)
+}
+
+/// A `/token` request of an authenticated client.
+struct TokenRequest<'a> {
+    p: &'a OAuthProxy,
+    client_id: &'a str,
+    client: &'a Client,
+    form: &'a HashMap<String, String>,
+}
+
+impl TokenRequest<'_> {
+    /// A form parameter, when given and not empty.
+    fn get(&self, k: &str) -> Option<&str> {
+        self.form
+            .get(k)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    /// `grant_type=authorization_code`: the proxy's code, for its grant's first tokens.
+    async fn authorization_code(&self) -> Response {
+        let (p, client_id, client) = (self.p, self.client_id, self.client);
+        let get = |k: &str| self.get(k);
+        let Some(code) = get("code") else {
+            return oauth_error(StatusCode::BAD_REQUEST, "invalid_request", "no code");
+        };
+        // The client is checked before the code is spent: another client presenting it
+        // (a leaked or stolen code) must not use it up for its owner.
+        match p.get::<Code>(CODE, &hashed(code)).await {
+            Ok(Some(c)) if c.client_id != client_id => {
+                return invalid_grant("the code was issued to another client");
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
+            Err(e) => return server_error(e),
+        }
+        let record: Code = match p.take(CODE, &hashed(code)).await {
+            Ok(Some(c)) => c,
+            Ok(None) => return invalid_grant("the code is unknown, used already or expired"),
+            Err(e) => return server_error(e),
+        };
+        if record.client_id != client_id {
+            return invalid_grant("the code was issued to another client");
+        }
+        if get("redirect_uri").is_some_and(|r| r != record.redirect_uri) {
+            return invalid_grant("redirect_uri differs from the authorization request's");
+        }
+        let Some(verifier) = get("code_verifier") else {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "PKCE code_verifier is required",
+            );
+        };
+        if !same_bytes(s256(verifier).as_bytes(), record.code_challenge.as_bytes()) {
+            return invalid_grant("code_verifier does not match the code_challenge");
+        }
+        if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "resource differs from the authorization request's",
+            );
+        }
+        // Its first token: the registration is kept as long as a used one.
+        if client.unused {
+            let kept = Client {
+                unused: false,
+                ..client.clone()
+            };
+            if let Err(e) = p.put(CLIENT, client_id, &kept, CLIENT_TTL).await {
+                return server_error(e);
+            }
+            let _ = p.store.delete(CLIENT_NEW, client_id).await;
+        }
+        match p
+            .issue(client_id, &record.grant, &record.scopes, &record.resource)
+            .await
+        {
+            Ok(v) => json_response(StatusCode::OK, &v),
+            Err(e) => server_error(e),
+        }
+    }
+
+    /// `grant_type=refresh_token`: new tokens for the same grant, the refresh token rotated.
+    async fn refresh_token(&self) -> Response {
+        let (p, client_id) = (self.p, self.client_id);
+        let get = |k: &str| self.get(k);
+        let Some(rt) = get("refresh_token") else {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "no refresh_token",
+            );
+        };
+        let record = match self.spend_refresh(rt).await {
+            Ok(r) => r,
+            Err(resp) => return resp,
+        };
+        if record.client_id != client_id {
+            return invalid_grant("the refresh token was issued to another client");
+        }
+        if get("resource").is_some_and(|r| !same_resource(r, &record.resource)) {
+            return oauth_error(
+                StatusCode::BAD_REQUEST,
+                "invalid_target",
+                "resource differs from the original grant's",
+            );
+        }
+        let scopes: Vec<String> = match get("scope") {
+            None => record.scopes.clone(),
+            Some(s) => {
+                let asked: Vec<String> = s.split_ascii_whitespace().map(str::to_string).collect();
+                if asked.iter().any(|a| !record.scopes.contains(a)) {
+                    return oauth_error(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_scope",
+                        "a refresh cannot add scopes; authorize again for more",
+                    );
+                }
+                asked
+            }
+        };
+        match p.get::<Grant>(GRANT, &record.grant).await {
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                return invalid_grant(
+                    "the API authorization behind this token is gone; authorize again",
+                );
+            }
+            Err(e) => return server_error(e),
+        }
+        match p
+            .issue(client_id, &record.grant, &scopes, &record.resource)
+            .await
+        {
+            Ok(v) => json_response(StatusCode::OK, &v),
+            Err(e) => server_error(e),
+        }
+    }
+
+    /// Spends a refresh token of this client (kept as used until it would have expired, so that
+    /// a replay is caught): its record, or the answer. Presented by another client, it is
+    /// refused without being spent; presented again after its rotation, its grant is revoked.
+    async fn spend_refresh(&self, rt: &str) -> Result<Refresh, Response> {
+        let (p, client_id) = (self.p, self.client_id);
+        let key = hashed(rt);
+        // The client first: a refresh token presented by another client is refused without
+        // being spent, so its owner's next refresh is not taken for a replay (which would
+        // revoke the owner's grant).
+        match p.get::<Refresh>(REFRESH, &key).await {
+            Ok(Some(r)) if r.client_id != client_id => {
+                return Err(invalid_grant(
+                    "the refresh token was issued to another client",
+                ));
+            }
+            Ok(_) => {}
+            Err(e) => return Err(server_error(e)),
+        }
+        let record: Refresh = match p.take(REFRESH, &key).await {
+            Ok(Some(r)) => r,
+            Ok(None) => return Err(self.replayed(&key).await),
+            Err(e) => return Err(server_error(e)),
+        };
+        // Spent: remembered until it would have expired, so that a replay is caught.
+        let ttl = if record.expires > now() {
+            record.expires - now()
+        } else {
+            REFRESH_TTL
+        };
+        let used = UsedRefresh {
+            grant: record.grant.clone(),
+        };
+        if let Err(e) = p.put(REFRESH_USED, &key, &used, ttl).await {
+            return Err(server_error(e));
+        }
+        Ok(record)
+    }
+
+    /// The answer to a refresh token that is not (or no longer) live. A rotated one presented
+    /// again means one of its two holders is not the client it was issued to: the grant is
+    /// revoked, and the user authorizes again (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
+    async fn replayed(&self, key: &str) -> Response {
+        match self.p.get::<UsedRefresh>(REFRESH_USED, key).await {
+            Ok(Some(used)) => {
+                if let Err(e) = self.p.revoke(&used.grant).await {
+                    return server_error(e);
+                }
+                tracing::warn!(
+                    grant = %used.grant,
+                    "oauth-proxy: a refresh token was presented again after its rotation; its grant is revoked (the user must authorize again)"
+                );
+                invalid_grant(
+                    "the refresh token was used already; the authorization behind it is revoked: authorize again",
+                )
+            }
+            Ok(None) => invalid_grant("the refresh token is unknown or expired"),
+            Err(e) => server_error(e),
+        }
+    }
+}
+
 /// Whether a client may register `uri` as a redirect URI: an absolute URI without a fragment;
 /// https, http to this machine only (native apps, RFC 8252 §7.3), or a private-use scheme
 /// (`cursor://…`, RFC 8252 §7.1); never `javascript:`, `data:`, `file:` and the like.
-fn redirect_uri_ok(uri: &str) -> Result<(), String> {
-    let u = Url::parse(uri).map_err(|_| format!("{uri:?} is not an absolute URI"))?;
+fn redirect_uri_ok(uri: &str) -> Result<(), RedirectUriError> {
+    let u = Url::parse(uri).map_err(|_| RedirectUriError::NotAbsolute(uri.to_string()))?;
     if u.fragment().is_some() {
-        return Err(format!("{uri:?} has a fragment"));
+        return Err(RedirectUriError::Fragment(uri.to_string()));
     }
     match u.scheme() {
         "https" => Ok(()),
         "http" if is_loopback(&u) => Ok(()),
-        "http" => Err(format!(
-            "{uri:?}: plain http only to this machine (localhost, 127.0.0.1, [::1])"
-        )),
+        "http" => Err(RedirectUriError::PlainHttp(uri.to_string())),
         "javascript" | "data" | "file" | "blob" | "about" | "vbscript" | "ftp" | "ws" | "wss" => {
-            Err(format!("{uri:?}: scheme {} is not allowed", u.scheme()))
+            Err(RedirectUriError::Scheme(
+                uri.to_string(),
+                u.scheme().to_string(),
+            ))
         }
         // Private-use schemes of native apps (RFC 8252 §7.1).
         _ => Ok(()),
@@ -1731,7 +1749,7 @@ pub fn redirect_host_allowed(allowed: &[String], uri: &str) -> bool {
 }
 
 /// Checks and normalises `--oauth-proxy-redirect-hosts` entries (lowercase).
-fn parse_redirect_hosts(entries: &[String]) -> Result<Vec<String>, String> {
+fn parse_redirect_hosts(entries: &[String]) -> Result<Vec<String>, RedirectHostsError> {
     let mut out = Vec::new();
     for raw in entries.iter().flat_map(|e| e.split(',')) {
         let e = raw.trim().to_ascii_lowercase();
@@ -1757,9 +1775,7 @@ fn parse_redirect_hosts(entries: &[String]) -> Result<Vec<String>, String> {
                         .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c)))
         };
         if !ok {
-            return Err(format!(
-                "--oauth-proxy-redirect-hosts {raw:?}: give host names (mcp-client.example.com), *.domain for its subdomains, IP addresses (127.0.0.1, ::1), or an app scheme with its colon (cursor:)"
-            ));
+            return Err(RedirectHostsError(raw.to_string()));
         }
         out.push(e);
     }
@@ -1767,129 +1783,35 @@ fn parse_redirect_hosts(entries: &[String]) -> Result<Vec<String>, String> {
 }
 
 async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> Response {
-    let bad = |d: String| {
-        json_response(
-            StatusCode::BAD_REQUEST,
-            &serde_json::json!({"error": "invalid_client_metadata", "error_description": d}),
-        )
-    };
     if body.len() > MAX_REGISTRATION_BYTES {
-        return bad(format!(
+        return bad_metadata(format!(
             "the client metadata is larger than {MAX_REGISTRATION_BYTES} bytes"
         ));
     }
     let meta: serde_json::Value = match serde_json::from_slice(&body) {
         Ok(v @ serde_json::Value::Object(_)) => v,
-        _ => return bad("the body must be a JSON object of client metadata (RFC 7591)".into()),
-    };
-    let bad_uri = |d: String| {
-        json_response(
-            StatusCode::BAD_REQUEST,
-            &serde_json::json!({"error": "invalid_redirect_uri", "error_description": d}),
-        )
-    };
-    let uris: Vec<String> = match meta.get("redirect_uris").and_then(|v| v.as_array()) {
-        Some(a) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => {
-            let mut out: Vec<String> = Vec::new();
-            for (i, u) in a.iter().enumerate() {
-                let Some(s) = u.as_str() else {
-                    return bad_uri(format!("redirect_uris/{i}: must be a string"));
-                };
-                if s.len() > MAX_REDIRECT_URI_BYTES {
-                    return bad_uri(format!(
-                        "redirect_uris/{i}: longer than {MAX_REDIRECT_URI_BYTES} bytes"
-                    ));
-                }
-                if let Err(e) = redirect_uri_ok(s) {
-                    return bad_uri(format!("redirect_uris/{i}: {e}"));
-                }
-                if !p.redirect_allowed(s) {
-                    return bad_uri(format!(
-                        "redirect_uris/{i}: {:?}: its host is not one this server sends users back to (--oauth-proxy-redirect-hosts)",
-                        s
-                    ));
-                }
-                if !out.iter().any(|o| o == s) {
-                    out.push(s.to_string());
-                }
-            }
-            out
-        }
         _ => {
-            return bad(format!(
-                "redirect_uris: 1 to {MAX_REDIRECT_URIS} redirect URIs are required"
-            ));
+            return bad_metadata(
+                "the body must be a JSON object of client metadata (RFC 7591)".into(),
+            );
         }
     };
-    let method = meta
-        .get("token_endpoint_auth_method")
-        .and_then(|v| v.as_str())
-        .unwrap_or("client_secret_basic");
-    if !["none", "client_secret_post", "client_secret_basic"].contains(&method) {
-        return bad(format!(
-            "token_endpoint_auth_method {:?} is not supported (none, client_secret_post, client_secret_basic)",
-            short(method)
-        ));
-    }
-    let strings = |k: &str| -> Option<Vec<String>> {
-        meta.get(k)?.as_array().map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(str::to_string))
-                .collect()
-        })
+    let uris = match p.registered_redirect_uris(&meta) {
+        Ok(u) => u,
+        Err(resp) => return resp,
     };
-    let grant_types =
-        strings("grant_types").unwrap_or_else(|| vec!["authorization_code".to_string()]);
-    if let Some(g) = grant_types
-        .iter()
-        .find(|g| !["authorization_code", "refresh_token"].contains(&g.as_str()))
-    {
-        return bad(format!(
-            "grant type {:?} is not supported (authorization_code, refresh_token)",
-            short(g)
-        ));
-    }
-    let response_types = strings("response_types").unwrap_or_else(|| vec!["code".to_string()]);
-    if response_types.iter().any(|r| r != "code") {
-        return bad("response_types: only code".into());
-    }
-    let name = meta
-        .get("client_name")
-        .and_then(|v| v.as_str())
-        .map(str::to_string);
-    if name
-        .as_ref()
-        .is_some_and(|n| n.chars().count() > MAX_CLIENT_NAME_CHARS)
-    {
-        return bad(format!(
-            "client_name: at most {MAX_CLIENT_NAME_CHARS} characters"
-        ));
-    }
-    let scope = meta.get("scope").and_then(|v| v.as_str());
-    if scope.is_some_and(|s| {
-        s.len() > MAX_SCOPE_BYTES || s.split_ascii_whitespace().count() > MAX_SCOPES
-    }) {
-        return bad(format!(
-            "scope: at most {MAX_SCOPES} scopes and {MAX_SCOPE_BYTES} bytes"
-        ));
-    }
-    // Registrations that never got a token are bounded (and forgotten after a day).
-    match p.store.count(CLIENT_NEW).await {
-        Ok(n) if n >= p.cfg.bounds.unused_clients => {
-            tracing::warn!(
-                "oauth-proxy: {n} registered clients have not signed in yet, the most kept ({}); refusing registrations until some sign in or expire",
-                p.cfg.bounds.unused_clients
-            );
-            let mut resp = json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &serde_json::json!({"error": "temporarily_unavailable", "error_description": format!("this server holds {} registrations that have not signed in yet, the most it keeps; try again later", p.cfg.bounds.unused_clients)}),
-            );
-            resp.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
-            return resp;
-        }
-        Ok(_) => {}
-        Err(e) => return server_error(e),
+    let Registration {
+        method,
+        grant_types,
+        response_types,
+        name,
+        scope,
+    } = match Registration::of(&meta) {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    if let Err(resp) = p.room_to_register().await {
+        return resp;
     }
     let client_id = random_token();
     let secret = (method != "none").then(random_token);
@@ -1926,6 +1848,160 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
     json_response(StatusCode::CREATED, &out)
 }
 
+/// `invalid_client_metadata` (RFC 7591 §3.2.2).
+fn bad_metadata(d: String) -> Response {
+    json_response(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({"error": "invalid_client_metadata", "error_description": d}),
+    )
+}
+
+/// `invalid_redirect_uri` (RFC 7591 §3.2.2).
+fn bad_redirect_uri(d: String) -> Response {
+    json_response(
+        StatusCode::BAD_REQUEST,
+        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": d}),
+    )
+}
+
+/// What a registration asks for besides its redirect URIs, checked.
+struct Registration<'a> {
+    method: &'a str,
+    grant_types: Vec<String>,
+    response_types: Vec<String>,
+    name: Option<String>,
+    scope: Option<&'a str>,
+}
+
+impl<'a> Registration<'a> {
+    fn of(meta: &'a serde_json::Value) -> Result<Self, Response> {
+        let bad = |d: String| Err(bad_metadata(d));
+        let method = meta
+            .get("token_endpoint_auth_method")
+            .and_then(|v| v.as_str())
+            .unwrap_or("client_secret_basic");
+        if !["none", "client_secret_post", "client_secret_basic"].contains(&method) {
+            return bad(format!(
+                "token_endpoint_auth_method {:?} is not supported (none, client_secret_post, client_secret_basic)",
+                short(method)
+            ));
+        }
+        let strings = |k: &str| -> Option<Vec<String>> {
+            meta.get(k)?.as_array().map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+        };
+        let grant_types =
+            strings("grant_types").unwrap_or_else(|| vec!["authorization_code".to_string()]);
+        if let Some(g) = grant_types
+            .iter()
+            .find(|g| !["authorization_code", "refresh_token"].contains(&g.as_str()))
+        {
+            return bad(format!(
+                "grant type {:?} is not supported (authorization_code, refresh_token)",
+                short(g)
+            ));
+        }
+        let response_types = strings("response_types").unwrap_or_else(|| vec!["code".to_string()]);
+        if response_types.iter().any(|r| r != "code") {
+            return bad("response_types: only code".into());
+        }
+        let name = meta
+            .get("client_name")
+            .and_then(|v| v.as_str())
+            .map(str::to_string);
+        if name
+            .as_ref()
+            .is_some_and(|n| n.chars().count() > MAX_CLIENT_NAME_CHARS)
+        {
+            return bad(format!(
+                "client_name: at most {MAX_CLIENT_NAME_CHARS} characters"
+            ));
+        }
+        let scope = meta.get("scope").and_then(|v| v.as_str());
+        if scope.is_some_and(|s| {
+            s.len() > MAX_SCOPE_BYTES || s.split_ascii_whitespace().count() > MAX_SCOPES
+        }) {
+            return bad(format!(
+                "scope: at most {MAX_SCOPES} scopes and {MAX_SCOPE_BYTES} bytes"
+            ));
+        }
+        Ok(Registration {
+            method,
+            grant_types,
+            response_types,
+            name,
+            scope,
+        })
+    }
+}
+
+impl OAuthProxy {
+    /// A registration's `redirect_uris`, checked (1 to [`MAX_REDIRECT_URIS`], each allowed),
+    /// without repeats.
+    fn registered_redirect_uris(&self, meta: &serde_json::Value) -> Result<Vec<String>, Response> {
+        let p = self;
+        let bad = |d: String| Err(bad_metadata(d));
+        let bad_uri = |d: String| Err(bad_redirect_uri(d));
+        match meta.get("redirect_uris").and_then(|v| v.as_array()) {
+            Some(a) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => {
+                let mut out: Vec<String> = Vec::new();
+                for (i, u) in a.iter().enumerate() {
+                    let Some(s) = u.as_str() else {
+                        return bad_uri(format!("redirect_uris/{i}: must be a string"));
+                    };
+                    if s.len() > MAX_REDIRECT_URI_BYTES {
+                        return bad_uri(format!(
+                            "redirect_uris/{i}: longer than {MAX_REDIRECT_URI_BYTES} bytes"
+                        ));
+                    }
+                    if let Err(e) = redirect_uri_ok(s) {
+                        return bad_uri(format!("redirect_uris/{i}: {e}"));
+                    }
+                    if !p.redirect_allowed(s) {
+                        return bad_uri(format!(
+                            "redirect_uris/{i}: {:?}: its host is not one this server sends users back to (--oauth-proxy-redirect-hosts)",
+                            s
+                        ));
+                    }
+                    if !out.iter().any(|o| o == s) {
+                        out.push(s.to_string());
+                    }
+                }
+                Ok(out)
+            }
+            _ => bad(format!(
+                "redirect_uris: 1 to {MAX_REDIRECT_URIS} redirect URIs are required"
+            )),
+        }
+    }
+
+    /// Whether another client that never got a token may be kept: registrations that never got
+    /// a token are bounded (and forgotten after a day).
+    async fn room_to_register(&self) -> Result<(), Response> {
+        let p = self;
+        match p.store.count(CLIENT_NEW).await {
+            Ok(n) if n >= p.cfg.bounds.unused_clients => {
+                tracing::warn!(
+                    "oauth-proxy: {n} registered clients have not signed in yet, the most kept ({}); refusing registrations until some sign in or expire",
+                    p.cfg.bounds.unused_clients
+                );
+                let mut resp = json_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    &serde_json::json!({"error": "temporarily_unavailable", "error_description": format!("this server holds {} registrations that have not signed in yet, the most it keeps; try again later", p.cfg.bounds.unused_clients)}),
+                );
+                resp.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("3600"));
+                Err(resp)
+            }
+            Ok(_) => Ok(()),
+            Err(e) => Err(server_error(e)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
 
@@ -1947,23 +2023,17 @@ pub fn configure(
     schemes: &[(String, openapi_mcp_toolset::model::SecurityScheme)],
     base_url: &Url,
     env: impl Fn(&str) -> Option<String>,
-) -> Result<ProxyConfig, String> {
+) -> Result<ProxyConfig, ConfigError> {
     use openapi_mcp_toolset::model::SecurityScheme;
     let url = Url::parse(args.url)
         .ok()
         .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
-        .ok_or_else(|| format!("--oauth-proxy {:?} is not an http(s) URL", args.url))?;
+        .ok_or_else(|| ConfigError::NotHttpUrl(args.url.to_string()))?;
     if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(format!(
-            "--oauth-proxy {:?}: give the public base URL of this server without a path (https://mcp.example.com): its endpoints are /authorize, /token, /register and /oauth/callback there, and MCP is at /mcp",
-            args.url
-        ));
+        return Err(ConfigError::NotAnOrigin(args.url.to_string()));
     }
     if url.scheme() != "https" && !is_loopback(&url) {
-        return Err(format!(
-            "--oauth-proxy {:?}: an authorization server is served over https (plain http only on this machine: localhost, 127.0.0.1)",
-            args.url
-        ));
+        return Err(ConfigError::PlainHttp(args.url.to_string()));
     }
     let issuer = url.origin().ascii_serialization();
     let flows: Vec<Flow<'_>> = schemes
@@ -1988,38 +2058,51 @@ pub fn configure(
     let flow = match args.scheme {
         Some(name) => flows.iter().find(|f| f.0 == name).ok_or_else(|| {
             if flows.is_empty() {
-                format!("--oauth-proxy-scheme {name:?}: the spec declares no oauth2 scheme with an authorizationCode flow (and no clientCredentials flow)")
+                ConfigError::NamedSchemeButNoFlows(name.to_string())
             } else {
-                format!("--oauth-proxy-scheme {name:?}: not an oauth2 scheme with an authorizationCode flow in the spec; those are: {}", names())
+                ConfigError::UnknownScheme {
+                    name: name.to_string(),
+                    known: names(),
+                }
             }
         })?,
         None => match flows.as_slice() {
             [one] => one,
             [] => {
-                return Err("--oauth-proxy runs the API's own authorization-code flow, and the spec declares no oauth2 scheme with an authorizationCode flow (and no clientCredentials flow)".into());
+                return Err(ConfigError::NoFlow);
             }
             _ => {
-                return Err(format!(
-                    "the spec declares several oauth2 authorizationCode schemes ({}): choose one with --oauth-proxy-scheme",
-                    names()
-                ));
+                return Err(ConfigError::SeveralFlows(names()));
             }
         },
     };
     let (scheme, authorization_url, token_url, refresh_url, scopes) = *flow;
-    let resolve = |what: &str, u: &str| -> Result<Url, String> {
+    let resolve = |what: &'static str, u: &str| -> Result<Url, ConfigError> {
         let parsed = match Url::parse(u) {
             Ok(p) => p,
-            Err(url::ParseError::RelativeUrlWithoutBase) => base_url
-                .join(u)
-                .map_err(|e| format!("the {what} {u:?} of scheme {scheme}: {e}"))?,
-            Err(e) => return Err(format!("the {what} {u:?} of scheme {scheme}: {e}")),
+            Err(url::ParseError::RelativeUrlWithoutBase) => {
+                base_url.join(u).map_err(|reason| ConfigError::FlowUrl {
+                    what,
+                    url: u.to_string(),
+                    scheme: scheme.clone(),
+                    reason,
+                })?
+            }
+            Err(reason) => {
+                return Err(ConfigError::FlowUrl {
+                    what,
+                    url: u.to_string(),
+                    scheme: scheme.clone(),
+                    reason,
+                });
+            }
         };
         if parsed.scheme() != "https" && !(parsed.scheme() == "http" && is_loopback(&parsed)) {
-            return Err(format!(
-                "the {what} of scheme {scheme} ({}) is not https: codes and secrets travel only over TLS (or to this machine)",
-                parsed.origin().ascii_serialization()
-            ));
+            return Err(ConfigError::InsecureFlowUrl {
+                what,
+                scheme: scheme.clone(),
+                origin: parsed.origin().ascii_serialization(),
+            });
         }
         Ok(parsed)
     };
@@ -2032,20 +2115,17 @@ pub fn configure(
     let client_id = args
         .client_id
         .filter(|c| !c.is_empty())
-        .ok_or("--oauth-proxy needs --upstream-client-id: the client id this server has at the API's authorization server (and its secret in OPENAPI_MCP_UPSTREAM_CLIENT_SECRET)")?
+        .ok_or(ConfigError::NoUpstreamClient)?
         .to_string();
     let client_secret = env(UPSTREAM_SECRET_ENV).filter(|s| !s.is_empty());
-    let key = env(STORE_KEY_ENV).filter(|k| !k.is_empty()).ok_or(
-        "--oauth-proxy stores users' API tokens encrypted: set OPENAPI_MCP_STORE_KEY (32 bytes or more, e.g. `openssl rand -base64 32`; the same on every instance sharing the store)",
-    )?;
+    let key = env(STORE_KEY_ENV)
+        .filter(|k| !k.is_empty())
+        .ok_or(ConfigError::NoStoreKey)?;
     if key.len() < 32 {
-        return Err(format!(
-            "{STORE_KEY_ENV} must be at least 32 bytes (it is {})",
-            key.len()
-        ));
+        return Err(ConfigError::ShortStoreKey(key.len()));
     }
     let store = match args.store {
-        Some(s) => StoreSpec::parse(s)?,
+        Some(s) => StoreSpec::parse(s).map_err(ConfigError::Store)?,
         None => StoreSpec::Sqlite(StoreSpec::default_path(&env)),
     };
     let resource = match args.audience {
@@ -2077,7 +2157,8 @@ pub fn factory(
     args: ProxyArgs<'_>,
     context: ProxyContext<'_>,
 ) -> Result<Arc<dyn AuthorizationServer>, SetupFailure> {
-    let cfg = configure(args, context.schemes, context.base_url, context.env)?;
+    let cfg = configure(args, context.schemes, context.base_url, context.env)
+        .map_err(SetupError::from)?;
     Ok(Arc::new(OAuthProxy::new(cfg)?))
 }
 

@@ -100,7 +100,9 @@ fn configure_refuses_what_cannot_work() {
     let keyed = || env(&[(STORE_KEY_ENV, KEY)]);
     let one = [code_scheme("a", "https://as/a", "https://as/t")];
     let err = |a: ProxyArgs<'_>, s: &[(String, SecurityScheme)], e| {
-        configure(a, s, &base(), e).expect_err("refused")
+        configure(a, s, &base(), e)
+            .expect_err("refused")
+            .to_string()
     };
     let a = args("sqlite:/tmp/x");
     // No authorization-code scheme at all; several without a choice; a wrong choice.
@@ -246,15 +248,16 @@ async fn issued_tokens_pass_the_resource_server_with_the_grant_as_subject() {
         .await
         .expect("issued");
     let access = tokens["access_token"].as_str().expect("a token");
-    let rs = openapi_mcp_runtime::oauth::ResourceServer::new(openapi_mcp_runtime::oauth::OAuthOptions {
-        issuer: p.config().issuer.clone(),
-        audience: p.config().resource.clone(),
-        jwks_url: None,
-        hide_unauthorized_tools: false,
-        scopes_supported: vec![],
-        introspection: None,
-        jwks: Some(p.jwks().clone()),
-    });
+    let rs =
+        openapi_mcp_runtime::oauth::ResourceServer::new(openapi_mcp_runtime::oauth::OAuthOptions {
+            issuer: p.config().issuer.clone(),
+            audience: p.config().resource.clone(),
+            jwks_url: None,
+            hide_unauthorized_tools: false,
+            scopes_supported: vec![],
+            introspection: None,
+            jwks: Some(p.jwks().clone()),
+        });
     let claims = rs.validate(access).await.expect("valid");
     assert_eq!(claims.subject.as_deref(), Some("grant-1"));
     assert_eq!(claims.scopes, vec!["repo".to_string()]);
@@ -368,13 +371,13 @@ fn redirect_uris_are_https_loopback_http_or_an_app_scheme() {
 
 #[test]
 fn token_answers_are_json_or_form_encoded() {
-    let j = parse_token_answer(
+    let j = openapi_mcp_runtime::oauth::token_post::token_fields(
         "application/json",
         br#"{"access_token":"a","expires_in":3600,"scope":"repo user","refresh_token":"r"}"#,
     );
     assert_eq!(j["access_token"], "a");
     assert_eq!(j["expires_in"], "3600");
-    let f = parse_token_answer(
+    let f = openapi_mcp_runtime::oauth::token_post::token_fields(
         "application/x-www-form-urlencoded",
         b"access_token=gho_x&scope=repo%2Cgist&token_type=bearer",
     );
@@ -1974,7 +1977,9 @@ fn redirect_hosts_are_an_operators_allowlist() {
     }
     assert!(redirect_host_allowed(&[], "https://anything.example/cb"));
     for wrong in ["https://x.example", "x/y", "*.", "http:", "a b"] {
-        let e = parse_redirect_hosts(&[wrong.to_string()]).expect_err(wrong);
+        let e = parse_redirect_hosts(&[wrong.to_string()])
+            .expect_err(wrong)
+            .to_string();
         assert!(e.contains("--oauth-proxy-redirect-hosts"), "{e}");
     }
 }

@@ -127,7 +127,8 @@ impl OAuthFixture {
             &schemes,
             &base,
             env,
-        )?;
+        )
+        .map_err(|e| e.to_string())?;
         cfg.bounds = BOUNDS;
         let proxy = Arc::new(OAuthProxy::new(cfg).map_err(|e| e.to_string())?);
         let client_id = rt.block_on(async {
