@@ -14,6 +14,9 @@ pub(super) struct CallNote {
     pub(super) outcome: Option<Outcome>,
     pub(super) status: Option<u16>,
     pub(super) exchange: Exchange,
+    /// The call is the client's own (a tool call or `call_operation`), which may become an MCP
+    /// task; not a script's `api.*` call or a workflow step, which wait for their answer.
+    pub(super) may_be_task: bool,
 }
 
 /// When and by whom a call was made (for the audit log and the latency histogram).
@@ -173,6 +176,7 @@ impl ProxyServer {
         if self.inner.opts.observe.is_on() {
             note.state = Some(Arc::clone(&state));
         }
+        note.may_be_task = true;
         let retry = Retry {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -326,11 +330,14 @@ impl ProxyServer {
             None => None,
         };
         // --task-after: the call runs on a task of its own and may become an MCP task.
-        if let Some(answer) = self.call_or_task(state, i, &args, &select, context).await {
+        if note.may_be_task
+            && let Some(answer) = self.call_or_task(state, i, &args, &select, context).await
+        {
             return answer;
         }
         // A 202 answer to a request that declared tasks becomes a task instead of being polled.
-        let task_client = self.inner.opts.tasks.is_some() && tasks::wants_tasks(context);
+        let task_client =
+            note.may_be_task && self.inner.opts.tasks.is_some() && tasks::wants_tasks(context);
         let started = Instant::now();
         let route = &def.route;
         let fwd = self.forwarder_of(def);

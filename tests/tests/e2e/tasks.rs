@@ -460,3 +460,31 @@ async fn another_instance_sharing_the_store_answers_for_the_task() {
     assert_eq!(api.requests().len(), reads);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A script's `api.*` call (code mode) waits for its answer even when the client declared tasks:
+/// only the client's own tool call may become a task (a 202 inside a script stays the script's
+/// answer, with the follow-up named, and no task is left behind).
+#[tokio::test]
+async fn calls_inside_a_script_never_become_tasks() {
+    use openapi_mcp_runtime::modes::code::{CodeLimits, EXECUTE};
+    use openapi_mcp_runtime::modes::dynamic::ToolMode;
+    let api = JobApi::start().await;
+    let opts = ServerOptions {
+        mode: ToolMode::Code(CodeLimits::default()),
+        ..with_tasks(None, Some(Duration::from_millis(100)))
+    };
+    let addr = serve_http(jobs_server(&api, opts).await, true).await;
+    let http = reqwest::Client::new();
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": EXECUTE, "arguments": {"code": "return await api.jobs_start_job({polls: 0});"}}),
+        None,
+    )
+    .await;
+    let r = &got["result"];
+    assert_eq!(r["resultType"], "complete", "{got}");
+    assert_eq!(r["isError"], false, "{got}");
+    assert!(r["content"].to_string().contains("queued"), "{got}");
+}
