@@ -265,6 +265,15 @@ pub struct SpecArgs {
     /// the order given).
     #[arg(long, value_name = "FILE")]
     pub overlay: Vec<PathBuf>,
+    /// Arazzo 1.0 document whose workflows are served as tools beside the operations
+    /// (repeatable). SPEC itself may be an Arazzo document: its workflows are served with the
+    /// operations of its source descriptions.
+    #[arg(long, value_name = "FILE")]
+    pub arazzo: Vec<PathBuf>,
+    /// Serve only the workflows (of --arazzo, or of an Arazzo document as SPEC): the
+    /// operations are not listed, the workflows' steps still call them.
+    #[arg(long)]
+    pub workflows_only: bool,
     /// Per-tool renames, titles, descriptions, hidden and pinned arguments (YAML or JSON).
     #[arg(long, value_name = "FILE")]
     pub overrides: Option<PathBuf>,

@@ -1,6 +1,7 @@
 //! `openapi-mcp`: a thin CLI over the runtime and codegen libraries.
 
 mod apis;
+mod arazzo;
 mod args;
 mod commands;
 #[cfg(test)]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod e2e {
+    pub mod arazzo;
     pub mod attack_oauth_proxy;
     pub mod attack_secrets;
     pub mod attack_select;

@@ -15,8 +15,12 @@ use crate::args::ProxyArgs;
 pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
     // Checked before any work (pins only in hybrid mode, valid globs).
     args.serve.tool_mode()?;
+    if crate::arazzo::is_document(&args.spec.spec) {
+        return crate::arazzo::proxy_document(args).await;
+    }
     let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
     let conversion = super::load_and_convert(&opts).await?;
+    let workflows = crate::arazzo::over_spec(&args.spec, &conversion.tools)?;
     let watched = args.watch;
     let on_start: Option<OnStart> = if args.watch {
         // The reload runs the same pipeline with the same options (checked above).
@@ -34,6 +38,7 @@ pub async fn run(args: ProxyArgs) -> anyhow::Result<ExitCode> {
         on_start,
         watched,
         oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
+        workflows,
     };
     serve(conversion.tools, &args.serve, serving)
         .await
@@ -93,6 +98,7 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
         on_start,
         watched: args.watch,
         oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
+        workflows: None,
     };
     serve_apis(served, &args.serve, serving)
         .await

@@ -9,6 +9,9 @@ use openapi_mcp_convert::pipeline::LockMode;
 use crate::args::ToolsArgs;
 
 pub async fn run(args: ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
+    if crate::arazzo::is_document(&args.spec.spec) || !args.spec.arazzo.is_empty() {
+        return crate::arazzo::list_tools(&args).await;
+    }
     let lock_mode = if args.update_lock {
         LockMode::Update
     } else {

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod caller;
+pub mod capture;
 mod encode;
 pub mod fit;
 pub mod request;
@@ -951,6 +952,24 @@ impl Forwarder {
                     });
                     if let Err(e) = &read {
                         note_error(e);
+                    }
+                    if let Ok((body, cut)) = &read
+                        && capture::wanted()
+                    {
+                        capture::keep(|| capture::Captured {
+                            url: built.url.to_string(),
+                            status: status.as_u16(),
+                            headers: headers
+                                .iter()
+                                .map(|(k, v)| {
+                                    let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                                    (k.as_str().to_string(), v)
+                                })
+                                .collect(),
+                            body: body.to_vec(),
+                            cut: *cut,
+                            secrets: self.secrets_with(per_caller),
+                        });
                     }
                     return with_note(match read {
                         Ok((body, cut)) => {

@@ -124,6 +124,7 @@ pub fn generated_main_with(
             on_start: None,
             watched: false,
             oauth_proxy,
+            workflows: None,
         };
         serve(set, &cli.serve, serving)
             .await

@@ -52,6 +52,8 @@ pub struct Serving {
     /// Builds `--oauth-proxy`'s authorization server (the `openapi-mcp-oauth-proxy` crate's
     /// `factory`); `None`: built without it, and `--oauth-proxy` says so.
     pub oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
+    /// Arazzo workflows served as tools beside the operations (`--arazzo`, #39).
+    pub workflows: Option<Arc<crate::server::workflow::WorkflowTools>>,
 }
 
 /// Flushes the spans still queued when serving ends, off the async workers.
@@ -555,6 +557,7 @@ async fn run(
             )
             .map_err(UserError::msg)?,
             task_after: args.task_after,
+            workflows: serving.workflows.clone(),
         },
     );
     if let Some(audit) = &observe.audit {

@@ -226,6 +226,10 @@ impl ProxyServer {
             }
             .into());
         }
+        if let Some(w) = state.workflows.as_deref().and_then(|w| w.get(name)) {
+            let args = request.arguments.unwrap_or_default();
+            return self.call_workflow(&state, w, args, &retry, &context).await;
+        }
         let Some(&i) = state.index.get(name) else {
             note.outcome = Some(Outcome::Invalid);
             return Err(ErrorData::invalid_params(

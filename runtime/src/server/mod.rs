@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod multi;
 pub mod progress;
 mod tasks;
+pub mod workflow;
 
 pub use call::served_tool;
 use call::*;
@@ -90,6 +91,8 @@ pub struct ServerOptions {
     pub tasks: Option<Arc<crate::tasks::Tasks>>,
     /// With `tasks`: a call still running after this long becomes a task (`--task-after`).
     pub task_after: Option<std::time::Duration>,
+    /// Arazzo workflows served as tools beside the operations (`--arazzo`, #39).
+    pub workflows: Option<Arc<workflow::WorkflowTools>>,
 }
 
 /// How long a client may keep the tool list, and whether shared intermediaries may: the hints
@@ -201,6 +204,8 @@ pub struct ToolState {
     apis: Vec<ApiInfo>,
     /// The API names as metric labels and audit fields (shared, not copied per call).
     api_names: Vec<Arc<str>>,
+    /// The workflow tools, listed after the others ([`ToolState::with_workflows`]).
+    workflows: Option<Arc<workflow::WorkflowTools>>,
 }
 
 impl ToolState {
@@ -328,7 +333,28 @@ impl ToolState {
             info: std::sync::OnceLock::new(),
             api_names: apis.iter().map(|a| Arc::from(a.name.as_str())).collect(),
             apis,
+            workflows: None,
         }
+    }
+
+    /// With Arazzo workflows served as tools, listed after the others (`--workflows-only`:
+    /// instead of the operation tools, which the steps still call). No workflows: unchanged.
+    pub fn with_workflows(mut self, workflows: Option<Arc<workflow::WorkflowTools>>) -> Self {
+        let Some(w) = workflows.filter(|w| !w.is_empty()) else {
+            return self;
+        };
+        if w.only {
+            self.tools.clear();
+            self.sizes.clear();
+            self.index.clear();
+            self.listed_at.iter_mut().for_each(|i| *i = u32::MAX);
+        }
+        for t in w.tools() {
+            self.sizes.push(openapi_mcp_toolset::model::json_size(t));
+            self.tools.push(t.clone());
+        }
+        self.workflows = Some(w);
+        self
     }
 
     /// The APIs served, when there are several (empty for one).
@@ -435,7 +461,10 @@ impl ProxyServer {
             .then(|| Confirmer::new(opts.confirm, opts.confirm_key.as_deref()));
         Self {
             inner: Arc::new(Inner {
-                state: RwLock::new(Arc::new(ToolState::with_apis(set, &opts.mode, apis))),
+                state: RwLock::new(Arc::new(
+                    ToolState::with_apis(set, &opts.mode, apis)
+                        .with_workflows(opts.workflows.clone()),
+                )),
                 forwarders,
                 opts,
                 limiter,
@@ -495,6 +524,7 @@ impl ProxyServer {
     pub fn has_tool(&self, name: &str) -> bool {
         let state = self.state();
         state.index.contains_key(name)
+            || state.workflows.as_deref().is_some_and(|w| w.get(name).is_some())
             || state
                 .discovery
                 .as_ref()
@@ -542,7 +572,8 @@ impl ProxyServer {
         if let Some(m) = &self.inner.opts.observe.metrics {
             m.reloaded(true);
         }
-        let new = ToolState::with_mode(set, &self.inner.opts.mode);
+        let new = ToolState::with_mode(set, &self.inner.opts.mode)
+            .with_workflows(self.inner.opts.workflows.clone());
         self.install(new).await
     }
 
@@ -578,7 +609,8 @@ impl ProxyServer {
         if let Some(m) = &self.inner.opts.observe.metrics {
             m.reloaded(true);
         }
-        let new = ToolState::with_apis(set, &self.inner.opts.mode, infos);
+        let new = ToolState::with_apis(set, &self.inner.opts.mode, infos)
+            .with_workflows(self.inner.opts.workflows.clone());
         Ok(self.install(new).await)
     }
 
@@ -796,6 +828,9 @@ impl ServerHandler for ProxyServer {
             && let Some(meta) = Meta::from_name(name, d.code)
         {
             return Some(d.tools[meta.slot()].clone());
+        }
+        if let Some(w) = state.workflows.as_deref().and_then(|w| w.get(name)) {
+            return Some(w.tool.clone());
         }
         let &i = state.index.get(name)?;
         match state.tools.get(state.listed_at[i] as usize) {

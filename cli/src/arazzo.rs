@@ -1,0 +1,297 @@
+//! Arazzo documents on the command line (#39): `proxy SPEC --arazzo FILE` adds a document's
+//! workflows to the spec's tools; `proxy FILE.arazzo.yaml` serves a document's workflows with
+//! the operations of its `openapi` source descriptions, each loaded and converted like a spec
+//! (same loader, limits and conversion options), one API per source when there are several
+//! (credentials `OPENAPI_MCP_<SOURCE>_<VAR>`, as for `apis:` entries).
+//!
+//! Load errors stop the command (`file#/pointer: message`); a workflow the validator finds
+//! broken is skipped alone, with a warning on stderr at `file#/pointer`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use openapi_mcp_arazzo::load::{self, Document};
+use openapi_mcp_arazzo::model::SourceKind;
+use openapi_mcp_arazzo::validate::{self, Workflows};
+use openapi_mcp_convert::pipeline::LockMode;
+use openapi_mcp_runtime::server::multi::{self, ApiInfo};
+use openapi_mcp_runtime::server::workflow::{SetOperations, WorkflowTools};
+use openapi_mcp_toolset::model::ToolSet;
+
+use crate::args::SpecArgs;
+use crate::commands::user_error;
+
+/// Whether SPEC names an Arazzo document rather than an OpenAPI description: a local file
+/// named `*.arazzo.{yaml,yml,json}`, or one whose first lines declare `arazzo:`.
+pub fn is_document(spec: &str) -> bool {
+    let path = Path::new(spec);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if [".arazzo.yaml", ".arazzo.yml", ".arazzo.json"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
+        return true;
+    }
+    // A cheap look at the head of a local file (specs are read in full later anyway).
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 512];
+    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.lines().any(|l| {
+        let l = l.trim_start_matches('\u{feff}');
+        let t = l.trim_start();
+        l.starts_with("arazzo:") || t.starts_with("\"arazzo\"") || t.starts_with("{\"arazzo\"")
+    })
+}
+
+/// An Arazzo document, loaded (its load errors are the user's).
+fn load_document(path: &Path) -> anyhow::Result<Arc<Document>> {
+    load::load_file(path)
+        .map(Arc::new)
+        .map_err(|e| user_error(anyhow::Error::new(e)))
+}
+
+/// Checks `doc` against the operations of `set` (sources mapped to APIs by `sources`) and
+/// prints its diagnostics: each broken workflow is skipped, with a warning.
+fn checked(doc: Arc<Document>, set: &ToolSet, sources: Vec<(String, usize)>) -> Arc<Workflows> {
+    let ops = SetOperations { set, sources };
+    let workflows = validate::validate(doc, &ops);
+    let mut err = std::io::stderr().lock();
+    for d in workflows.diagnostics() {
+        let _ = writeln!(err, "warning: {d}");
+    }
+    let usable = workflows.usable().count();
+    let total = workflows.document().workflows().len();
+    if usable < total {
+        let _ = writeln!(
+            err,
+            "warning: {}: {} of {total} workflows skipped (see above)",
+            workflows.document().name(),
+            total - usable
+        );
+    }
+    Arc::new(workflows)
+}
+
+/// The workflows of `--arazzo` documents over one spec's tools: every `openapi` source of a
+/// document is that spec.
+pub fn over_spec(args: &SpecArgs, set: &ToolSet) -> anyhow::Result<Option<Arc<WorkflowTools>>> {
+    if args.arazzo.is_empty() {
+        return Ok(None);
+    }
+    let mut docs = Vec::with_capacity(args.arazzo.len());
+    for path in &args.arazzo {
+        let doc = load_document(path)?;
+        let sources = doc
+            .source_descriptions()
+            .iter()
+            .filter(|s| s.kind == SourceKind::Openapi)
+            .map(|s| (s.name.clone(), 0))
+            .collect();
+        docs.push(checked(doc, set, sources));
+    }
+    Ok(Some(Arc::new(WorkflowTools::new(
+        set,
+        &docs,
+        args.workflows_only,
+    ))))
+}
+
+/// An Arazzo document served with its sources' operations.
+pub struct Served {
+    /// One per `openapi` source description: its API name and converted tools.
+    pub apis: Vec<(String, ToolSet)>,
+    /// The merged tool set (one API: its set), for `tools`.
+    pub merged: ToolSet,
+    pub workflows: Arc<WorkflowTools>,
+}
+
+/// Loads the Arazzo document `args.spec` names, converts its `openapi` sources with `args`'
+/// conversion options, and checks its workflows (and those of `--arazzo` documents) against
+/// them.
+pub async fn document(args: &SpecArgs) -> anyhow::Result<Served> {
+    let path = PathBuf::from(&args.spec);
+    let doc = load_document(&path)?;
+    let mut apis: Vec<(String, ToolSet)> = Vec::new();
+    let mut sources = Vec::new();
+    for s in doc.source_descriptions() {
+        if s.kind != SourceKind::Openapi {
+            continue;
+        }
+        let mut source_args = SpecArgs {
+            spec: s.location.clone(),
+            ..args.clone()
+        };
+        // --overlay, --overrides and --lock are of the document's one API when it has one.
+        if doc.source_descriptions().len() > 1 {
+            source_args.overlay.clear();
+            source_args.overrides = None;
+            source_args.lock = None;
+        }
+        let opts = crate::commands::pipeline_options(
+            &source_args,
+            source_args.tool_options()?,
+            LockMode::Read,
+        );
+        let conversion = crate::commands::load_and_convert(&opts)
+            .await
+            .map_err(|e| e.context(format!("{}: source description `{}`", doc.name(), s.name)))?;
+        let name = openapi_mcp_toolset::naming::snake(&s.name);
+        multi::check_name(&name).map_err(|m| {
+            user_error(anyhow::anyhow!(
+                "{}: source description `{}`: {m}",
+                doc.name(),
+                s.name
+            ))
+        })?;
+        sources.push((s.name.clone(), apis.len()));
+        apis.push((name, conversion.tools));
+    }
+    if apis.is_empty() {
+        return Err(user_error(anyhow::anyhow!(
+            "{}: no `openapi` source description to serve the workflows with",
+            doc.name()
+        )));
+    }
+    let merged = if apis.len() == 1 {
+        apis[0].1.clone()
+    } else {
+        let parts: Vec<_> = apis
+            .iter()
+            .map(|(n, set)| ApiInfo::split(n, set.clone()))
+            .collect();
+        multi::merge(parts)
+            .map_err(|e| user_error(anyhow::Error::new(e)))?
+            .0
+    };
+    let mut docs = vec![checked(doc, &merged, sources.clone())];
+    for extra in &args.arazzo {
+        let d = load_document(extra)?;
+        docs.push(checked(d, &merged, sources.clone()));
+    }
+    let workflows = Arc::new(WorkflowTools::new(&merged, &docs, args.workflows_only));
+    Ok(Served {
+        apis,
+        merged,
+        workflows,
+    })
+}
+
+/// `proxy FILE.arazzo.yaml`: the document's workflows with its sources' operations (one API
+/// per source when there are several).
+pub async fn proxy_document(
+    args: crate::args::ProxyArgs,
+) -> anyhow::Result<std::process::ExitCode> {
+    use openapi_mcp_runtime::serve::{ApiServing, Serving, StartError, serve, serve_apis};
+    if args.watch {
+        return Err(user_error(anyhow::anyhow!(
+            "--watch does not reload Arazzo documents yet: serve the document without it"
+        )));
+    }
+    let served = document(&args.spec).await?;
+    let serving = Serving {
+        program: "openapi-mcp".to_string(),
+        label: openapi_mcp_runtime::serve::shown_url_text(&args.spec.spec),
+        dispatcher: None,
+        on_start: None,
+        watched: false,
+        oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
+        workflows: Some(served.workflows),
+    };
+    let started = if served.apis.len() == 1 {
+        let (_, set) = served.apis.into_iter().next().expect("one API");
+        serve(set, &args.serve, serving).await
+    } else {
+        let apis = served
+            .apis
+            .into_iter()
+            .map(|(name, set)| ApiServing {
+                name,
+                set,
+                options: Default::default(),
+            })
+            .collect();
+        serve_apis(apis, &args.serve, serving).await
+    };
+    started.map_err(|e| match e {
+        StartError::Input(u) => anyhow::Error::new(u),
+        other => anyhow::Error::new(other),
+    })?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// `tools` of an Arazzo document (or of SPEC with `--arazzo`): the operation tools (unless
+/// `--workflows-only`), then one per usable workflow; `--json` prints them as served.
+pub async fn list_tools(args: &crate::args::ToolsArgs) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let (set, workflows) = if is_document(&args.spec.spec) {
+        let served = document(&args.spec).await?;
+        (served.merged, served.workflows)
+    } else {
+        let opts = crate::commands::pipeline_options(
+            &args.spec,
+            args.spec.tool_options()?,
+            LockMode::Read,
+        );
+        let conversion = crate::commands::load_and_convert(&opts).await?;
+        let w = over_spec(&args.spec, &conversion.tools)?.unwrap_or_default();
+        (conversion.tools, w)
+    };
+    let ops: Vec<_> = if args.spec.workflows_only {
+        Vec::new()
+    } else {
+        set.tools.iter().collect()
+    };
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if args.json {
+        let mut tools: Vec<openapi_mcp_runtime::rmcp::model::Tool> = ops
+            .iter()
+            .map(|t| openapi_mcp_runtime::server::served_tool(t))
+            .collect();
+        tools.extend(workflows.tools().cloned());
+        serde_json::to_writer_pretty(&mut out, &tools).context("writing JSON")?;
+        writeln!(out)?;
+    } else {
+        let w = ops
+            .iter()
+            .map(|t| t.name().len())
+            .chain(workflows.tools().map(|t| t.name.len()))
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        writeln!(out, "{:<w$}  {:<8} {:<40} ARGS", "NAME", "KIND", "WHAT")?;
+        for t in &ops {
+            let what = format!("{} {}", t.route.method.as_str(), t.route.path);
+            writeln!(
+                out,
+                "{:<w$}  {:<8} {what:<40} {}",
+                t.name(),
+                "op",
+                t.route.args.len()
+            )?;
+        }
+        for (t, id) in workflows.entries() {
+            let args = t
+                .input_schema
+                .get("properties")
+                .and_then(|p| p.as_object())
+                .map_or(0, |p| p.len());
+            writeln!(out, "{:<w$}  {:<8} {:<40} {args}", t.name, "workflow", id)?;
+        }
+        writeln!(
+            out,
+            "\n{} operation tools, {} workflow tools",
+            ops.len(),
+            workflows.len()
+        )?;
+    }
+    out.flush().context("writing to stdout")?;
+    Ok(std::process::ExitCode::SUCCESS)
+}

@@ -1,0 +1,451 @@
+//! Arazzo workflows served as tools (#39): each usable workflow of a document is one tool
+//! (`openapi_mcp_arazzo::tool`), and its call runs the executor (`openapi_mcp_arazzo::run`)
+//! with a [`StepCaller`] over this server's own call path: every step is a call of its
+//! operation's tool through [`ProxyServer::invoke`] (argument validation, `--confirm` for a
+//! destructive step, the concurrency limit, the forwarder of the step's API with its
+//! credentials, origin policy and retries), recorded in metrics and the audit log like a tool
+//! call of its own. The step sees the API's answer as read (status, headers, body: the
+//! forwarder's capture slot, [`crate::forward::capture`]), before the result is shaped.
+//!
+//! The workflow's result is its outputs as `structuredContent` (and as JSON text), scrubbed of
+//! every credential its steps' forwarders would scrub; a failed workflow is a tool error that
+//! names the step, its HTTP status and the criterion that failed. `--timeout` bounds the whole
+//! workflow (the first API's).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::future::BoxFuture;
+use openapi_mcp_arazzo::expr::Exchange as StepExchange;
+use openapi_mcp_arazzo::run::{self, CallFailure, Limits, StepCall, StepCaller};
+use openapi_mcp_arazzo::validate::{OperationInfo, OperationParam, Operations, Workflows};
+use openapi_mcp_toolset::model::{ArgLocation, HttpMethod, ParamIn, ToolDef, ToolSet};
+use openapi_mcp_toolset::naming::NameAllocator;
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Map, Value};
+
+use super::call::{Began, CallNote};
+use super::confirm::Retry;
+use super::{CallToolResponse, ProxyServer, ToolState};
+use crate::forward::capture;
+use crate::observe::Caller;
+use openapi_mcp_toolset::validate::{self, LazyValidator};
+
+/// One workflow served as a tool.
+pub struct WorkflowTool {
+    pub tool: Tool,
+    workflows: Arc<Workflows>,
+    id: String,
+    validator: LazyValidator,
+}
+
+/// The workflow tools of a server: listed after the operation tools.
+#[derive(Default)]
+pub struct WorkflowTools {
+    tools: Vec<WorkflowTool>,
+    by_name: HashMap<String, usize>,
+    /// `--workflows-only`: the operation tools are not listed nor callable by name (the steps
+    /// still call them).
+    pub only: bool,
+}
+
+impl WorkflowTools {
+    /// The tools of the usable workflows of each of `docs`, named uniquely beside `set`'s
+    /// operation tools (a workflow whose name would collide gets a suffixed one).
+    pub fn new(set: &ToolSet, docs: &[Arc<Workflows>], only: bool) -> Self {
+        let mut names = NameAllocator::new("", 64);
+        for t in &set.tools {
+            names.reserve(t.name());
+        }
+        let mut out = Self {
+            only,
+            ..Self::default()
+        };
+        for doc in docs {
+            for wt in openapi_mcp_arazzo::tool::workflow_tools(doc, &mut names) {
+                out.by_name
+                    .insert(wt.tool.name.to_string(), out.tools.len());
+                out.tools.push(WorkflowTool {
+                    tool: wt.tool,
+                    workflows: Arc::clone(doc),
+                    id: wt.workflow_id,
+                    validator: LazyValidator::default(),
+                });
+            }
+        }
+        out
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.tools.iter().map(|w| &w.tool)
+    }
+
+    /// Each tool with the id of its workflow.
+    pub fn entries(&self) -> impl Iterator<Item = (&Tool, &str)> {
+        self.tools.iter().map(|w| (&w.tool, w.id.as_str()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    pub(super) fn get(&self, name: &str) -> Option<&WorkflowTool> {
+        self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+}
+
+/// The operations of the served tool set, as the Arazzo validator asks for them: source
+/// description `name` is the API of index `api` (several sources: one API each, `apis`
+/// order; one spec: every source is it).
+pub struct SetOperations<'a> {
+    pub set: &'a ToolSet,
+    /// (source description name, API index)
+    pub sources: Vec<(String, usize)>,
+}
+
+impl SetOperations<'_> {
+    fn api_of(&self, source: &str) -> Option<usize> {
+        self.sources
+            .iter()
+            .find(|(n, _)| n == source)
+            .map(|(_, a)| *a)
+    }
+
+    fn info(&self, source: &str, def: &ToolDef) -> OperationInfo {
+        let route = &def.route;
+        let credential = |wire: &str, at: ParamIn| {
+            route
+                .credential_params
+                .iter()
+                .any(|c| c.location.param_in() == at && c.name.eq_ignore_ascii_case(wire))
+        };
+        let params = route
+            .args
+            .iter()
+            .filter_map(|b| {
+                let at = b.location.param_in()?;
+                (!credential(&b.wire, at)).then(|| OperationParam {
+                    name: b.wire.clone(),
+                    location: at,
+                    required: b.required,
+                })
+            })
+            .collect();
+        let annotations = def.tool().annotations.clone().unwrap_or_default();
+        OperationInfo {
+            source: source.to_string(),
+            tool: def.name().to_string(),
+            method: route.method,
+            path: route.path.clone(),
+            params,
+            body_required: route.body.as_ref().is_some_and(|b| b.required),
+            read_only: annotations
+                .read_only_hint
+                .unwrap_or(matches!(route.method, HttpMethod::Get | HttpMethod::Head)),
+            destructive: annotations
+                .destructive_hint
+                .unwrap_or(matches!(route.method, HttpMethod::Delete)),
+        }
+    }
+}
+
+impl Operations for SetOperations<'_> {
+    fn by_id(&self, source: Option<&str>, operation_id: &str) -> Option<OperationInfo> {
+        let mut found = self.set.tools.iter().filter_map(|d| {
+            if d.operation_id.as_deref() != Some(operation_id) {
+                return None;
+            }
+            let (name, _) = self
+                .sources
+                .iter()
+                .find(|(n, a)| *a == d.api && source.is_none_or(|s| s == n))?;
+            Some((name.as_str(), d))
+        });
+        let (name, def) = found.next()?;
+        // Unqualified and in several sources: ambiguous.
+        if source.is_none() && found.next().is_some() {
+            return None;
+        }
+        Some(self.info(name, def))
+    }
+
+    fn by_path(&self, source: &str, path: &str, method: &str) -> Option<OperationInfo> {
+        let api = self.api_of(source)?;
+        let def = self.set.tools.iter().find(|d| {
+            d.api == api
+                && d.route.path == path
+                && d.route.method.as_str().eq_ignore_ascii_case(method)
+        })?;
+        Some(self.info(source, def))
+    }
+}
+
+/// A step's parameters and body as the arguments of its operation's tool.
+fn step_args(def: &ToolDef, call: &StepCall<'_>) -> Result<Map<String, Value>, String> {
+    let route = &def.route;
+    let mut args = Map::new();
+    for p in &call.params {
+        let binding = route.args.iter().find(|b| {
+            b.location.param_in() == Some(p.location)
+                && if p.location == ParamIn::Header {
+                    b.wire.eq_ignore_ascii_case(&p.name)
+                } else {
+                    b.wire == p.name
+                }
+        });
+        match binding {
+            Some(b) => {
+                args.insert(b.arg.clone(), p.value.clone());
+            }
+            // A credential's parameter (the forwarder fills it) or one the tool does not
+            // take: the validator reported the latter.
+            None => {
+                return Err(format!(
+                    "the operation's tool `{}` has no {} parameter `{}`",
+                    def.name(),
+                    p.location.as_str(),
+                    p.name
+                ));
+            }
+        }
+    }
+    if let Some(body) = &call.body {
+        let whole = route
+            .args
+            .iter()
+            .find(|b| matches!(b.location, ArgLocation::Body));
+        match (whole, body) {
+            (Some(b), _) => {
+                args.insert(b.arg.clone(), body.clone());
+            }
+            (None, Value::Object(members)) => {
+                for (k, v) in members {
+                    let Some(b) = route
+                        .args
+                        .iter()
+                        .find(|b| matches!(b.location, ArgLocation::BodyField) && &b.wire == k)
+                    else {
+                        return Err(format!(
+                            "the request body member `{k}` is not a property of the body of `{}`",
+                            def.name()
+                        ));
+                    };
+                    args.insert(b.arg.clone(), v.clone());
+                }
+            }
+            (None, _) => {
+                return Err(format!(
+                    "the operation `{}` takes no request body of this type",
+                    def.name()
+                ));
+            }
+        }
+    }
+    Ok(args)
+}
+
+/// Sends a workflow's steps through the server's call path.
+struct ServerSteps<'a> {
+    server: &'a ProxyServer,
+    state: &'a ToolState,
+    retry: &'a Retry,
+    context: &'a RequestContext<RoleServer>,
+    caller: Caller,
+    /// What the steps' forwarders scrub, for the workflow's result.
+    secrets: Mutex<Vec<String>>,
+}
+
+impl StepCaller for ServerSteps<'_> {
+    fn call<'a>(&'a self, call: StepCall<'a>) -> BoxFuture<'a, Result<StepExchange, CallFailure>> {
+        Box::pin(async move {
+            let fail = |message: String| CallFailure { message };
+            let Some(&i) = self.state.ops.get(&call.operation.tool) else {
+                return Err(fail(format!(
+                    "the operation's tool `{}` is not served",
+                    call.operation.tool
+                )));
+            };
+            let def = Arc::clone(&self.state.set.tools[i]);
+            let args = step_args(&def, &call).map_err(fail)?;
+            let began = Began {
+                at: std::time::SystemTime::now(),
+                started: Instant::now(),
+                caller: self.caller.clone(),
+            };
+            let mut note = CallNote::default();
+            if self.server.inner.opts.observe.is_on() {
+                note.state = Some(self.server.state());
+            }
+            tracing::info!(workflow = call.workflow, step = call.step, tool = %def.name(), "workflow step");
+            let (response, captured) = capture::capturing(self.server.invoke(
+                self.state,
+                i,
+                args,
+                self.retry,
+                self.context,
+                &mut note,
+            ))
+            .await;
+            // Metrics and the audit log see the operation's call, as a tool call of its own.
+            if note.state.is_some() {
+                note.op = Some(i);
+            }
+            self.server
+                .record_call(def.name(), began, &note, &response, None);
+            let result = match response {
+                Ok(CallToolResponse::Complete(r)) => r,
+                Ok(_) => {
+                    return Err(fail(
+                        "the call asked for more input or became a task, which a workflow step cannot wait for".into(),
+                    ));
+                }
+                Err(e) => return Err(fail(e.message.to_string())),
+            };
+            let Some(c) = captured else {
+                // Nothing was sent (invalid arguments, no confirmation, a missing credential):
+                // the result says why.
+                let text: Vec<String> = result
+                    .content
+                    .iter()
+                    .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+                    .collect();
+                return Err(fail(text.join(" ")));
+            };
+            if let Ok(mut s) = self.secrets.lock() {
+                for x in &c.secrets {
+                    if !s.contains(x) {
+                        s.push(x.clone());
+                    }
+                }
+            }
+            Ok(exchange(&call, c))
+        })
+    }
+}
+
+/// The step's exchange as its expressions read it.
+fn exchange(call: &StepCall<'_>, c: capture::Captured) -> StepExchange {
+    let json = c
+        .headers
+        .iter()
+        .find(|(k, _)| k == "content-type")
+        .is_some_and(|(_, v)| {
+            let essence = v
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            essence == "application/json" || essence.ends_with("+json")
+        });
+    let response_body = if c.body.is_empty() {
+        None
+    } else if json {
+        serde_json::from_slice(&c.body).ok()
+    } else {
+        Some(Value::String(String::from_utf8_lossy(&c.body).into_owned()))
+    };
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let of = |at: ParamIn| -> Vec<(String, String)> {
+        call.params
+            .iter()
+            .filter(|p| p.location == at)
+            .map(|p| (p.name.clone(), text(&p.value)))
+            .collect()
+    };
+    StepExchange {
+        url: c.url,
+        method: call.operation.method.as_str().to_ascii_uppercase(),
+        status: c.status,
+        request_headers: of(ParamIn::Header),
+        request_query: of(ParamIn::Query),
+        request_path: call
+            .params
+            .iter()
+            .filter(|p| p.location == ParamIn::Path)
+            .map(|p| (p.name.clone(), p.value.clone()))
+            .collect(),
+        request_body: call.body.clone(),
+        response_headers: c.headers,
+        response_body,
+    }
+}
+
+impl ProxyServer {
+    /// A workflow tool's call: its inputs validated, the workflow run step by step within
+    /// `--timeout`.
+    pub(super) async fn call_workflow(
+        &self,
+        state: &ToolState,
+        wt: &WorkflowTool,
+        args: Map<String, Value>,
+        retry: &Retry,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = wt.tool.name.to_string();
+        if let Err(problems) = validate::check(&wt.validator, &wt.tool.input_schema, &args) {
+            let text = format!(
+                "Invalid arguments for `{name}`; nothing was sent to the API. Fix these and call again:\n- {}",
+                problems.join("\n- ")
+            );
+            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+        }
+        let caller = match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => Caller::http(&parts.headers, &parts.extensions),
+            None => Caller::stdio(),
+        };
+        let steps = ServerSteps {
+            server: self,
+            state,
+            retry,
+            context,
+            caller,
+            secrets: Mutex::new(Vec::new()),
+        };
+        let timeout = self.inner.forwarders[0].options().timeout;
+        let started = Instant::now();
+        let limits = Limits::default();
+        let run = run::run(&wt.workflows, &wt.id, Value::Object(args), &steps, &limits);
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(timeout, run) => r,
+            _ = context.ct.cancelled() => {
+                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
+            }
+        };
+        let mut result = match outcome {
+            Ok(Ok(outputs)) => {
+                tracing::info!(tool = %name, ms = started.elapsed().as_millis() as u64, ok = true, "workflow");
+                CallToolResult::structured(Value::Object(outputs))
+            }
+            Ok(Err(failure)) => {
+                tracing::info!(tool = %name, ms = started.elapsed().as_millis() as u64, ok = false, step = failure.step.as_deref().unwrap_or(""), "workflow");
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "The workflow failed: {failure}."
+                ))])
+            }
+            Err(_) => CallToolResult::error(vec![ContentBlock::text(format!(
+                "The workflow `{}` did not finish within {:.0} s (--timeout); the steps already sent were not undone.",
+                wt.id,
+                timeout.as_secs_f64()
+            ))]),
+        };
+        let secrets = steps.secrets.into_inner().unwrap_or_default();
+        if !secrets.is_empty() {
+            let mut secrets = secrets;
+            secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+            let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
+            crate::forward::scrub::scrub(&mut result, &refs);
+        }
+        Ok(result.into())
+    }
+}
