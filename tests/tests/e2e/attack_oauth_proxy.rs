@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use openapi_mcp_tests::harness::binary;
+use openapi_mcp_tests::harness::{Scratch, binary};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -168,24 +168,12 @@ struct Proxy {
     _child: tokio::process::Child,
     origin: String,
     store: std::path::PathBuf,
-    _dir: TempDir,
-}
-
-struct TempDir(std::path::PathBuf);
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    _dir: Scratch,
 }
 
 async fn start_proxy(asrv: &Upstream, api: &Upstream) -> Proxy {
-    let dir = std::env::temp_dir().join(format!(
-        "openapi-mcp-attack-oauth-{}-{}",
-        std::process::id(),
-        asrv.addr.port()
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let spec = dir.join("api.yaml");
+    let dir = Scratch::new(&format!("attack-oauth-{}", asrv.addr.port()));
+    let spec = dir.path("api.yaml");
     std::fs::write(
         &spec,
         format!(
@@ -217,7 +205,7 @@ paths:
         .expect("addr")
         .port();
     let origin = format!("http://127.0.0.1:{port}");
-    let store = dir.join("store.sqlite3");
+    let store = dir.path("store.sqlite3");
     let mut child = tokio::process::Command::new(binary())
         .arg("proxy")
         .arg(&spec)
@@ -256,7 +244,7 @@ paths:
         _child: child,
         origin,
         store,
-        _dir: TempDir(dir),
+        _dir: dir,
     }
 }
 

@@ -15,7 +15,9 @@ use openapi_mcp_runtime::oauth::OAuthOptions;
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::TokioChildProcess;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_tests::harness::{binary, call, connect_in_process, proxy_server, spec, text};
+use openapi_mcp_tests::harness::{
+    Scratch, binary, call, connect_in_process, proxy_server, spec, text,
+};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -36,26 +38,6 @@ paths:
       responses: {"200": {description: ok}}
 "#;
 
-struct TempDir(std::path::PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "openapi-mcp-attack-{tag}-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Item 4: `OPENAPI_MCP_AUTH_TOKEN` (the gate token) and `OPENAPI_MCP_STORE_KEY` are never the
 /// credentials of schemes `auth_token` and `store_key`: nothing of them reaches the API, and the
 /// server says why and what to do.
@@ -63,8 +45,8 @@ impl Drop for TempDir {
 async fn the_servers_own_variables_are_never_api_credentials() {
     let up = Upstream::start().await;
     up.respond(|_| Reply::json(200, json!([])));
-    let dir = TempDir::new("reserved");
-    let spec_path = dir.0.join("reserved.yaml");
+    let dir = Scratch::new("attack-reserved");
+    let spec_path = dir.path("reserved.yaml");
     std::fs::write(&spec_path, RESERVED_SPEC).unwrap();
     let mut cmd = tokio::process::Command::new(binary());
     cmd.args([
@@ -365,8 +347,8 @@ async fn an_upstream_echo_shows_no_configured_secret_whatever_its_header() {
 /// value.
 #[test]
 fn config_print_masks_every_url_and_malformed_secrets_are_not_echoed() {
-    let dir = TempDir::new("config");
-    let file = dir.0.join("c.yaml");
+    let dir = Scratch::new("attack-config");
+    let file = dir.path("c.yaml");
     std::fs::write(
         &file,
         "spec: https://specs.example/api.yaml?token=SPEC-SECRET-1\n\

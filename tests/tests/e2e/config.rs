@@ -3,34 +3,9 @@
 
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use openapi_mcp_tests::harness::{binary, call, spec, text};
+use openapi_mcp_tests::harness::{Scratch, binary, call, spec, text};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::json;
-
-/// A scratch directory removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "openapi-mcp-e2e-config-{name}-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `openapi-mcp proxy --config FILE` and nothing else: the spec, base URL, filters, prefix,
 /// a static header and the timeout all come from the YAML file; the credential from the
@@ -39,8 +14,8 @@ impl Drop for Scratch {
 async fn proxy_runs_from_a_yaml_config_file_alone() {
     let up = Upstream::start().await;
     up.respond(|_| Reply::json(200, json!([{"id": 1, "name": "Rex"}])));
-    let dir = Scratch::new("yaml");
-    let file = dir.write(
+    let dir = Scratch::new("e2e-config-yaml");
+    let file = dir.write_arg(
         "petstore.yaml",
         &format!(
             "# the whole proxy, one file\nspec: {spec}\nbase_url: {base}\nprefix: shop\nmethod: [get]\nexclude-deprecated: true\nheader:\n  - 'X-Trace: from-config'\ntimeout: 5\n",
@@ -80,8 +55,8 @@ async fn proxy_runs_from_a_yaml_config_file_alone() {
 async fn the_command_line_overrides_a_toml_config_file() {
     let up = Upstream::start().await;
     up.respond(|_| Reply::json(200, json!({"id": 7, "name": "Rex"})));
-    let dir = Scratch::new("toml");
-    let file = dir.write(
+    let dir = Scratch::new("e2e-config-toml");
+    let file = dir.write_arg(
         "petstore.toml",
         &format!(
             "spec = {spec:?}\nbase-url = \"http://127.0.0.1:9/dead\"\ninclude-op = [\"showPetById\"]\nheader = [\"X-Trace: toml\"]\n",
@@ -109,8 +84,8 @@ async fn the_command_line_overrides_a_toml_config_file() {
 /// what the file and the environment hold as secrets.
 #[tokio::test]
 async fn config_errors_and_print() {
-    let dir = Scratch::new("errors");
-    let bad = dir.write("bad.yaml", "spec: x.yaml\nretires: 2\n");
+    let dir = Scratch::new("e2e-config-errors");
+    let bad = dir.write_arg("bad.yaml", "spec: x.yaml\nretires: 2\n");
     let out = tokio::process::Command::new(binary())
         .args(["proxy", "--config", &bad])
         .output()
@@ -125,7 +100,7 @@ async fn config_errors_and_print() {
         "{err}"
     );
 
-    let secret = dir.write(
+    let secret = dir.write_arg(
         "secret.yaml",
         "spec: x.yaml\nauth: ['api_key=sk-file-1']\nheader: ['Authorization: Bearer hdr-2']\n",
     );

@@ -12,10 +12,10 @@ use openapi_mcp_runtime::rmcp::model::{
     ElicitationAction, Implementation,
 };
 use openapi_mcp_runtime::rmcp::service::RequestContext;
-use openapi_mcp_runtime::rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use openapi_mcp_runtime::rmcp::{ClientHandler, ErrorData, RoleClient};
 use openapi_mcp_runtime::server::confirm::Confirm;
 use openapi_mcp_runtime::server::{ListCaching, ProxyServer, ServerOptions};
-use openapi_mcp_tests::harness::{proxy_server_with, spec};
+use openapi_mcp_tests::harness::{connect_in_process_as, proxy_server_with, spec};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Value, json};
 
@@ -463,13 +463,7 @@ async fn confirmation_2025_asks_through_elicitation() {
     for (answer, sent) in [(Some(true), 1), (Some(false), 0), (None, 0)] {
         up.clear();
         let server = petstore(&up, confirming(Confirm::Writes)).await;
-        let (client_io, server_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        let client = Answering(answer).serve(client_io).await.unwrap();
+        let client = connect_in_process_as(server, Answering(answer)).await;
         let args = json!({"name": "Rex"}).as_object().cloned().unwrap();
         let r = client
             .call_tool(CallToolRequestParams::new("petstore_create_pet").with_arguments(args))

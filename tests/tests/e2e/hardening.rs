@@ -656,23 +656,29 @@ mod pushback {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::{Duration, Instant};
 
-    use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-    use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
-    use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-    use openapi_mcp_tests::harness::{Client, call, connect_in_process, spec};
+    use openapi_mcp_convert::ToolOptions;
+    use openapi_mcp_runtime::forward::{Credentials, ForwardOptions};
+    use openapi_mcp_runtime::server::ServerOptions;
+    use openapi_mcp_tests::harness::{
+        Client, call, connect_in_process, server_for, spec, tool_set,
+    };
     use openapi_mcp_tests::upstream::{Reply, Upstream};
     use serde_json::json;
 
     async fn client(up: &Upstream, retry_writes: bool) -> Client {
-        let loaded = load(&SpecSource::Path(spec("petstore.yaml")))
-            .await
-            .unwrap();
-        let set = convert(&loaded, &ToolOptions::default()).tools;
-        let mut o = ForwardOptions::new(url::Url::parse(&up.url("/api")).unwrap());
-        o.timeout = Duration::from_secs(6);
-        o.retry_writes = retry_writes;
-        let fwd = Forwarder::new(o, set.security_schemes.clone(), Credentials::new()).unwrap();
-        connect_in_process(ProxyServer::new(set, fwd, ServerOptions::default())).await
+        let set = tool_set(&spec("petstore.yaml"), &ToolOptions::default()).await;
+        let tweak = |o: &mut ForwardOptions| {
+            o.timeout = Duration::from_secs(6);
+            o.retry_writes = retry_writes;
+        };
+        let server = server_for(
+            set,
+            &up.url("/api"),
+            Credentials::new(),
+            tweak,
+            ServerOptions::default(),
+        );
+        connect_in_process(server).await
     }
 
     /// The first `n` requests get `refusal`, the rest 200.

@@ -19,7 +19,9 @@ use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::rmcp::transport::StreamableHttpClientTransport;
 use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
 use openapi_mcp_runtime::validate::{LazyValidator, check};
-use openapi_mcp_tests::harness::{Client, binary, call, connect_in_process, spec, text};
+use openapi_mcp_tests::harness::{
+    Client, binary, call, connect_in_process, server_for, spec, text, tool_set,
+};
 use openapi_mcp_tests::upstream::{Reply, Upstream};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -45,16 +47,14 @@ async fn server_with(
     base: &str,
     tweak: impl FnOnce(&mut ForwardOptions),
 ) -> ProxyServer {
-    let loaded = load(&SpecSource::Path(spec_path.to_path_buf()))
-        .await
-        .expect("spec loads");
-    let set = convert(&loaded, &ToolOptions::default()).tools;
-    let mut opts = ForwardOptions::new(url::Url::parse(base).expect("base url"));
-    opts.timeout = Duration::from_secs(5);
-    tweak(&mut opts);
-    let fwd =
-        Forwarder::new(opts, set.security_schemes.clone(), Credentials::new()).expect("forwarder");
-    ProxyServer::new(set, fwd, ServerOptions::default())
+    let set = tool_set(spec_path, &ToolOptions::default()).await;
+    server_for(
+        set,
+        base,
+        Credentials::new(),
+        tweak,
+        ServerOptions::default(),
+    )
 }
 
 /// The hostile fixture behind a base URL with a path prefix.

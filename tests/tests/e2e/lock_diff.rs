@@ -2,10 +2,9 @@
 //! the table and the JSON, a lock written, read with drift warnings, updated, and rejected when an
 //! entry is invalid; and a diff of two real GitHub spec versions (skipped without ../shared/specs).
 
-use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use openapi_mcp_tests::harness::{binary, shared_specs, spec};
+use openapi_mcp_tests::harness::{Scratch, arg, binary, shared_specs, spec};
 use serde_json::Value;
 
 fn run(args: &[&str]) -> Output {
@@ -23,27 +22,10 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "openapi-mcp-lock-{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().expect("utf-8 path")
-}
-
 #[test]
 fn diff_exit_codes_table_and_json() {
     let (old, new) = (spec("diff-old.yaml"), spec("diff-new.yaml"));
-    let o = run(&["diff", s(&old), s(&new)]);
+    let o = run(&["diff", arg(&old), arg(&new)]);
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     let out = stdout(&o);
     for want in [
@@ -60,7 +42,7 @@ fn diff_exit_codes_table_and_json() {
         assert!(out.contains(want), "missing {want:?} in\n{out}");
     }
 
-    let o = run(&["diff", s(&old), s(&new), "--json"]);
+    let o = run(&["diff", arg(&old), arg(&new), "--json"]);
     assert_eq!(o.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&o.stdout).expect("diff --json is JSON");
     assert_eq!(v["isBreaking"], Value::Bool(true));
@@ -70,24 +52,24 @@ fn diff_exit_codes_table_and_json() {
     assert_eq!(v["removed"][0]["name"], "inventory_delete_item");
 
     // Same spec twice: nothing, exit 0.
-    let o = run(&["diff", s(&old), s(&old)]);
+    let o = run(&["diff", arg(&old), arg(&old)]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     assert!(stdout(&o).contains(
         "0 added, 0 removed, 0 renamed, 0 breaking and 0 non-breaking changes: not breaking"
     ));
     // The reverse direction is breaking too (getItemHistory removed, arguments removed).
-    let o = run(&["diff", s(&new), s(&old), "--json"]);
+    let o = run(&["diff", arg(&new), arg(&old), "--json"]);
     assert_eq!(o.status.code(), Some(1));
 }
 
 #[test]
 fn tools_lock_written_read_updated_and_validated() {
-    let dir = temp_dir("tools");
-    let lock = dir.join("names.yaml");
+    let dir = Scratch::new("lock-tools");
+    let lock = dir.path("names.yaml");
     let (old, new) = (spec("diff-old.yaml"), spec("diff-new.yaml"));
 
     // First run writes the lock (the file does not exist yet).
-    let o = run(&["tools", s(&old), "--lock", s(&lock)]);
+    let o = run(&["tools", arg(&old), "--lock", arg(&lock)]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let first = std::fs::read_to_string(&lock).expect("lock written");
     assert!(
@@ -95,12 +77,12 @@ fn tools_lock_written_read_updated_and_validated() {
         "{first}"
     );
     // Deterministic: writing again gives the same bytes.
-    let o = run(&["tools", s(&old), "--lock", s(&lock), "--update-lock"]);
+    let o = run(&["tools", arg(&old), "--lock", arg(&lock), "--update-lock"]);
     assert_eq!(o.status.code(), Some(0));
     assert_eq!(std::fs::read_to_string(&lock).expect("lock"), first);
 
     // The new version, read only: locked names served, drift warned, file untouched.
-    let o = run(&["tools", s(&new), "--lock", s(&lock), "--json"]);
+    let o = run(&["tools", arg(&new), "--lock", arg(&lock), "--json"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let tools: Value = serde_json::from_slice(&o.stdout).expect("tools --json");
     let names: Vec<&str> = tools
@@ -119,7 +101,7 @@ fn tools_lock_written_read_updated_and_validated() {
     assert_eq!(std::fs::read_to_string(&lock).expect("lock"), first);
 
     // --update-lock records the new version; deleteItem stays, marked removed.
-    let o = run(&["tools", s(&new), "--lock", s(&lock), "--update-lock"]);
+    let o = run(&["tools", arg(&new), "--lock", arg(&lock), "--update-lock"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let updated = std::fs::read_to_string(&lock).expect("lock");
     assert!(
@@ -130,23 +112,23 @@ fn tools_lock_written_read_updated_and_validated() {
         updated.contains("deleteItem:") && updated.contains("removed: true"),
         "{updated}"
     );
-    let o = run(&["tools", s(&new), "--lock", s(&lock)]);
+    let o = run(&["tools", arg(&new), "--lock", arg(&lock)]);
     assert!(!stderr(&o).contains("out of date"), "{}", stderr(&o));
 
     // diff with the lock: no rename any more (still breaking: deleteItem removed).
-    let o = run(&["diff", s(&old), s(&new), "--lock", s(&lock), "--json"]);
+    let o = run(&["diff", arg(&old), arg(&new), "--lock", arg(&lock), "--json"]);
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["renamed"], Value::Array(Vec::new()));
 
     // An invalid entry: exit 1, the error names the file and the entry.
-    let bad = dir.join("bad.json");
+    let bad = dir.path("bad.json");
     std::fs::write(
         &bad,
         r#"{"version": 1, "operations": {"getItem": {"name": "Get-Item", "method": "GET", "path": "/items/{id}"}}}"#,
     )
     .expect("write");
-    let o = run(&["tools", s(&new), "--lock", s(&bad)]);
+    let o = run(&["tools", arg(&new), "--lock", arg(&bad)]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -155,20 +137,19 @@ fn tools_lock_written_read_updated_and_validated() {
     );
 
     // proxy and generate only read: a missing lock is an error, not created.
-    let missing = dir.join("missing.json");
-    let out_dir = dir.join("gen");
+    let missing = dir.path("missing.json");
+    let out_dir = dir.path("gen");
     let o = run(&[
         "generate",
-        s(&new),
+        arg(&new),
         "--lock",
-        s(&missing),
+        arg(&missing),
         "--out",
-        s(&out_dir),
+        arg(&out_dir),
     ]);
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     assert!(stderr(&o).contains("missing.json"), "{}", stderr(&o));
     assert!(!missing.exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -185,10 +166,10 @@ fn diff_of_two_real_github_versions() {
         println!("SKIPPED: the two GitHub spec versions are not in ../shared/specs");
         return;
     }
-    let dir = temp_dir("github");
-    let lock = dir.join("github.json");
+    let dir = Scratch::new("lock-github");
+    let lock = dir.path("github.json");
     let started = std::time::Instant::now();
-    let o = run(&["diff", s(&old), s(&new), "--json"]);
+    let o = run(&["diff", arg(&old), arg(&new), "--json"]);
     let took = started.elapsed();
     assert_eq!(o.status.code(), Some(1), "stderr: {}", stderr(&o));
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
@@ -203,10 +184,9 @@ fn diff_of_two_real_github_versions() {
     );
     assert!(count("renamed") > 0 && count("removed") > 0 && count("added") > 0);
     // With a lock made from the old version no tool is renamed.
-    let o = run(&["tools", s(&old), "--lock", s(&lock)]);
+    let o = run(&["tools", arg(&old), "--lock", arg(&lock)]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
-    let o = run(&["diff", s(&old), s(&new), "--lock", s(&lock), "--json"]);
+    let o = run(&["diff", arg(&old), arg(&new), "--lock", arg(&lock), "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
     assert_eq!(v["renamed"], Value::Array(Vec::new()));
-    let _ = std::fs::remove_dir_all(&dir);
 }

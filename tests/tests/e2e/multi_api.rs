@@ -15,7 +15,7 @@ use openapi_mcp_runtime::rmcp::model::CallToolRequestParams;
 use openapi_mcp_runtime::rmcp::transport::{
     ConfigureCommandExt, StreamableHttpClientTransport, TokioChildProcess,
 };
-use openapi_mcp_tests::harness::{Client, binary, call, text};
+use openapi_mcp_tests::harness::{Client, Scratch, binary, call, text};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -25,34 +25,6 @@ const CRM_KEY: &str = "sk-crm-Vb72Lp";
 /// The single-API variable: a server of several APIs never reads it.
 const UNSCOPED_KEY: &str = "sk-unscoped-Jt05Rw";
 const SECRETS: [&str; 3] = [PETS_KEY, CRM_KEY, UNSCOPED_KEY];
-
-/// A scratch directory removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "openapi-mcp-e2e-multi-{name}-{}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// An OpenAPI 3.0 spec: `servers`, a global apiKey scheme `api_key` in `X-Api-Key`, and
 /// `ops` as (operationId, path, operation-level server).
@@ -118,7 +90,7 @@ impl Hosts {
     /// `report` operation on the third host), crm from its spec's own server (its `ping`
     /// operation on the pets API's origin, its `export` operation on the third host). `extra` goes at the top level.
     fn config(&self, dir: &Scratch, extra: &str) -> String {
-        let pets = dir.write(
+        let pets = dir.write_arg(
             "pets.json",
             &spec(
                 "Pet Store",
@@ -130,7 +102,7 @@ impl Hosts {
                 ],
             ),
         );
-        let crm = dir.write(
+        let crm = dir.write_arg(
             "crm.json",
             &spec(
                 "Acme CRM",
@@ -142,7 +114,7 @@ impl Hosts {
                 ],
             ),
         );
-        dir.write(
+        dir.write_arg(
             "apis.yaml",
             &format!(
                 "{extra}apis:\n  - name: pets\n    spec: {pets}\n    base-url: {base}\n    header: ['X-From: pets-config']\n  - name: crm\n    spec: {crm}\n",
@@ -274,7 +246,7 @@ async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
 #[tokio::test]
 async fn stdio_each_api_gets_its_own_credentials_and_only_its_own() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("stdio");
+    let dir = Scratch::new("e2e-multi-stdio");
     let config = hosts.config(&dir, "");
     let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
     let client = ().serve(transport).await.expect("initialize");
@@ -346,8 +318,8 @@ impl HttpProxy {
 #[tokio::test]
 async fn http_calls_metrics_and_audit_carry_the_api() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("http");
-    let audit = dir.path("audit.jsonl");
+    let dir = Scratch::new("e2e-multi-http");
+    let audit = dir.path_arg("audit.jsonl");
     let config = hosts.config(
         &dir,
         &format!("metrics-listen: 127.0.0.1:0\naudit-log: {audit}\nready-check: true\n"),
@@ -445,7 +417,7 @@ async fn http_calls_metrics_and_audit_carry_the_api() {
 #[tokio::test]
 async fn dynamic_mode_searches_every_api_and_labels_each_result() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("dynamic");
+    let dir = Scratch::new("e2e-multi-dynamic");
     let config = hosts.config(&dir, "mode: dynamic\n");
     let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
     let client = ().serve(transport).await.expect("initialize");
@@ -503,7 +475,7 @@ async fn dynamic_mode_searches_every_api_and_labels_each_result() {
 #[tokio::test]
 async fn watch_reloads_the_api_whose_spec_changed() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("watch");
+    let dir = Scratch::new("e2e-multi-watch");
     let config = hosts.config(&dir, "watch: true\n");
     let transport = TokioChildProcess::new(command(&config, &[]).configure(|_| {})).expect("spawn");
     let client = ().serve(transport).await.expect("initialize");
@@ -512,7 +484,7 @@ async fn watch_reloads_the_api_whose_spec_changed() {
     };
     assert_eq!(names(client.list_all_tools().await.unwrap()).len(), 6);
     // crm's spec gains an operation.
-    dir.write(
+    dir.write_arg(
         "crm.json",
         &spec(
             "Acme CRM",
@@ -574,21 +546,21 @@ async fn run(args: &[&str]) -> (Option<i32>, String, String) {
 #[tokio::test]
 async fn colliding_names_are_refused_at_start_naming_both_apis() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("collide");
+    let dir = Scratch::new("e2e-multi-collide");
     let config = hosts.config(&dir, "");
     // Both APIs' tools unprefixed: `list_pets` twice once crm serves pets' spec too.
     let text = std::fs::read_to_string(&config).unwrap().replace(
         "crm.json\n",
         "pets.json\n    prefix: pets\n    base-url: http://127.0.0.1:9/\n",
     );
-    let bad = dir.write("collide.yaml", &text);
+    let bad = dir.write_arg("collide.yaml", &text);
     let (code, _, stderr) = run(&["proxy", "--config", &bad]).await;
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("tool `pets_list_pets` is in API `pets` and in API `crm`"),
         "{stderr}"
     ); // A client's header would reach every API: refused.
-    let fwd = dir.write(
+    let fwd = dir.write_arg(
         "forward.yaml",
         &format!(
             "forward-header: [X-User-Token]\n{}",
@@ -606,7 +578,7 @@ async fn colliding_names_are_refused_at_start_naming_both_apis() {
 #[tokio::test]
 async fn toml_parses_the_same_and_print_masks_every_apis_secrets() {
     let hosts = Hosts::start().await;
-    let dir = Scratch::new("toml");
+    let dir = Scratch::new("e2e-multi-toml");
     let yaml = hosts.config(&dir, "transport: http\n");
     // Literal secrets, to see them masked.
     let yaml_text = std::fs::read_to_string(&yaml).unwrap() + "    auth: [api_key=lit-crm-Pe31]\n";
@@ -614,13 +586,13 @@ async fn toml_parses_the_same_and_print_masks_every_apis_secrets() {
         "header: ['X-From: pets-config']",
         "header: ['X-From: pets-config', 'Authorization: Bearer lit-pets-Ka88']",
     );
-    let yaml = dir.write("lit.yaml", &yaml_text);
-    let toml = dir.write(
+    let yaml = dir.write_arg("lit.yaml", &yaml_text);
+    let toml = dir.write_arg(
         "lit.toml",
         &format!(
             "transport = \"http\"\n[[apis]]\nname = \"pets\"\nspec = \"{pets}\"\nbase-url = \"{base}\"\nheader = [\"X-From: pets-config\", \"Authorization: Bearer lit-pets-Ka88\"]\n[[apis]]\nname = \"crm\"\nspec = \"{crm}\"\nauth = [\"api_key=lit-crm-Pe31\"]\n",
-            pets = dir.path("pets.json"),
-            crm = dir.path("crm.json"),
+            pets = dir.path_arg("pets.json"),
+            crm = dir.path_arg("crm.json"),
             base = hosts.pets.url("/api"),
         ),
     );

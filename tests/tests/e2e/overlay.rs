@@ -4,42 +4,13 @@
 //! `overlay` key of a proxy config file (top level and in an `apis:` entry), and `generate`
 //! embedding the overlaid tools.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use openapi_mcp_tests::harness::{binary, spec};
+use openapi_mcp_tests::harness::{Scratch, arg, binary, spec};
 use serde_json::Value;
-
-/// A fresh directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!(
-            "openapi-mcp-overlay-{name}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0)
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 fn run(args: &[&str]) -> Output {
     std::process::Command::new(binary())
@@ -52,14 +23,10 @@ fn fixture() -> PathBuf {
     spec("overlays/petstore.overlay.yaml")
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 /// The tools of `tools SPEC ARGS --json`, with stderr.
 fn tools_json(args: &[&str]) -> (Vec<Value>, String) {
     let petstore = spec("petstore.yaml");
-    let mut all = vec!["tools", s(&petstore)];
+    let mut all = vec!["tools", arg(&petstore)];
     all.extend_from_slice(args);
     all.push("--json");
     let out = run(&all);
@@ -88,7 +55,7 @@ fn tools_json_renames_describes_and_removes_as_the_overlay_says() {
         ]
     );
     let ov = fixture();
-    let (tools, stderr) = tools_json(&["--overlay", s(&ov)]);
+    let (tools, stderr) = tools_json(&["--overlay", arg(&ov)]);
     // Renamed (operationId), the deprecated and the DELETE operations removed.
     assert_eq!(
         names(&tools),
@@ -117,17 +84,17 @@ fn tools_json_renames_describes_and_removes_as_the_overlay_says() {
 
 #[test]
 fn overlays_apply_in_order_and_errors_name_the_file_and_action() {
-    let dir = Scratch::new("order");
+    let dir = Scratch::new("overlay-order");
     // The second overlay selects what the first one made.
     let second = dir.write(
         "second.yaml",
         "overlay: 1.0.0\ninfo: {title: second, version: '1'}\nactions:\n  - target: \"$.paths.*[?@.operationId == 'pets_list']\"\n    update: {operationId: all_pets}\n",
     );
     let first = fixture();
-    let (tools, _) = tools_json(&["--overlay", s(&first), "--overlay", s(&second)]);
+    let (tools, _) = tools_json(&["--overlay", arg(&first), "--overlay", arg(&second)]);
     assert_eq!(names(&tools)[0], "petstore_all_pets");
     // The other way round, the second overlay's filter selects nothing yet.
-    let (tools, stderr) = tools_json(&["--overlay", s(&second), "--overlay", s(&first)]);
+    let (tools, stderr) = tools_json(&["--overlay", arg(&second), "--overlay", arg(&first)]);
     assert_eq!(names(&tools)[0], "petstore_pets_list");
     assert!(
         stderr.contains(&format!("warning: {}#/actions/0: target", second.display())),
@@ -139,7 +106,7 @@ fn overlays_apply_in_order_and_errors_name_the_file_and_action() {
         "overlay: 1.0.0\ninfo: {title: bad, version: '1'}\nactions:\n  - target: $.info\n    update: {x-a: 1}\n  - target: $.paths.*[?@.x-internal]\n    remove: true\n",
     );
     let petstore = spec("petstore.yaml");
-    let out = run(&["tools", s(&petstore), "--overlay", s(&bad)]);
+    let out = run(&["tools", arg(&petstore), "--overlay", arg(&bad)]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -149,7 +116,7 @@ fn overlays_apply_in_order_and_errors_name_the_file_and_action() {
         )) && stderr.contains("['x-name']"),
         "{stderr}"
     );
-    let out = run(&["tools", s(&petstore), "--overlay", s(&petstore)]);
+    let out = run(&["tools", arg(&petstore), "--overlay", arg(&petstore)]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -174,7 +141,7 @@ async fn proxy_tool_names(args: &[&str]) -> Vec<String> {
 
 #[tokio::test]
 async fn the_config_file_takes_overlay_lists_at_the_top_and_per_api() {
-    let dir = Scratch::new("config");
+    let dir = Scratch::new("overlay-config");
     let petstore = spec("petstore.yaml");
     let ov = fixture();
     let config = dir.write(
@@ -185,7 +152,7 @@ async fn the_config_file_takes_overlay_lists_at_the_top_and_per_api() {
             ov.display()
         ),
     );
-    let names = proxy_tool_names(&["--config", s(&config)]).await;
+    let names = proxy_tool_names(&["--config", arg(&config)]).await;
     assert!(names.iter().any(|n| n == "petstore_pets_list"), "{names:?}");
     assert!(
         !names.iter().any(|n| n == "petstore_delete_pet"),
@@ -200,7 +167,7 @@ async fn the_config_file_takes_overlay_lists_at_the_top_and_per_api() {
             o = ov.display()
         ),
     );
-    let names = proxy_tool_names(&["--config", s(&config)]).await;
+    let names = proxy_tool_names(&["--config", arg(&config)]).await;
     assert!(names.iter().any(|n| n == "pets_pets_list"), "{names:?}");
     assert!(!names.iter().any(|n| n == "pets_delete_pet"), "{names:?}");
     assert!(names.iter().any(|n| n == "plain_delete_pet"), "{names:?}");
@@ -208,17 +175,17 @@ async fn the_config_file_takes_overlay_lists_at_the_top_and_per_api() {
 
 #[test]
 fn generate_embeds_the_overlaid_tools() {
-    let dir = Scratch::new("generate");
-    let out_dir = dir.0.join("server");
+    let dir = Scratch::new("overlay-generate");
+    let out_dir = dir.path("server");
     let petstore = spec("petstore.yaml");
     let ov = fixture();
     let out = run(&[
         "generate",
-        s(&petstore),
+        arg(&petstore),
         "--overlay",
-        s(&ov),
+        arg(&ov),
         "--out",
-        s(&out_dir),
+        arg(&out_dir),
     ]);
     assert!(
         out.status.success(),
@@ -238,13 +205,19 @@ fn lint_and_diff_show_the_actions_that_select_nothing() {
         "warning: {}#/actions/4: target `$.paths['/no-such-path']` selects nothing",
         ov.display()
     );
-    let out = run(&["lint", s(&petstore), "--overlay", s(&ov)]);
+    let out = run(&["lint", arg(&petstore), "--overlay", arg(&ov)]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains(&warning), "{stderr}");
     assert!(stderr.contains(": 4 tools,"), "{stderr}");
     // diff: both versions are overlaid, and each reports its own.
-    let out = run(&["diff", s(&petstore), s(&petstore), "--overlay", s(&ov)]);
+    let out = run(&[
+        "diff",
+        arg(&petstore),
+        arg(&petstore),
+        "--overlay",
+        arg(&ov),
+    ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches(&warning).count(), 2, "{stderr}");
     assert!(stderr.contains(": 4 tools"), "{stderr}");

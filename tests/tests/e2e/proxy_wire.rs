@@ -6,11 +6,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder};
+use openapi_mcp_convert::ToolOptions;
+use openapi_mcp_runtime::forward::{Credentials, ForwardOptions};
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
-use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_tests::harness::{Client, call, connect_in_process, spec, text};
+use openapi_mcp_runtime::server::ServerOptions;
+use openapi_mcp_tests::harness::{
+    Client, base64, call, connect_in_process, server_for, spec, text, tool_set,
+};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -25,20 +27,20 @@ async fn client_with(
     tweak: impl FnOnce(&mut ForwardOptions),
     env: &[(&str, &str)],
 ) -> Client {
-    let loaded = load(&SpecSource::Path(spec_path.to_path_buf()))
-        .await
-        .expect("spec loads");
-    let set = convert(&loaded, &ToolOptions::default()).tools;
+    let set = tool_set(spec_path, &ToolOptions::default()).await;
     let creds = Credentials::from_env(&set.security_schemes, |k| {
         env.iter()
             .find(|(name, _)| *name == k)
             .map(|(_, v)| v.to_string())
     });
-    let mut opts = ForwardOptions::new(url::Url::parse(base).expect("base url"));
-    opts.timeout = Duration::from_secs(5);
-    tweak(&mut opts);
-    let fwd = Forwarder::new(opts, set.security_schemes.clone(), creds).expect("forwarder");
-    connect_in_process(ProxyServer::new(set, fwd, ServerOptions::default())).await
+    connect_in_process(server_for(
+        set,
+        base,
+        creds,
+        tweak,
+        ServerOptions::default(),
+    ))
+    .await
 }
 
 async fn client(spec_name: &str, up: &Upstream, env: &[(&str, &str)]) -> Client {
@@ -48,27 +50,6 @@ async fn client(spec_name: &str, up: &Upstream, env: &[(&str, &str)]) -> Client 
 /// The whole result as the client sees it on the wire.
 fn wire(r: &CallToolResult) -> Value {
     serde_json::to_value(r).expect("result serializes")
-}
-
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (the tests crate has no base64 dependency).
-fn b64(data: &[u8]) -> String {
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, b)| acc | (u32::from(*b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Bytes that are not UTF-8 and contain CR/LF and NUL: they must survive untouched.
@@ -249,7 +230,7 @@ async fn form_multipart_text_and_binary_bodies() {
         "forms_upload_pet_photo",
         json!({
             "petId": "p 1",
-            "file": b64(PNG),
+            "file": base64(PNG),
             "caption": "Rex\r\non the beach",
             "takenYear": 2024,
             "metadata": {"camera": "X100", "iso": 200}
@@ -334,7 +315,7 @@ async fn form_multipart_text_and_binary_bodies() {
     let r = call(
         &c,
         "forms_put_blob",
-        json!({"key": "k1", "body": b64(&all_bytes)}),
+        json!({"key": "k1", "body": base64(&all_bytes)}),
     )
     .await;
     assert_eq!(r.is_error, Some(false), "{}", text(&r));
@@ -382,7 +363,7 @@ async fn response_kinds_map_to_mcp_content() {
     assert_eq!(up.last().header("accept"), Some("image/png"));
     assert_eq!(
         wire(&r),
-        json!({"content": [{"type": "image", "data": b64(PNG), "mimeType": "image/png"}], "isError": false})
+        json!({"content": [{"type": "image", "data": base64(PNG), "mimeType": "image/png"}], "isError": false})
     );
 
     let r = call(&c, "forms_get_plain_note", json!({"noteId": "n1"})).await;
@@ -394,7 +375,7 @@ async fn response_kinds_map_to_mcp_content() {
     let r = call(&c, "forms_get_blob", json!({"key": "song"})).await;
     assert_eq!(
         wire(&r),
-        json!({"content": [{"type": "audio", "data": b64(&mp3), "mimeType": "audio/mpeg"}], "isError": false})
+        json!({"content": [{"type": "audio", "data": base64(&mp3), "mimeType": "audio/mpeg"}], "isError": false})
     );
 
     for (key, mime, bytes) in [
@@ -407,7 +388,7 @@ async fn response_kinds_map_to_mcp_content() {
             json!({"content": [{"type": "resource", "resource": {
                 "uri": format!("openapi-mcp://response/api/blobs/{key}"),
                 "mimeType": mime,
-                "blob": b64(&bytes)
+                "blob": base64(&bytes)
             }}], "isError": false}),
             "{key}"
         );

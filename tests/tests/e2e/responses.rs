@@ -2,17 +2,17 @@
 //! `--max-response-bytes` cuts that keep JSON valid and give the next page's arguments; through a
 //! real rmcp client against the recording upstream (`specs/responses.yaml`).
 
-use std::time::Duration;
-
+use openapi_mcp_convert::ToolOptions;
 use openapi_mcp_convert::profile::{Client as Profile, ClientProfile};
-use openapi_mcp_convert::{SpecSource, ToolOptions, convert, load};
-use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, Forwarder, ResponseMode};
+use openapi_mcp_runtime::forward::{Credentials, ForwardOptions, ResponseMode};
 use openapi_mcp_runtime::modes::dynamic::{CALL, DESCRIBE, ToolMode};
 use openapi_mcp_runtime::rmcp::ServiceExt;
 use openapi_mcp_runtime::rmcp::model::CallToolResult;
 use openapi_mcp_runtime::rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
-use openapi_mcp_runtime::server::{ProxyServer, ServerOptions};
-use openapi_mcp_tests::harness::{Client, binary, call, connect_in_process, spec, text};
+use openapi_mcp_runtime::server::ServerOptions;
+use openapi_mcp_tests::harness::{
+    Client, binary, call, connect_in_process, server_for, spec, text, tool_set,
+};
 use openapi_mcp_tests::upstream::{Recorded, Reply, Upstream};
 use serde_json::{Value, json};
 
@@ -24,19 +24,12 @@ async fn client_with(
     tool_opts: ToolOptions,
     server_opts: ServerOptions,
 ) -> Client {
-    let loaded = load(&SpecSource::Path(spec("responses.yaml")))
-        .await
-        .expect("spec loads");
     // The client profile is the pipeline's first pass, after `convert`.
-    let mut set = convert(&loaded, &tool_opts).tools;
+    let mut set = tool_set(&spec("responses.yaml"), &tool_opts).await;
     openapi_mcp_convert::profile::apply(&mut set, &tool_opts.client);
     let mut creds = Credentials::new();
     creds.set("api_key", KEY.to_string());
-    let mut opts = ForwardOptions::new(url::Url::parse(&up.url("/api")).expect("base url"));
-    opts.timeout = Duration::from_secs(5);
-    tweak(&mut opts);
-    let fwd = Forwarder::new(opts, set.security_schemes.clone(), creds).expect("forwarder");
-    connect_in_process(ProxyServer::new(set, fwd, server_opts)).await
+    connect_in_process(server_for(set, &up.url("/api"), creds, tweak, server_opts)).await
 }
 
 async fn client(up: &Upstream, tweak: impl FnOnce(&mut ForwardOptions)) -> Client {
