@@ -18,8 +18,11 @@ const MAX_DESCRIPTION_CHARS: usize = 600;
 /// Tags named at most (the largest first).
 const MAX_TAGS: usize = 15;
 
-/// How the tools are exposed, as far as the instructions care.
-pub enum Exposure {
+/// What `tools/list` holds, as far as the instructions care: not a tool mode (that is
+/// [`crate::modes::dynamic::ToolMode`], resolved from `--mode`), but what the server's mode
+/// came to for this tool set, with the counts the text names (`hybrid` with every operation
+/// pinned lists plain tools).
+pub enum Listing {
     /// One tool per operation.
     Tools,
     /// `searchable` operations behind the discovery tools; `direct` other tools listed as
@@ -29,20 +32,20 @@ pub enum Exposure {
     Code { searchable: usize },
 }
 
-/// The instructions for `set` exposed as `exposure`.
-pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
+/// The instructions for `set` listed as `listing`.
+pub fn build(set: &ToolSet, listing: &Listing) -> String {
     // "the GitHub v3 REST API", not "the GitHub v3 REST API API".
     let api = if set.title.to_ascii_lowercase().ends_with("api") {
         set.title.clone()
     } else {
         format!("{} API", set.title)
     };
-    let mut out = match exposure {
-        Exposure::Tools => format!(
+    let mut out = match listing {
+        Listing::Tools => format!(
             "Tools for the {api} (version {}): each tool is one HTTP operation; call it with the arguments its inputSchema describes.",
             set.version
         ),
-        Exposure::Discovery { searchable, direct } => format!(
+        Listing::Discovery { searchable, direct } => format!(
             "Tools for the {api} (version {}). {searchable} operations are reached through three tools: `{}` to find operations for a task (search by what you want done, or by an area below), `{}` for an operation's arguments (inputSchema), then `{}` to run it.{}",
             set.version,
             dynamic::SEARCH,
@@ -54,7 +57,7 @@ pub fn build(set: &ToolSet, exposure: &Exposure) -> String {
                 " The other tools are operations you can call directly."
             }
         ),
-        Exposure::Code { searchable } => format!(
+        Listing::Code { searchable } => format!(
             "Tools for the {api} (version {}). {searchable} operations are functions of an `api` object in JavaScript scripts: find them with `{}` (search by what you want done, or by an area below), read their TypeScript declarations with `{}`, then run a script with `{}` (several dependent calls in one step).",
             set.version,
             dynamic::SEARCH,
@@ -83,16 +86,16 @@ const MAX_API_LINE_CHARS: usize = 200;
 /// [`build`] for the merged tool set of several `apis` (with fewer than two, [`build`] itself):
 /// the first paragraph names each API (its name, title, version and the first sentence of its
 /// description); the areas and authentication are all the APIs'.
-pub fn build_for(set: &ToolSet, apis: &[ApiInfo], exposure: &Exposure) -> String {
+pub fn build_for(set: &ToolSet, apis: &[ApiInfo], listing: &Listing) -> String {
     if apis.len() < 2 {
-        return build(set, exposure);
+        return build(set, listing);
     }
     let n = apis.len();
-    let mut out = match exposure {
-        Exposure::Tools => format!(
+    let mut out = match listing {
+        Listing::Tools => format!(
             "Tools for {n} APIs: each tool is one HTTP operation of one of them (its name starts with its API's prefix); call it with the arguments its inputSchema describes."
         ),
-        Exposure::Discovery { searchable, direct } => format!(
+        Listing::Discovery { searchable, direct } => format!(
             "Tools for {n} APIs. {searchable} operations of them are reached through three tools: `{}` to find operations for a task (search by what you want done, or by an area below; each result names its API), `{}` for an operation's arguments (inputSchema), then `{}` to run it.{}",
             dynamic::SEARCH,
             dynamic::DESCRIBE,
@@ -103,7 +106,7 @@ pub fn build_for(set: &ToolSet, apis: &[ApiInfo], exposure: &Exposure) -> String
                 " The other tools are operations you can call directly."
             }
         ),
-        Exposure::Code { searchable } => format!(
+        Listing::Code { searchable } => format!(
             "Tools for {n} APIs. {searchable} operations of them are functions of an `api` object in JavaScript scripts: find them with `{}` (each result names its API), read their TypeScript declarations with `{}`, then run a script with `{}` (several dependent calls in one step, across the APIs).",
             dynamic::SEARCH,
             dynamic::DESCRIBE,
@@ -290,7 +293,7 @@ mod tests {
                 },
             )],
         );
-        let text = build(&s, &Exposure::Tools);
+        let text = build(&s, &Listing::Tools);
         assert!(
             text.starts_with("Tools for the Pets API (version 1.0)"),
             "{text}"
@@ -299,7 +302,7 @@ mod tests {
         assert!(text.contains("X-Api-Key header") && text.contains("never pass credentials"));
         let text = build(
             &s,
-            &Exposure::Discovery {
+            &Listing::Discovery {
                 searchable: 40,
                 direct: 0,
             },
@@ -334,7 +337,7 @@ mod tests {
             ),
             ("store".into(), "Access to\n Petstore orders".into()),
         ];
-        let text = build(&s, &Exposure::Tools);
+        let text = build(&s, &Listing::Tools);
         assert!(
             text.contains("pets (2) \u{2014} Everything about your Pets; store (1) \u{2014} Access to Petstore orders."),
             "{text}"
@@ -352,7 +355,7 @@ mod tests {
                 )
             })
             .collect();
-        let text = build(&s, &Exposure::Tools);
+        let text = build(&s, &Listing::Tools);
         let areas = text.split("\n\n").find(|p| p.starts_with("Areas")).unwrap();
         assert!(areas.chars().count() <= MAX_AREAS_CHARS, "{areas}");
         assert!(
@@ -383,7 +386,7 @@ mod tests {
         let text = build_for(
             &set(None, Vec::new()),
             &apis,
-            &Exposure::Discovery {
+            &Listing::Discovery {
                 searchable: 9,
                 direct: 0,
             },
@@ -401,15 +404,15 @@ mod tests {
         assert!(text.chars().count() <= MAX_CHARS);
         // One API: the single-API instructions.
         assert_eq!(
-            build_for(&set(None, Vec::new()), &apis[..1], &Exposure::Tools),
-            build(&set(None, Vec::new()), &Exposure::Tools)
+            build_for(&set(None, Vec::new()), &apis[..1], &Listing::Tools),
+            build(&set(None, Vec::new()), &Listing::Tools)
         );
     }
 
     #[test]
     fn long_descriptions_are_capped() {
         let long = "word ".repeat(2000);
-        let text = build(&set(Some(&long), Vec::new()), &Exposure::Tools);
+        let text = build(&set(Some(&long), Vec::new()), &Listing::Tools);
         assert!(
             text.chars().count() <= MAX_CHARS,
             "{}",

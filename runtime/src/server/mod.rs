@@ -308,11 +308,11 @@ impl ToolState {
             &set,
             &apis,
             &match &discovery {
-                None => crate::server::instructions::Exposure::Tools,
-                Some(d) if d.code => crate::server::instructions::Exposure::Code {
+                None => crate::server::instructions::Listing::Tools,
+                Some(d) if d.code => crate::server::instructions::Listing::Code {
                     searchable: d.index.len(),
                 },
-                Some(d) => crate::server::instructions::Exposure::Discovery {
+                Some(d) => crate::server::instructions::Listing::Discovery {
                     searchable: d.index.len(),
                     direct: index.len(),
                 },
