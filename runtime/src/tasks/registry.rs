@@ -674,3 +674,256 @@ pub fn shown(url: &Url) -> String {
 
 /// Whether `tasks` is worth an `Arc` clone (handy for the server's spawned finishers).
 pub type SharedTasks = Arc<Tasks>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Answers reads from a script (the API's side), recording what was asked.
+    #[derive(Default)]
+    struct Script {
+        reads: Mutex<Vec<(Option<u16>, Value, Option<Url>)>>,
+        asked: Mutex<Vec<String>>,
+        cancels: Option<u16>,
+    }
+
+    impl Script {
+        fn then(self, status: Option<u16>, body: Value) -> Self {
+            self.reads.lock().unwrap().push((status, body, None));
+            self
+        }
+    }
+
+    impl StatusReader for Script {
+        fn read<'a>(
+            &'a self,
+            _api: usize,
+            url: &'a Url,
+        ) -> futures::future::BoxFuture<'a, Option<Read>> {
+            self.asked.lock().unwrap().push(format!("GET {url}"));
+            let next = {
+                let mut r = self.reads.lock().unwrap();
+                if r.is_empty() {
+                    None
+                } else {
+                    Some(r.remove(0))
+                }
+            };
+            Box::pin(async move {
+                let (status, body, accepted_at) = next?;
+                Some(Read {
+                    tool: "api_get_job".into(),
+                    result: CallToolResult::structured(body),
+                    status,
+                    accepted_at,
+                    retry_after: Some(Duration::from_secs(3)),
+                    see_other: None,
+                })
+            })
+        }
+
+        fn cancel<'a>(
+            &'a self,
+            _api: usize,
+            url: &'a Url,
+        ) -> futures::future::BoxFuture<'a, Option<Read>> {
+            self.asked.lock().unwrap().push(format!("CANCEL {url}"));
+            let status = self.cancels;
+            Box::pin(async move {
+                status.map(|s| Read {
+                    tool: "api_cancel_job".into(),
+                    result: CallToolResult::success(vec![]),
+                    status: Some(s),
+                    accepted_at: None,
+                    retry_after: None,
+                    see_other: None,
+                })
+            })
+        }
+    }
+
+    fn tasks() -> Tasks {
+        Tasks::new(TaskStore::memory().unwrap(), TaskLimits::default())
+    }
+
+    /// Makes the task's next `tasks/get` poll the API (as if its poll interval had passed).
+    async fn due(t: &Tasks, id: &str) {
+        let key = sha256_hex(id.as_bytes());
+        let mut r = t.store.get(&key).await.unwrap().unwrap();
+        r.next_poll_ms = 0;
+        t.store.put(&key, &r, r.expires()).await.unwrap();
+    }
+
+    fn url() -> Url {
+        Url::parse("http://127.0.0.1:9/api/jobs/1?sig=s3cret").unwrap()
+    }
+
+    async fn start(t: &Tasks, owner: &Owner) -> String {
+        let c = t
+            .accepted(
+                owner,
+                "api_start_job",
+                0,
+                &url(),
+                Some(Duration::from_secs(1)),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.task.poll_interval_ms, Some(1000));
+        assert_eq!(c.task.status, TaskStatus::Working);
+        let m = c.task.status_message.clone().unwrap();
+        assert!(
+            !m.contains("s3cret"),
+            "the status URL's query is not shown: {m}"
+        );
+        c.task.task_id
+    }
+
+    #[tokio::test]
+    async fn polls_follow_the_api_until_it_ends() {
+        let t = tasks();
+        let me = Owner::new(None, Some(b"Bearer a"), None);
+        let id = start(&t, &me).await;
+        let api = Script::default()
+            .then(Some(503), json!({}))
+            .then(Some(200), json!({"status": "running"}))
+            .then(Some(200), json!({"status": "succeeded", "answer": 42}));
+        // Within the poll interval: the record answers, the API is not read.
+        let got = t.get(&id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Working);
+        assert!(api.asked.lock().unwrap().is_empty());
+        // A 503 is no end: still working, and the message says the poll failed.
+        due(&t, &id).await;
+        let got = t.get(&id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Working);
+        assert!(got.task.task.status_message.unwrap().contains("HTTP 503"));
+        assert_eq!(got.task.task.poll_interval_ms, Some(3000), "Retry-After: 3");
+        due(&t, &id).await;
+        let got = t.get(&id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Working);
+        due(&t, &id).await;
+        let got = t.get(&id, &me, &api).await.unwrap();
+        let TaskPayload::Completed { result } = &got.task.payload else {
+            panic!("{got:?}");
+        };
+        assert_eq!(result["structuredContent"]["answer"], 42);
+        assert_eq!(result["isError"], false);
+        // Terminal: no more reads.
+        due(&t, &id).await;
+        t.get(&id, &me, &api).await.unwrap();
+        assert_eq!(api.asked.lock().unwrap().len(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_status_no_tool_reads_fails_the_task_with_a_protocol_error() {
+        let t = tasks();
+        let me = Owner::new(None, None, None);
+        let id = start(&t, &me).await;
+        due(&t, &id).await;
+        // The script has no answer: no tool reads the URL (the spec was reloaded without it).
+        let got = t.get(&id, &me, &Script::default()).await.unwrap();
+        let TaskPayload::Failed { error } = &got.task.payload else {
+            panic!("{got:?}");
+        };
+        assert_eq!(error["code"], -32603);
+        let shown = Value::Object(error.clone()).to_string();
+        assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[tokio::test]
+    async fn tasks_are_their_owners_and_cancel_is_idempotent() {
+        let t = tasks();
+        let alice = Owner::new(Some("alice"), None, None);
+        let mallory = Owner::new(Some("mallory"), None, None);
+        let id = start(&t, &alice).await;
+        let api = Script {
+            cancels: Some(202),
+            ..Script::default()
+        };
+        for e in [
+            t.get(&id, &mallory, &api).await.unwrap_err(),
+            t.cancel(&id, &mallory, &api).await.unwrap_err(),
+            t.update(&id, &mallory).await.unwrap_err(),
+            t.get("not-a-task", &alice, &api).await.unwrap_err(),
+        ] {
+            assert_eq!(e.code.0, -32602, "{e:?}");
+        }
+        t.cancel(&id, &alice, &api).await.unwrap();
+        let got = t.get(&id, &alice, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Cancelled);
+        assert!(got.task.task.status_message.unwrap().contains("HTTP 202"));
+        // Again: the same acknowledgement, the API is not asked twice.
+        t.cancel(&id, &alice, &api).await.unwrap();
+        let cancels = api
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|a| a.starts_with("CANCEL"))
+            .count();
+        assert_eq!(cancels, 1);
+        // The same subject through another request is the same owner.
+        assert_eq!(alice, Owner::new(Some("alice"), Some(b"Bearer x"), None));
+    }
+
+    #[tokio::test]
+    async fn an_owner_has_a_bounded_number_of_tasks() {
+        let t = Tasks::new(
+            TaskStore::memory().unwrap(),
+            TaskLimits {
+                per_owner: 2,
+                ..TaskLimits::default()
+            },
+        );
+        let me = Owner::new(None, Some(b"Bearer a"), None);
+        start(&t, &me).await;
+        start(&t, &me).await;
+        let third = t
+            .accepted(&me, "api_start_job", 0, &url(), None)
+            .await
+            .unwrap();
+        assert!(
+            third.is_none(),
+            "past the bound the call is served without a task"
+        );
+        let other = Owner::new(None, Some(b"Bearer b"), None);
+        start(&t, &other).await;
+    }
+
+    #[tokio::test]
+    async fn an_in_flight_call_stores_its_end() {
+        let t = tasks();
+        let me = Owner::new(None, None, Some("session-1"));
+        let token = CancellationToken::new();
+        let (h, created) = t
+            .in_flight(&me, "api_report", token.clone())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(created.task.status, TaskStatus::Working);
+        let api = Script::default();
+        t.finish(
+            &h,
+            0,
+            Finished::Result(CallToolResult::success(vec![ContentBlock::text("done")])),
+        )
+        .await;
+        let got = t.get(&h.id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Completed);
+        // A cancelled in-flight task trips its token, and a late answer does not revive it.
+        let token = CancellationToken::new();
+        let (h, _) = t
+            .in_flight(&me, "api_report", token.clone())
+            .await
+            .unwrap()
+            .unwrap();
+        t.cancel(&h.id, &me, &api).await.unwrap();
+        assert!(token.is_cancelled());
+        t.finish(&h, 0, Finished::Result(CallToolResult::success(vec![])))
+            .await;
+        let got = t.get(&h.id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Cancelled);
+    }
+}
