@@ -53,7 +53,7 @@ impl Hosts {
                 ("GET", "/pets") => Reply::json(200, json!(pets[..2])),
                 ("GET", p) if p.starts_with("/pets/") => {
                     let id = &p[6..];
-                    match pets.iter().find(|x| x["id"].to_string() == id) {
+                    match pets.iter().find(|x| x["id"].as_u64().is_some_and(|n| n.to_string() == id)) {
                         Some(x) => Reply::json(200, x.clone()),
                         None => Reply::json(404, json!({"error": "no such pet"})),
                     }
