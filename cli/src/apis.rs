@@ -2,13 +2,13 @@
 //!
 //! Each entry is a map with `name` (`[a-z][a-z0-9_]*`, unique), `spec`, any conversion option
 //! of [`SpecArgs`] (the prefix defaults to the name) and the API-side serving options
-//! [`PER_API_SERVE`] (`base-url`, `credential-origin`, `auth`, `header`, `upstream-auth`,
+//! [`ApiOptions::IDS`] (`base-url`, `credential-origin`, `auth`, `header`, `upstream-auth`,
 //! `token-exchange-audience`, `upstream-client-id`, `oauth-proxy-scheme`). Its keys are the
 //! proxy's own arguments, read from the clap command like top-level keys, so they take the same
 //! values, checks and "did you mean". The other serving options are the server's, at the top
 //! level; a per-API option at the top level (or on the command line) next to `apis:` is an error
 //! naming it, rather than a guess at which API it was meant for. The one exception is
-//! `upstream-auth` ([`SERVER_DEFAULTS`]): at the top level it is the default of the entries
+//! `upstream-auth` ([`ApiOptions::SERVER_DEFAULTS`]): at the top level it is the default of the entries
 //! that do not set their own (one mode for every API is the common case).
 
 use std::collections::BTreeSet;
@@ -18,27 +18,11 @@ use clap::parser::ValueSource;
 use clap::{Arg, ArgMatches, Args, Command, CommandFactory, FromArgMatches};
 use openapi_mcp_runtime::serve::config::{self, ConfigError, Expanded};
 use openapi_mcp_runtime::serve::exit::UserError;
-use openapi_mcp_runtime::serve::{ApiAuth, ServeArgs, UpstreamAuth, check_api_auth};
+use openapi_mcp_runtime::serve::{ApiAuth, ApiOptions, ServeArgs, check_api_auth};
 use openapi_mcp_runtime::server::multi;
 use serde_json::Value;
 
 use crate::args::SpecArgs;
-
-/// The serving options (ids) each API has its own of.
-pub const PER_API_SERVE: &[&str] = &[
-    "base_url",
-    "credential_origin",
-    "auth",
-    "header",
-    "upstream_auth",
-    "token_exchange_audience",
-    "upstream_client_id",
-    "oauth_proxy_scheme",
-];
-
-/// The per-API options that may also be set at the top level next to `apis:`: there, the
-/// default of the entries that do not set their own.
-pub const SERVER_DEFAULTS: &[&str] = &["upstream_auth"];
 
 /// The id of an entry's name.
 const NAME: &str = "name";
@@ -49,30 +33,20 @@ pub struct ApiConfig {
     pub name: String,
     /// Its spec and conversion options (the prefix is the name unless the entry sets one).
     pub spec: SpecArgs,
-    pub base_url: Option<String>,
-    pub credential_origin: Vec<String>,
-    pub auth: Vec<String>,
-    pub header: Vec<String>,
-    /// Its own `upstream-auth` (`None`: the top-level one, the server's default).
-    pub upstream_auth: Option<UpstreamAuth>,
-    /// With `--upstream-auth token-exchange`: the audience of this API's exchanged tokens.
-    pub token_exchange_audience: Option<String>,
-    /// With `upstream-auth: oauth-proxy`: this server's client id at the API's authorization
-    /// server, and the spec's scheme whose flow is run.
-    pub upstream_client_id: Option<String>,
-    pub oauth_proxy_scheme: Option<String>,
+    /// Its own serving options (`upstream_auth: None`: the top-level one, the server's default).
+    pub options: ApiOptions,
     /// The entry as parsed, for `config --print`.
     pub matches: ArgMatches,
     pub from_file: BTreeSet<String>,
 }
 
 /// The ids of every per-API argument: the spec and its conversion options, and
-/// [`PER_API_SERVE`].
+/// [`ApiOptions::IDS`].
 pub fn per_api_ids() -> Vec<String> {
     SpecArgs::augment_args(Command::new("spec"))
         .get_arguments()
         .map(|a| a.get_id().to_string())
-        .chain(PER_API_SERVE.iter().map(|s| s.to_string()))
+        .chain(ApiOptions::IDS.iter().map(|s| s.to_string()))
         .collect()
 }
 
@@ -94,7 +68,7 @@ pub fn entry_command() -> Command {
         for a in proxy.get_arguments() {
             if ids.iter().any(|id| id == a.get_id().as_str()) {
                 let mut a = a.clone().global(false);
-                if SERVER_DEFAULTS.contains(&a.get_id().as_str()) {
+                if ApiOptions::SERVER_DEFAULTS.contains(&a.get_id().as_str()) {
                     // Unset in an entry means the top level's value, not clap's default.
                     a = a.default_value(None::<&'static str>);
                 }
@@ -130,10 +104,44 @@ pub fn parse(
         .map(Path::display)
         .map(|d| d.to_string())
         .unwrap_or_default();
-    // A per-API option beside `apis:` would be a guess at which API it is for (but for the
-    // defaults of the entries).
+    refuse_server_wide(expanded, cmd, m, &file)?;
+    if entries.is_empty() {
+        return Err(ConfigError::Value {
+            file,
+            key: config::APIS_KEY.into(),
+            message: "lists no API".into(),
+        }
+        .into());
+    }
+    let entry_cmd = entry_command();
+    let entry_keys = config::keys(&entry_cmd);
+    let top_keys = config::keys(cmd);
+    let mut apis: Vec<ApiConfig> = Vec::with_capacity(entries.len());
+    let mut warnings = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let path = format!("{}[{i}]", config::APIS_KEY);
+        if let Value::Object(map) = entry {
+            check_entry(map, &apis, &entry_keys, &top_keys, &file, &path)?;
+        }
+        let (api, entry_warnings) = parse_entry(&entry_cmd, entry, &file, &path)?;
+        warnings.extend(entry_warnings);
+        apis.push(api);
+    }
+    check_auths(m, &apis, file)?;
+    Ok((apis, warnings))
+}
+
+/// A per-API option beside `apis:` (in the file, on the command line or from the environment)
+/// would be a guess at which API it is for (but for the defaults of the entries): refused,
+/// naming where it was set.
+fn refuse_server_wide(
+    expanded: &Expanded,
+    cmd: &Command,
+    m: &ArgMatches,
+    file: &str,
+) -> anyhow::Result<()> {
     for id in per_api_ids() {
-        if SERVER_DEFAULTS.contains(&id.as_str()) {
+        if ApiOptions::SERVER_DEFAULTS.contains(&id.as_str()) {
             continue;
         }
         let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == id.as_str()) else {
@@ -142,7 +150,7 @@ pub fn parse(
         let key = arg.get_long().unwrap_or(id.as_str()).to_string();
         if expanded.from_file.contains(&id) {
             return Err(ConfigError::Value {
-                file,
+                file: file.to_string(),
                 key,
                 message: format!(
                     "is set per API when the file lists `{}`: move it into the entries of `{}`",
@@ -168,115 +176,98 @@ pub fn parse(
             .into());
         }
     }
-    if entries.is_empty() {
-        return Err(ConfigError::Value {
-            file,
-            key: config::APIS_KEY.into(),
-            message: "lists no API".into(),
+    Ok(())
+}
+
+/// The keys of entry `path` (`apis[i]`) before it is parsed: no server-wide setting, a `name`
+/// and a `spec`, a valid name no entry before it (`apis`) has.
+fn check_entry(
+    map: &serde_json::Map<String, Value>,
+    apis: &[ApiConfig],
+    entry_keys: &[String],
+    top_keys: &[String],
+    file: &str,
+    path: &str,
+) -> Result<(), ConfigError> {
+    let value_err = |key: String, message: String| ConfigError::Value {
+        file: file.to_string(),
+        key,
+        message,
+    };
+    for key in map.keys() {
+        let k = key.replace('_', "-");
+        if !entry_keys.contains(&k) && top_keys.contains(&k) {
+            return Err(value_err(
+                format!("{path}.{key}"),
+                "is a setting of the whole server, not of one API: set it at the top level of the file".into(),
+            ));
         }
-        .into());
     }
-    let entry_cmd = entry_command();
-    let entry_keys = config::keys(&entry_cmd);
-    let top_keys = config::keys(cmd);
-    let mut apis: Vec<ApiConfig> = Vec::with_capacity(entries.len());
-    let mut warnings = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let path = format!("{}[{i}]", config::APIS_KEY);
-        let value_err = |key: String, message: String| ConfigError::Value {
-            file: file.clone(),
-            key,
-            message,
-        };
-        if let Value::Object(map) = entry {
-            for key in map.keys() {
-                let k = key.replace('_', "-");
-                if !entry_keys.contains(&k) && top_keys.contains(&k) {
-                    return Err(value_err(
-                        format!("{path}.{key}"),
-                        "is a setting of the whole server, not of one API: set it at the top level of the file".into(),
-                    )
-                    .into());
-                }
-            }
-            for required in [NAME, "spec"] {
-                if map.get(required).is_none_or(Value::is_null) {
-                    return Err(value_err(path.clone(), format!("needs `{required}`")).into());
-                }
-            }
-            let name = map.get(NAME).and_then(Value::as_str).unwrap_or_default();
-            multi::check_name(name).map_err(|e| value_err(format!("{path}.{NAME}"), e))?;
-            if let Some(j) = apis.iter().position(|a| a.name == name) {
-                return Err(value_err(
-                    format!("{path}.{NAME}"),
-                    format!(
-                        "`{name}` is the name of {}[{j}] too: API names are unique",
-                        config::APIS_KEY
-                    ),
-                )
-                .into());
-            }
+    for required in [NAME, "spec"] {
+        if map.get(required).is_none_or(Value::is_null) {
+            return Err(value_err(path.to_string(), format!("needs `{required}`")));
         }
-        let name = entry
-            .get(NAME)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let auth_env = format!("OPENAPI_MCP_{}_<SCHEME>", name.to_ascii_uppercase());
-        let tokens = config::entry_tokens(&entry_cmd, &file, &path, entry, &auth_env)?;
-        warnings.extend(tokens.warnings);
-        let matches = entry_cmd
-            .clone()
-            .try_get_matches_from(&tokens.argv)
-            .map_err(|e| {
-                let text = e.to_string();
-                let line = text.lines().next().unwrap_or_default();
-                value_err(
-                    path.clone(),
-                    line.strip_prefix("error: ").unwrap_or(line).to_string(),
-                )
-            })?;
-        let mut spec = SpecArgs::from_arg_matches(&matches)
-            .map_err(|e| value_err(path.clone(), e.to_string()))?;
-        if spec.prefix.is_none() {
-            spec.prefix = Some(name.clone());
-        }
-        let strings = |id: &str| -> Vec<String> {
-            matches
-                .get_many::<String>(id)
-                .map(|v| v.cloned().collect())
-                .unwrap_or_default()
-        };
-        apis.push(ApiConfig {
-            spec,
-            base_url: matches.get_one::<String>("base_url").cloned(),
-            credential_origin: strings("credential_origin"),
-            auth: strings("auth"),
-            header: strings("header"),
-            upstream_auth: matches.get_one::<UpstreamAuth>("upstream_auth").copied(),
-            token_exchange_audience: matches
-                .get_one::<String>("token_exchange_audience")
-                .cloned(),
-            upstream_client_id: matches.get_one::<String>("upstream_client_id").cloned(),
-            oauth_proxy_scheme: matches.get_one::<String>("oauth_proxy_scheme").cloned(),
-            from_file: tokens.from_file,
-            matches,
-            name,
-        });
     }
-    // The APIs' credential modes together (one oauth-proxy API at most, each mode's keys in
-    // its mode), with the file and the key to change.
+    let name = map.get(NAME).and_then(Value::as_str).unwrap_or_default();
+    multi::check_name(name).map_err(|e| value_err(format!("{path}.{NAME}"), e))?;
+    if let Some(j) = apis.iter().position(|a| a.name == name) {
+        return Err(value_err(
+            format!("{path}.{NAME}"),
+            format!(
+                "`{name}` is the name of {}[{j}] too: API names are unique",
+                config::APIS_KEY
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Entry `path` (`apis[i]`) parsed with `entry_cmd`, with its warnings (literal secrets).
+fn parse_entry(
+    entry_cmd: &Command,
+    entry: &Value,
+    file: &str,
+    path: &str,
+) -> anyhow::Result<(ApiConfig, Vec<String>)> {
+    let value_err = |message: String| ConfigError::Value {
+        file: file.to_string(),
+        key: path.to_string(),
+        message,
+    };
+    let name = entry
+        .get(NAME)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let auth_env = format!("OPENAPI_MCP_{}_<SCHEME>", name.to_ascii_uppercase());
+    let tokens = config::entry_tokens(entry_cmd, file, path, entry, &auth_env)?;
+    let matches = entry_cmd
+        .clone()
+        .try_get_matches_from(&tokens.argv)
+        .map_err(|e| {
+            let text = e.to_string();
+            let line = text.lines().next().unwrap_or_default();
+            value_err(line.strip_prefix("error: ").unwrap_or(line).to_string())
+        })?;
+    let mut spec = SpecArgs::from_arg_matches(&matches).map_err(|e| value_err(e.to_string()))?;
+    if spec.prefix.is_none() {
+        spec.prefix = Some(name.clone());
+    }
+    let api = ApiConfig {
+        spec,
+        options: ApiOptions::from_matches(&matches),
+        from_file: tokens.from_file,
+        matches,
+        name,
+    };
+    Ok((api, tokens.warnings))
+}
+
+/// The APIs' credential modes together (one oauth-proxy API at most, each mode's keys in its
+/// mode), with the file and the key to change.
+fn check_auths(m: &ArgMatches, apis: &[ApiConfig], file: String) -> anyhow::Result<()> {
     let server = ServeArgs::from_arg_matches(m).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let auths: Vec<ApiAuth<'_>> = apis
-        .iter()
-        .map(|a| ApiAuth {
-            name: &a.name,
-            upstream_auth: a.upstream_auth,
-            token_exchange_audience: a.token_exchange_audience.is_some(),
-            upstream_client_id: a.upstream_client_id.is_some(),
-            oauth_proxy_scheme: a.oauth_proxy_scheme.is_some(),
-        })
-        .collect();
+    let auths: Vec<ApiAuth<'_>> = apis.iter().map(|a| a.options.api_auth(&a.name)).collect();
     if let Err(e) = check_api_auth(&server, &auths) {
         let key = match e.api {
             Some(i) => format!("{}[{i}].{}", config::APIS_KEY, e.key),
@@ -289,7 +280,7 @@ pub fn parse(
         }
         .into());
     }
-    Ok((apis, warnings))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -298,6 +289,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
+    use openapi_mcp_runtime::serve::UpstreamAuth;
 
     struct File(std::path::PathBuf);
     impl File {
@@ -390,15 +382,18 @@ mod tests {
                 "defaults to the name"
             );
             assert_eq!(a[0].spec.include_tag, ["pets"]);
-            assert_eq!(a[0].base_url.as_deref(), Some("http://127.0.0.1:1/api"));
-            assert_eq!(a[0].header, ["X-A: 1"]);
+            assert_eq!(
+                a[0].options.base_url.as_deref(),
+                Some("http://127.0.0.1:1/api")
+            );
+            assert_eq!(a[0].options.header, ["X-A: 1"]);
             assert_eq!(a[1].spec.prefix.as_deref(), Some(""));
-            assert_eq!(a[1].auth, ["key=lit"]);
+            assert_eq!(a[1].options.auth, ["key=lit"]);
             assert_eq!(
                 a[1].spec.client,
                 openapi_mcp_convert::profile::Client::Claude
             );
-            assert!(a[1].base_url.is_none());
+            assert!(a[1].options.base_url.is_none());
         }
     }
 
@@ -502,10 +497,10 @@ mod tests {
         let text = "transport: http\noauth-issuer: https://as.example\noauth-client-id: rs\nupstream-auth: token-exchange\napis:\n  - name: crm\n    spec: crm.yaml\n    token-exchange-audience: https://crm.example\n  - name: pets\n    spec: pets.yaml\n    upstream-auth: static\n";
         let f = File::new("modes.yaml", text);
         let a = apis(&f, &[]).unwrap();
-        assert_eq!(a[0].upstream_auth, None, "the top level's");
-        assert_eq!(a[1].upstream_auth, Some(UpstreamAuth::Static));
+        assert_eq!(a[0].options.upstream_auth, None, "the top level's");
+        assert_eq!(a[1].options.upstream_auth, Some(UpstreamAuth::Static));
         assert_eq!(
-            a[0].token_exchange_audience.as_deref(),
+            a[0].options.token_exchange_audience.as_deref(),
             Some("https://crm.example")
         );
         // The top level's default from the command line: `crm` is then static, and its

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{ArgMatches, CommandFactory};
+use openapi_mcp_runtime::serve::ApiOptions;
 use openapi_mcp_runtime::serve::config::{self, Expanded};
 
 use crate::apis::ApiConfig;
@@ -54,7 +55,7 @@ fn effective(
     } else {
         crate::apis::per_api_ids()
             .into_iter()
-            .filter(|id| !crate::apis::SERVER_DEFAULTS.contains(&id.as_str()))
+            .filter(|id| !ApiOptions::SERVER_DEFAULTS.contains(&id.as_str()))
             .collect()
     };
     let skip: Vec<&str> = ["print"]
@@ -87,7 +88,7 @@ fn effective(
             let rendered: Vec<String> = rendered
                 .lines()
                 .map(
-                    |l| match (api.upstream_auth, l.strip_prefix("upstream-auth: ")) {
+                    |l| match (api.options.upstream_auth, l.strip_prefix("upstream-auth: ")) {
                         (None, Some(_)) => format!(
                             "upstream-auth: {}  # the top-level upstream-auth",
                             server_mode.name()

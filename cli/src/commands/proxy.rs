@@ -67,14 +67,7 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
         served.push(ApiServing {
             name: api.name,
             set: conversion.tools,
-            base_url: api.base_url,
-            credential_origin: api.credential_origin,
-            auth: api.auth,
-            header: api.header,
-            token_exchange_audience: api.token_exchange_audience,
-            upstream_auth: api.upstream_auth,
-            upstream_client_id: api.upstream_client_id,
-            oauth_proxy_scheme: api.oauth_proxy_scheme,
+            options: api.options,
         });
     }
     let label = served

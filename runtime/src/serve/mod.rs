@@ -3,6 +3,7 @@
 //! exactly this, so a serving option added here reaches both by construction (a test compares
 //! the two command lines).
 
+mod api_options;
 mod args;
 #[cfg(feature = "cli")]
 pub mod config;
@@ -14,6 +15,7 @@ mod resolve;
 pub mod shown;
 
 pub use crate::serve::shown::{shown_url, shown_url_text};
+pub use api_options::*;
 pub use args::*;
 #[cfg(feature = "cli")]
 pub use generated::*;
@@ -123,23 +125,8 @@ pub struct ApiServing {
     /// `[a-z][a-z0-9_]*` ([`crate::server::multi::check_name`]), unique among the APIs.
     pub name: String,
     pub set: ToolSet,
-    /// `--base-url` of this API.
-    pub base_url: Option<String>,
-    /// `--credential-origin` of this API.
-    pub credential_origin: Vec<String>,
-    /// `--auth` of this API.
-    pub auth: Vec<String>,
-    /// `--header` of this API.
-    pub header: Vec<String>,
-    /// `--token-exchange-audience` of this API (with `--upstream-auth token-exchange`).
-    pub token_exchange_audience: Option<String>,
-    /// `--upstream-auth` of this API (`None`: the server's, [`ServeArgs::upstream_auth`]).
-    pub upstream_auth: Option<UpstreamAuth>,
-    /// `--upstream-client-id` of this API (with `upstream-auth: oauth-proxy`); its secret is
-    /// read from `OPENAPI_MCP_<API>_UPSTREAM_CLIENT_SECRET`.
-    pub upstream_client_id: Option<String>,
-    /// `--oauth-proxy-scheme` of this API (with `upstream-auth: oauth-proxy`).
-    pub oauth_proxy_scheme: Option<String>,
+    /// Its own serving options.
+    pub options: ApiOptions,
 }
 
 /// How one API of a server of several gets its credentials, as its `apis:` entry says: what
@@ -283,8 +270,7 @@ pub fn check_api_auth(args: &ServeArgs, apis: &[ApiAuth<'_>]) -> Result<(), ApiA
 /// with its own audience, or the `--oauth-proxy` flow of one API), and every call goes through
 /// its tool's API's; a per-caller credential is only ever its own API's forwarder's.
 /// `args.upstream_auth` is the default of APIs that do not say; `args`' other API-side options
-/// (`base_url`, `credential_origin`, `auth`, `header`, `token_exchange_audience`,
-/// `upstream_client_id`, `oauth_proxy_scheme`) are not used.
+/// (those of [`ApiOptions`]) are not used.
 pub async fn serve_apis(
     apis: Vec<ApiServing>,
     args: &ServeArgs,
@@ -296,16 +282,7 @@ pub async fn serve_apis(
         ..args.clone()
     }
     .check_gate()?;
-    let auths: Vec<ApiAuth<'_>> = apis
-        .iter()
-        .map(|a| ApiAuth {
-            name: &a.name,
-            upstream_auth: a.upstream_auth,
-            token_exchange_audience: a.token_exchange_audience.is_some(),
-            upstream_client_id: a.upstream_client_id.is_some(),
-            oauth_proxy_scheme: a.oauth_proxy_scheme.is_some(),
-        })
-        .collect();
+    let auths: Vec<ApiAuth<'_>> = apis.iter().map(|a| a.options.api_auth(&a.name)).collect();
     check_api_auth(args, &auths).map_err(|e| match e.api {
         Some(_) => UserError::msg(e.message),
         None if e.message.starts_with("API") => UserError::msg(e.message),
@@ -313,7 +290,7 @@ pub async fn serve_apis(
     })?;
     let modes: Vec<UpstreamAuth> = apis
         .iter()
-        .map(|a| a.upstream_auth.unwrap_or(args.upstream_auth))
+        .map(|a| a.options.upstream_auth.unwrap_or(args.upstream_auth))
         .collect();
     check_upstream_secret(&apis, &modes)?;
     if let Some(h) = args.forward_header.first() {
@@ -328,7 +305,7 @@ pub async fn serve_apis(
     for api in &apis {
         crate::server::multi::check_name(&api.name).map_err(UserError::msg)?;
         let api_args = ServeArgs {
-            base_url: api.base_url.clone(),
+            base_url: api.options.base_url.clone(),
             ..ServeArgs::default()
         };
         bases.push(
@@ -354,17 +331,7 @@ pub async fn serve_apis(
             .filter(|&(j, o)| j != i && *o != origins[i])
             .map(|(_, o)| o.clone())
             .collect();
-        let api_args = ServeArgs {
-            base_url: api.base_url.clone(),
-            credential_origin: api.credential_origin.clone(),
-            auth: api.auth.clone(),
-            header: api.header.clone(),
-            token_exchange_audience: api.token_exchange_audience.clone(),
-            upstream_auth: modes[i],
-            upstream_client_id: api.upstream_client_id.clone(),
-            oauth_proxy_scheme: api.oauth_proxy_scheme.clone(),
-            ..args.clone()
-        };
+        let api_args = api.options.serve_args(args, modes[i]);
         let (forwarder, mut missing) = api_args
             .forwarder_for(&api.set, base.clone(), Some(&api.name), &others)
             .map_err(|e| match e {
@@ -874,14 +841,7 @@ mod tests {
             ApiServing {
                 name: name.into(),
                 set,
-                base_url: None,
-                credential_origin: Vec::new(),
-                auth: Vec::new(),
-                header: Vec::new(),
-                token_exchange_audience: None,
-                upstream_auth: None,
-                upstream_client_id: None,
-                oauth_proxy_scheme: None,
+                options: ApiOptions::default(),
             }
         };
         let apis = [api("a", "bearer"), api("a_upstream", "client_secret")];
