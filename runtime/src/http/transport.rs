@@ -170,54 +170,11 @@ pub fn http_router(
     opts: &HttpOptions,
     shutdown: &CancellationToken,
 ) -> axum::Router {
-    let mut hosts: Vec<String> = vec![
-        "localhost".into(),
-        "127.0.0.1".into(),
-        "::1".into(),
-        "[::1]".into(),
-    ];
-    hosts.extend(opts.allowed_hosts.iter().cloned());
-    if !opts.listen.ip().is_loopback() && !opts.listen.ip().is_unspecified() {
-        hosts.push(opts.listen.ip().to_string());
-    }
-    let mut origins: Vec<String> = vec![
-        "http://localhost:*".into(),
-        "http://127.0.0.1:*".into(),
-        "http://[::1]:*".into(),
-        "https://localhost:*".into(),
-    ];
-    origins.extend(opts.allowed_origins.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(!opts.stateless)
-        // A request served without a session (every 2026-era request, and every request with
-        // --stateless) gets a JSON answer when the answer is all there is; a call that sends
-        // progress first is answered as an event stream (rmcp falls back by itself). 2025-era
-        // sessions answer with event streams whatever this says.
-        .with_json_response(true)
-        .with_sse_keep_alive(Some(Duration::from_secs(15)))
-        .with_allowed_hosts(hosts)
-        .with_allowed_origins(origins)
-        .with_max_request_body_bytes(opts.max_body_bytes)
-        .with_cancellation_token(shutdown.child_token());
+    let config = mcp_config(opts, shutdown);
     warm_up_later(&server);
     let observed = opts.observe.is_on().then(|| server.clone());
     let gated = server.clone();
-    let oauth = opts.oauth.clone().map(|mut o| {
-        if o.audience.is_empty() {
-            o.audience = format!("http://{}/mcp", opts.listen);
-        }
-        if o.scopes_supported.is_empty() {
-            let state = server.state();
-            for def in &state.set.tools {
-                for s in def.route.oauth_scopes.iter().flatten() {
-                    if !o.scopes_supported.contains(s) {
-                        o.scopes_supported.push(s.clone());
-                    }
-                }
-            }
-        }
-        Arc::new(ResourceServer::new(o))
-    });
+    let oauth = resource_server(opts, &server);
     let manager = Arc::new(LocalSessionManager::default());
     let service: StreamableHttpService<ProxyServer, LocalSessionManager> =
         StreamableHttpService::new(move || Ok(server.clone()), Arc::clone(&manager), config);
@@ -245,9 +202,79 @@ pub fn http_router(
         }
         None => app = app.layer(axum::middleware::from_fn(session_delete_status)),
     }
-    let mut app = app.layer(axum::middleware::from_fn(
+    let app = app.layer(axum::middleware::from_fn(
         move |req: Request, next: Next| json_rpc_body_errors(max_body, req, next),
     ));
+    let app = with_gates(app, opts, oauth.clone(), gated, guard, observed);
+    open_routes(opts, oauth).merge(app)
+}
+
+/// The MCP endpoint's configuration: sessions unless `--stateless`, the Host and Origin
+/// allow-lists (loopback, and the ones configured), the body limit, cancelled with `shutdown`.
+fn mcp_config(opts: &HttpOptions, shutdown: &CancellationToken) -> StreamableHttpServerConfig {
+    let mut hosts: Vec<String> = vec![
+        "localhost".into(),
+        "127.0.0.1".into(),
+        "::1".into(),
+        "[::1]".into(),
+    ];
+    hosts.extend(opts.allowed_hosts.iter().cloned());
+    if !opts.listen.ip().is_loopback() && !opts.listen.ip().is_unspecified() {
+        hosts.push(opts.listen.ip().to_string());
+    }
+    let mut origins: Vec<String> = vec![
+        "http://localhost:*".into(),
+        "http://127.0.0.1:*".into(),
+        "http://[::1]:*".into(),
+        "https://localhost:*".into(),
+    ];
+    origins.extend(opts.allowed_origins.iter().cloned());
+    StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(!opts.stateless)
+        // A request served without a session (every 2026-era request, and every request with
+        // --stateless) gets a JSON answer when the answer is all there is; a call that sends
+        // progress first is answered as an event stream (rmcp falls back by itself). 2025-era
+        // sessions answer with event streams whatever this says.
+        .with_json_response(true)
+        .with_sse_keep_alive(Some(Duration::from_secs(15)))
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .with_max_request_body_bytes(opts.max_body_bytes)
+        .with_cancellation_token(shutdown.child_token())
+}
+
+/// The OAuth resource server of `--oauth-issuer` (or the `--oauth-proxy`'s): its audience
+/// defaults to this server's `/mcp` URL, its advertised scopes to the operations'.
+fn resource_server(opts: &HttpOptions, server: &ProxyServer) -> Option<Arc<ResourceServer>> {
+    opts.oauth.clone().map(|mut o| {
+        if o.audience.is_empty() {
+            o.audience = format!("http://{}/mcp", opts.listen);
+        }
+        if o.scopes_supported.is_empty() {
+            let state = server.state();
+            for def in &state.set.tools {
+                for s in def.route.oauth_scopes.iter().flatten() {
+                    if !o.scopes_supported.contains(s) {
+                        o.scopes_supported.push(s.clone());
+                    }
+                }
+            }
+        }
+        Arc::new(ResourceServer::new(o))
+    })
+}
+
+/// `app` behind its gates, outermost last: the `--auth-token` bearer check, the OAuth resource
+/// server's token check (`gated` answers which tools a token may see), and the `--rate-limit`.
+fn with_gates(
+    mut app: axum::Router,
+    opts: &HttpOptions,
+    oauth: Option<Arc<ResourceServer>>,
+    gated: ProxyServer,
+    guard: Option<Arc<SessionGuard>>,
+    observed: Option<ProxyServer>,
+) -> axum::Router {
+    let max_body = opts.max_body_bytes;
     if let Some(token) = opts.auth_token.clone() {
         let principal = crate::http::sessions::Principal::token(&token);
         let token = Arc::new(token);
@@ -262,7 +289,7 @@ pub fn http_router(
             },
         ));
     }
-    if let Some(rs) = oauth.clone() {
+    if let Some(rs) = oauth {
         let metrics = opts.observe.metrics.clone();
         app =
             app.layer(axum::middleware::from_fn(
@@ -288,6 +315,12 @@ pub fn http_router(
             },
         ));
     }
+    app
+}
+
+/// The routes served before the gates: the OAuth protected-resource metadata, the
+/// `--oauth-proxy`'s authorization server, and the health and readiness probes.
+fn open_routes(opts: &HttpOptions, oauth: Option<Arc<ResourceServer>>) -> axum::Router {
     // Probes carry no token and come from anywhere the orchestrator is: served before the bearer
     // gate and the rate limit, and saying nothing but ready or not.
     let readiness = opts.readiness.clone();
@@ -336,7 +369,6 @@ pub fn http_router(
                 }
             }),
         )
-        .merge(app)
 }
 
 /// `/metrics`: the Prometheus text format.

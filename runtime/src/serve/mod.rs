@@ -276,44 +276,9 @@ pub async fn serve_apis(
     args: &ServeArgs,
     serving: Serving,
 ) -> Result<(), StartError> {
-    // The server's own options; each API's credential mode is checked below.
-    ServeArgs {
-        upstream_auth: UpstreamAuth::Static,
-        ..args.clone()
-    }
-    .check_gate()?;
-    let auths: Vec<ApiAuth<'_>> = apis.iter().map(|a| a.options.api_auth(&a.name)).collect();
-    check_api_auth(args, &auths).map_err(|e| match e.api {
-        Some(_) => UserError::msg(e.message),
-        None if e.message.starts_with("API") => UserError::msg(e.message),
-        None => UserError::msg(format!("--{} {}", e.key, e.message)),
-    })?;
-    let modes: Vec<UpstreamAuth> = apis
-        .iter()
-        .map(|a| a.options.upstream_auth.unwrap_or(args.upstream_auth))
-        .collect();
-    check_upstream_secret(&apis, &modes)?;
-    if let Some(h) = args.forward_header.first() {
-        return Err(UserError::msg(format!(
-            "--forward-header {h} passes a client's header (often a per-user credential) to the API, and with several APIs (`apis:`) it would reach every one of them: run one proxy per API for it"
-        ))
-        .into());
-    }
+    let modes = check_apis(&apis, args)?;
     let mode = args.tool_mode()?;
-    let in_api = |name: &str, e: UserError| UserError::msg(format!("API `{name}`: {e}"));
-    let mut bases = Vec::with_capacity(apis.len());
-    for api in &apis {
-        crate::server::multi::check_name(&api.name).map_err(UserError::msg)?;
-        let api_args = ServeArgs {
-            base_url: api.options.base_url.clone(),
-            ..ServeArgs::default()
-        };
-        bases.push(
-            api_args
-                .base_url(&api.set)
-                .map_err(|e| in_api(&api.name, e))?,
-        );
-    }
+    let bases = api_bases(&apis)?;
     let origins: Vec<String> = bases
         .iter()
         .map(|b| b.origin().ascii_serialization())
@@ -364,21 +329,7 @@ pub async fn serve_apis(
             forwarder.set_caller_credentials(Arc::clone(&proxy) as _);
             oauth_proxy = Some((proxy, api.name.clone()));
         }
-        for m in missing {
-            let vars: Vec<String> = api
-                .set
-                .security_schemes
-                .iter()
-                .filter(|(n, _)| *n == m)
-                .flat_map(|(n, s)| s.env_var_names(n))
-                .map(|v| crate::server::multi::env_var(&api.name, &v))
-                .collect();
-            warnings.push(format!(
-                "API {}: no credentials for security scheme {m} (set {}, or `auth` in its entry; operations needing it will get 401/403 from the API)",
-                api.name,
-                vars.join(" or ")
-            ));
-        }
+        warnings.extend(missing_credentials(&api, missing));
         if args.ready_check {
             for u in ServeArgs::upstreams(&api.set, &base) {
                 if !upstreams.contains(&u) {
@@ -415,6 +366,82 @@ pub async fn serve_apis(
         oauth_proxy_api,
     };
     run(prepared, mode, args, serving).await
+}
+
+/// The checks of a server of several APIs before anything is built: the server's own options,
+/// the APIs' credential modes together (returned, one per API), their upstream client secrets,
+/// and no `--forward-header` (it would reach every API).
+fn check_apis(apis: &[ApiServing], args: &ServeArgs) -> Result<Vec<UpstreamAuth>, StartError> {
+    // The server's own options; each API's credential mode is checked below.
+    ServeArgs {
+        upstream_auth: UpstreamAuth::Static,
+        ..args.clone()
+    }
+    .check_gate()?;
+    let auths: Vec<ApiAuth<'_>> = apis.iter().map(|a| a.options.api_auth(&a.name)).collect();
+    check_api_auth(args, &auths).map_err(|e| match e.api {
+        Some(_) => UserError::msg(e.message),
+        None if e.message.starts_with("API") => UserError::msg(e.message),
+        None => UserError::msg(format!("--{} {}", e.key, e.message)),
+    })?;
+    let modes: Vec<UpstreamAuth> = apis
+        .iter()
+        .map(|a| a.options.upstream_auth.unwrap_or(args.upstream_auth))
+        .collect();
+    check_upstream_secret(&apis, &modes)?;
+    if let Some(h) = args.forward_header.first() {
+        return Err(UserError::msg(format!(
+            "--forward-header {h} passes a client's header (often a per-user credential) to the API, and with several APIs (`apis:`) it would reach every one of them: run one proxy per API for it"
+        ))
+        .into());
+    }
+    Ok(modes)
+}
+
+/// Each API's base URL (its entry's `base-url`, else its spec's server), checking its name.
+fn api_bases(apis: &[ApiServing]) -> Result<Vec<url::Url>, UserError> {
+    let mut bases = Vec::with_capacity(apis.len());
+    for api in apis {
+        crate::server::multi::check_name(&api.name).map_err(UserError::msg)?;
+        let api_args = ServeArgs {
+            base_url: api.options.base_url.clone(),
+            ..ServeArgs::default()
+        };
+        bases.push(
+            api_args
+                .base_url(&api.set)
+                .map_err(|e| in_api(&api.name, e))?,
+        );
+    }
+    Ok(bases)
+}
+
+/// The start-up warnings of an API of several for the security schemes it has no credentials
+/// for, naming its variables.
+fn missing_credentials(api: &ApiServing, missing: Vec<String>) -> Vec<String> {
+    missing
+        .into_iter()
+        .map(|m| {
+            let vars: Vec<String> = api
+                .set
+                .security_schemes
+                .iter()
+                .filter(|(n, _)| *n == m)
+                .flat_map(|(n, s)| s.env_var_names(n))
+                .map(|v| crate::server::multi::env_var(&api.name, &v))
+                .collect();
+            format!(
+                "API {}: no credentials for security scheme {m} (set {}, or `auth` in its entry; operations needing it will get 401/403 from the API)",
+                api.name,
+                vars.join(" or ")
+            )
+        })
+        .collect()
+}
+
+/// An error of the API named `name`, saying so.
+fn in_api(name: &str, e: UserError) -> UserError {
+    UserError::msg(format!("API `{name}`: {e}"))
 }
 
 /// A server's tools and forwarders, ready to serve.
@@ -469,7 +496,7 @@ async fn run(
     prepared: Prepared,
     mode: ToolMode,
     args: &ServeArgs,
-    serving: Serving,
+    mut serving: Serving,
 ) -> Result<(), StartError> {
     let Prepared {
         set,
@@ -492,41 +519,8 @@ async fn run(
     let observe = args.observe()?;
     let tool_count = set.tools.len();
     let probe_timeout = timeout_duration(args.timeout)?.min(Duration::from_secs(5));
-    let server = ProxyServer::with_apis(
-        set,
-        apis,
-        forwarders,
-        ServerOptions {
-            page_size: args.page_size,
-            page_bytes: None,
-            max_concurrency: args.max_concurrency,
-            dispatcher: serving.dispatcher,
-            forward_headers: args.forward_header.clone(),
-            mode,
-            list_caching: ListCaching::new(
-                serving.watched,
-                args.auth_token.is_some()
-                    || args.oauth_issuer.is_some()
-                    || args.oauth_proxy.is_some(),
-            ),
-            confirm: args.confirm,
-            confirm_key: args.confirm_key()?,
-            poll: args.poll,
-            observe: observe.clone(),
-            tasks: crate::tasks::from_options(
-                args.tasks,
-                args.task_store.as_deref(),
-                args.task_ttl,
-                args.task_after,
-                std::env::var_os(crate::forward::auth::STORE_KEY_ENV)
-                    .as_ref()
-                    .map(|k| k.as_encoded_bytes()),
-            )
-            .map_err(UserError::msg)?,
-            task_after: args.task_after,
-            workflows: serving.workflows.clone(),
-        },
-    );
+    let options = server_options(args, mode, observe.clone(), &mut serving)?;
+    let server = ProxyServer::with_apis(set, apis, forwarders, options);
     if let Some(audit) = &observe.audit {
         audit.reopen_on_sighup();
     }
@@ -546,26 +540,7 @@ async fn run(
         );
         metrics_task = Some(handle);
     }
-    let served = server.state().tools().len();
-    let tools_desc = if served == tool_count {
-        format!("{tool_count} tools")
-    } else {
-        format!(
-            "{tool_count} operations as {served} tools, --mode {}",
-            args.mode.name()
-        )
-    };
-    for w in &warnings {
-        tracing::warn!("{w}");
-    }
-    let list_bytes = server.state().list_bytes();
-    if list_bytes > MAX_PAGE_BYTES {
-        tracing::warn!(
-            "the tool list is {:.1} MiB: tools/list is served in pages of at most {} MiB (clients on the TypeScript SDK drop stdio messages over 10 MiB); clients that read only the first page see part of the tools; --mode dynamic serves 3 tools, or filter operations (--include-tag, --include-path)",
-            list_bytes as f64 / (1 << 20) as f64,
-            MAX_PAGE_BYTES >> 20
-        );
-    }
+    let tools_desc = describe_tools(&server, tool_count, args, &warnings);
     if let Some(f) = serving.on_start {
         f(&server);
     }
@@ -653,6 +628,76 @@ async fn run(
         let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(5))).await;
     }
     Ok(())
+}
+
+/// The server's options from the serving options: the tool `mode`, `observe`, and what
+/// `serving` brings (its dispatcher is taken).
+fn server_options(
+    args: &ServeArgs,
+    mode: ToolMode,
+    observe: Observe,
+    serving: &mut Serving,
+) -> Result<ServerOptions, StartError> {
+    Ok(ServerOptions {
+        page_size: args.page_size,
+        page_bytes: None,
+        max_concurrency: args.max_concurrency,
+        dispatcher: serving.dispatcher.take(),
+        forward_headers: args.forward_header.clone(),
+        mode,
+        list_caching: ListCaching::new(
+            serving.watched,
+            args.auth_token.is_some() || args.oauth_issuer.is_some() || args.oauth_proxy.is_some(),
+        ),
+        confirm: args.confirm,
+        confirm_key: args.confirm_key()?,
+        poll: args.poll,
+        observe,
+        tasks: crate::tasks::from_options(
+            args.tasks,
+            args.task_store.as_deref(),
+            args.task_ttl,
+            args.task_after,
+            std::env::var_os(crate::forward::auth::STORE_KEY_ENV)
+                .as_ref()
+                .map(|k| k.as_encoded_bytes()),
+        )
+        .map_err(UserError::msg)?,
+        task_after: args.task_after,
+        workflows: serving.workflows.clone(),
+    })
+}
+
+/// The start-up line's account of the tools (`N tools`, or the operations and the tools they
+/// became in another `--mode`); logs the start-up `warnings` and a tool list too long for one
+/// page.
+fn describe_tools(
+    server: &ProxyServer,
+    tool_count: usize,
+    args: &ServeArgs,
+    warnings: &[String],
+) -> String {
+    let served = server.state().tools().len();
+    let tools_desc = if served == tool_count {
+        format!("{tool_count} tools")
+    } else {
+        format!(
+            "{tool_count} operations as {served} tools, --mode {}",
+            args.mode.name()
+        )
+    };
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    let list_bytes = server.state().list_bytes();
+    if list_bytes > MAX_PAGE_BYTES {
+        tracing::warn!(
+            "the tool list is {:.1} MiB: tools/list is served in pages of at most {} MiB (clients on the TypeScript SDK drop stdio messages over 10 MiB); clients that read only the first page see part of the tools; --mode dynamic serves 3 tools, or filter operations (--include-tag, --include-path)",
+            list_bytes as f64 / (1 << 20) as f64,
+            MAX_PAGE_BYTES >> 20
+        );
+    }
+    tools_desc
 }
 
 /// Resolves on Ctrl-C, or on SIGTERM (what Kubernetes, systemd and `docker stop` send): the
