@@ -14,6 +14,7 @@ pub mod caller;
 pub mod capture;
 mod encode;
 pub mod fit;
+pub mod local;
 pub mod request;
 pub mod response;
 pub(crate) mod scrub;
@@ -31,6 +32,7 @@ use url::Url;
 pub use auth::Credentials;
 pub use caller::{Caller, CallerCredentialError, CallerCredentials};
 pub use fit::ResponseMode;
+pub use local::CallerIdentity;
 pub use response::{Shape, Truncation, to_result, to_result_shaped};
 
 use auth::{Cred, TokenCache};
@@ -86,7 +88,7 @@ fn note_exchange(f: impl FnOnce(&mut Exchange)) {
     });
 }
 
-fn note_error(e: &reqwest::Error) {
+fn note_error(e: &local::SendError) {
     let (timed_out, unreachable) = (e.is_timeout(), e.is_connect() && !e.is_timeout());
     note_exchange(|x| {
         x.timed_out = timed_out;
@@ -301,6 +303,9 @@ struct Inner {
     tokens: TokenCache,
     /// Per-caller credentials, asked before `creds` (set once, before serving).
     caller_creds: std::sync::OnceLock<Arc<dyn CallerCredentials>>,
+    /// In-process forwarding: requests to the base URL's origin go to this service instead of
+    /// over HTTP (set once, before serving).
+    local: std::sync::OnceLock<local::LocalService>,
     /// Credential values (in their wire encodings) and `--header` values that are secrets
     /// ([`scrub::is_secret_header`]), prepared for [`scrub::scrub`]; OAuth tokens join them per
     /// call.
@@ -413,10 +418,10 @@ fn origin_of(url: &Url) -> String {
 }
 
 /// Reads at most `max` bytes of the body; `true` when more was available.
-async fn read_capped(
-    resp: &mut reqwest::Response,
+async fn read_capped<R: local::Chunks>(
+    resp: &mut R,
     max: usize,
-) -> Result<(Vec<u8>, bool), reqwest::Error> {
+) -> Result<(Vec<u8>, bool), R::Error> {
     let mut buf = Vec::new();
     while let Some(chunk) = resp.chunk().await? {
         let room = max - buf.len();
@@ -511,6 +516,7 @@ impl Forwarder {
                 creds,
                 tokens: TokenCache::default(),
                 caller_creds: std::sync::OnceLock::new(),
+                local: std::sync::OnceLock::new(),
                 secrets,
             }),
         })
@@ -533,6 +539,34 @@ impl Forwarder {
     /// by an authorized caller (see [`caller`]). Set once; `false` if one was set already.
     pub fn set_caller_credentials(&self, provider: Arc<dyn CallerCredentials>) -> bool {
         self.inner.caller_creds.set(provider).is_ok()
+    }
+
+    /// Sends calls to `service` — typically the API owner's own `axum::Router` — instead of
+    /// over HTTP (see [`local`]): every request to the base URL's origin becomes a `oneshot`
+    /// on it, with the same method, path, query, headers and body, and its answer is mapped as
+    /// an HTTP answer (limits, timeout, retries). Set once, before serving; `false` if one was
+    /// set already.
+    pub fn set_in_process<S, B>(&self, service: S) -> bool
+    where
+        S: tower::Service<http::Request<local::Body>, Response = http::Response<B>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Error: Into<local::BoxError>,
+        S::Future: Send + 'static,
+        B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+        B::Error: Into<local::BoxError>,
+    {
+        self.inner
+            .local
+            .set(local::LocalService::new(service))
+            .is_ok()
+    }
+
+    /// Whether calls go to an in-process service ([`Self::set_in_process`]).
+    pub fn is_in_process(&self) -> bool {
+        self.inner.local.get().is_some()
     }
 
     /// The per-caller credentials of `caller` for `route` (scheme, value): asked scheme by
@@ -1001,7 +1035,7 @@ impl Forwarder {
                             (r, Some(status.as_u16()))
                         }
                         Err(e) => {
-                            let msg = response::transport_error(e, &origin, &host, opts.timeout);
+                            let msg = e.message(&origin, &host, opts.timeout);
                             (
                                 error_result(format!(
                                     "HTTP {}: reading the response failed: {msg}",
@@ -1019,16 +1053,24 @@ impl Forwarder {
                         attempt += 1;
                         continue;
                     }
-                    return (
-                        error_result(response::transport_error(e, &origin, &host, opts.timeout)),
-                        None,
-                    );
+                    return (error_result(e.message(&origin, &host, opts.timeout)), None);
                 }
             }
         }
     }
 
-    async fn send(&self, built: &BuiltRequest) -> Result<reqwest::Response, reqwest::Error> {
+    async fn send(&self, built: &BuiltRequest) -> Result<local::Upstream, local::SendError> {
+        // One check per attempt; nothing more on the HTTP path.
+        if let Some(svc) = self.inner.local.get()
+            && origin_of(&built.url) == origin_of(&self.inner.opts.base_url)
+        {
+            let deadline = tokio::time::Instant::now() + self.inner.opts.timeout;
+            return svc
+                .send(built, local::current_caller(), deadline)
+                .await
+                .map(local::Upstream::Local)
+                .map_err(local::SendError::Local);
+        }
         let mut rb = self
             .inner
             .client
@@ -1049,7 +1091,10 @@ impl Forwarder {
                 .header(header::CONTENT_TYPE, ct.as_str())
                 .body(body.clone());
         }
-        rb.send().await
+        rb.send()
+            .await
+            .map(local::Upstream::Http)
+            .map_err(local::SendError::Http)
     }
 
     /// A client-credentials token for `scheme`: the cached one, or a freshly fetched one (then
