@@ -14,7 +14,10 @@
 //! - [`oauth`]: the OAuth resource server, token introspection and exchange, the OAuth proxy.
 //! - [`observe`]: Prometheus metrics, the audit log, readiness, OpenTelemetry traces.
 
+pub mod embed;
+pub mod extend;
 pub mod forward;
+pub mod generated;
 pub mod http;
 pub mod modes;
 pub mod oauth;
