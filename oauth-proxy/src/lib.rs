@@ -1798,7 +1798,7 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
     };
     let uris = match p.registered_redirect_uris(&meta) {
         Ok(u) => u,
-        Err(resp) => return resp,
+        Err(refusal) => return refusal.response(),
     };
     let Registration {
         method,
@@ -1808,7 +1808,7 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
         scope,
     } = match Registration::of(&meta) {
         Ok(r) => r,
-        Err(resp) => return resp,
+        Err(refusal) => return refusal.response(),
     };
     if let Err(resp) = p.room_to_register().await {
         return resp;
@@ -1848,20 +1848,29 @@ async fn register(State(p): State<Arc<OAuthProxy>>, body: axum::body::Bytes) -> 
     json_response(StatusCode::CREATED, &out)
 }
 
-/// `invalid_client_metadata` (RFC 7591 §3.2.2).
-fn bad_metadata(d: String) -> Response {
-    json_response(
-        StatusCode::BAD_REQUEST,
-        &serde_json::json!({"error": "invalid_client_metadata", "error_description": d}),
-    )
+/// Why a registration is refused (RFC 7591 §3.2.2), with the description for the client.
+enum Refusal {
+    /// `invalid_client_metadata`.
+    Metadata(String),
+    /// `invalid_redirect_uri`.
+    RedirectUri(String),
 }
 
-/// `invalid_redirect_uri` (RFC 7591 §3.2.2).
-fn bad_redirect_uri(d: String) -> Response {
-    json_response(
-        StatusCode::BAD_REQUEST,
-        &serde_json::json!({"error": "invalid_redirect_uri", "error_description": d}),
-    )
+impl Refusal {
+    fn response(self) -> Response {
+        let (error, d) = match self {
+            Refusal::Metadata(d) => ("invalid_client_metadata", d),
+            Refusal::RedirectUri(d) => ("invalid_redirect_uri", d),
+        };
+        json_response(
+            StatusCode::BAD_REQUEST,
+            &serde_json::json!({"error": error, "error_description": d}),
+        )
+    }
+}
+
+fn bad_metadata(d: String) -> Response {
+    Refusal::Metadata(d).response()
 }
 
 /// What a registration asks for besides its redirect URIs, checked.
@@ -1874,8 +1883,8 @@ struct Registration<'a> {
 }
 
 impl<'a> Registration<'a> {
-    fn of(meta: &'a serde_json::Value) -> Result<Self, Response> {
-        let bad = |d: String| Err(bad_metadata(d));
+    fn of(meta: &'a serde_json::Value) -> Result<Self, Refusal> {
+        let bad = |d: String| Err(Refusal::Metadata(d));
         let method = meta
             .get("token_endpoint_auth_method")
             .and_then(|v| v.as_str())
@@ -1941,10 +1950,10 @@ impl<'a> Registration<'a> {
 impl OAuthProxy {
     /// A registration's `redirect_uris`, checked (1 to [`MAX_REDIRECT_URIS`], each allowed),
     /// without repeats.
-    fn registered_redirect_uris(&self, meta: &serde_json::Value) -> Result<Vec<String>, Response> {
+    fn registered_redirect_uris(&self, meta: &serde_json::Value) -> Result<Vec<String>, Refusal> {
         let p = self;
-        let bad = |d: String| Err(bad_metadata(d));
-        let bad_uri = |d: String| Err(bad_redirect_uri(d));
+        let bad = |d: String| Err(Refusal::Metadata(d));
+        let bad_uri = |d: String| Err(Refusal::RedirectUri(d));
         match meta.get("redirect_uris").and_then(|v| v.as_array()) {
             Some(a) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => {
                 let mut out: Vec<String> = Vec::new();

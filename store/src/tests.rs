@@ -15,6 +15,7 @@ fn env(extra: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Optio
     }
 }
 
+#[cfg(feature = "sqlite")]
 mod tempdir {
     pub struct Dir(pub std::path::PathBuf);
     impl Dir {
@@ -46,6 +47,14 @@ fn the_default_store_is_in_a_data_directory() {
         p,
         std::path::PathBuf::from("/home/u/.local/share/openapi-mcp/oauth-proxy.sqlite3")
     );
+}
+
+/// The memory store (no backend feature) keeps the same contract.
+#[tokio::test]
+async fn the_memory_store_keeps_the_store_contract() {
+    let st = MemoryStore::new();
+    contract::check(&st).await;
+    assert_eq!(st.describe(), "memory");
 }
 
 #[cfg(feature = "sqlite")]

@@ -225,7 +225,7 @@ impl TokenExchange {
             ("requested_token_type", ACCESS_TOKEN_TYPE),
             (target, audience.as_str()),
         ];
-        let url = url::Url::parse(&endpoint).map_err(|e| {
+        let url = url::Url::parse(endpoint).map_err(|e| {
             tracing::warn!("token exchange at {endpoint}: {e}");
             CallerCredentialError::new(
                 "the authorization server could not be reached to exchange your token for one for the API; try again later",
