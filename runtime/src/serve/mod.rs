@@ -388,7 +388,7 @@ fn check_apis(apis: &[ApiServing], args: &ServeArgs) -> Result<Vec<UpstreamAuth>
         .iter()
         .map(|a| a.options.upstream_auth.unwrap_or(args.upstream_auth))
         .collect();
-    check_upstream_secret(&apis, &modes)?;
+    check_upstream_secret(apis, &modes)?;
     if let Some(h) = args.forward_header.first() {
         return Err(UserError::msg(format!(
             "--forward-header {h} passes a client's header (often a per-user credential) to the API, and with several APIs (`apis:`) it would reach every one of them: run one proxy per API for it"
