@@ -14,10 +14,12 @@
 //! - [`oauth`]: the OAuth resource server, token introspection and exchange, the OAuth proxy.
 //! - [`observe`]: Prometheus metrics, the audit log, readiness, OpenTelemetry traces.
 
+#[cfg(feature = "http")]
 pub mod embed;
 pub mod extend;
 pub mod forward;
 pub mod generated;
+#[cfg(feature = "http")]
 pub mod http;
 pub mod modes;
 pub mod oauth;

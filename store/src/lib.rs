@@ -13,6 +13,7 @@
 //! `redis` and `postgres` (shared by several instances; TLS over rustls). [`StoreSpec::parse`]
 //! of a URL whose backend this build leaves out says which feature to enable.
 
+mod memory;
 mod seal;
 mod spec;
 #[cfg(feature = "sqlite")]
@@ -30,6 +31,7 @@ pub mod contract;
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
+pub use memory::MemoryStore;
 pub use seal::Sealer;
 pub use spec::StoreSpec;
 #[cfg(feature = "sqlite")]

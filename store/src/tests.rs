@@ -49,6 +49,14 @@ fn the_default_store_is_in_a_data_directory() {
     );
 }
 
+/// The memory store (no backend feature) keeps the same contract.
+#[tokio::test]
+async fn the_memory_store_keeps_the_store_contract() {
+    let st = MemoryStore::new();
+    contract::check(&st).await;
+    assert_eq!(st.describe(), "memory");
+}
+
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn the_sqlite_store_keeps_the_store_contract() {

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use opentelemetry::global::{self, BoxedSpan, BoxedTracer};
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
-use opentelemetry::{Context, KeyValue};
+pub use opentelemetry::Context;
+use opentelemetry::KeyValue;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 

@@ -158,14 +158,14 @@ pub struct ServeArgs {
     /// HTTP: open connections at most (kept under half the open-files limit); beyond, new
     /// connections wait in the listen backlog. A request's headers must arrive within 10 s, and
     /// an idle keep-alive connection closes after 10 s.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = ConnectionLimits::default().max))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CONNECTIONS))]
     pub max_connections: usize,
     /// HTTP: live sessions at most; beyond, `initialize` gets HTTP 503. Sessions never used after
     /// their `initialize` close after 30 s, idle ones after 5 minutes.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = SessionLimits::default().max))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS))]
     pub max_sessions: usize,
     /// HTTP: live sessions at most per client IP address; beyond, `initialize` gets HTTP 429.
-    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = SessionLimits::default().per_client))]
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS_PER_CLIENT))]
     pub max_sessions_per_client: usize,
 
     /// Base URL of the API (default: the spec's first server).
@@ -313,10 +313,10 @@ impl Default for ServeArgs {
             forward_header: Vec::new(),
             max_request_bytes: 4 * 1024 * 1024,
             rate_limit: None,
-            max_sessions: SessionLimits::default().max,
-            max_sessions_per_client: SessionLimits::default().per_client,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_client: DEFAULT_MAX_SESSIONS_PER_CLIENT,
             credential_origin: Vec::new(),
-            max_connections: ConnectionLimits::default().max,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             base_url: None,
             auth: Vec::new(),
             header: Vec::new(),
@@ -344,6 +344,14 @@ impl Default for ServeArgs {
         }
     }
 }
+
+/// `--max-connections` by default: the HTTP transport's own default (a test keeps them equal;
+/// the options exist without the `http` feature too).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// `--max-sessions` by default (the HTTP transport's).
+pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// `--max-sessions-per-client` by default (the HTTP transport's).
+pub const DEFAULT_MAX_SESSIONS_PER_CLIENT: usize = 256;
 
 /// Longest accepted `--timeout` (a day): beyond it a call is not "timed", and very large values
 /// overflow the clock.

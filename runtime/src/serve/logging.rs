@@ -5,10 +5,12 @@
 static LOGS_QUEUED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Log lines are queued from its creation (once the `serving` line is out) until it is dropped
-/// (serving ended).
+/// (serving ended). (Over HTTP only: without the `http` feature nothing queues.)
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(super) struct QueuedLogs;
 
 impl QueuedLogs {
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(super) fn start() -> Self {
         LOGS_QUEUED.store(true, std::sync::atomic::Ordering::Relaxed);
         QueuedLogs

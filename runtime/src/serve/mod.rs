@@ -8,15 +8,18 @@ mod args;
 #[cfg(feature = "cli")]
 pub mod config;
 pub mod exit;
+mod features;
 #[cfg(feature = "cli")]
 mod generated;
 mod logging;
 mod resolve;
 pub mod shown;
+pub mod stdio;
 
 pub use crate::serve::shown::{shown_url, shown_url_text};
 pub use api_options::*;
 pub use args::*;
+pub use features::*;
 #[cfg(feature = "cli")]
 pub use generated::*;
 pub use logging::*;
@@ -29,12 +32,14 @@ use std::time::Duration;
 use openapi_mcp_toolset::model::ToolSet;
 
 use crate::forward::{Credentials, ForwardError, ForwardOptions, Forwarder, ResponseMode};
-use crate::http::connections::ConnectionLimits;
-use crate::http::sessions::SessionLimits;
-use crate::http::transport::{self, HttpOptions, ServeError};
+#[cfg(feature = "http")]
+use crate::http::transport::{self, HttpOptions};
 use crate::modes::dynamic::ToolMode;
 use crate::oauth::OAuthOptions;
-use crate::observe::{AuditLog, AuditTarget, Metrics, Observe, Readiness};
+#[cfg(feature = "http")]
+use crate::observe::Readiness;
+use crate::observe::{AuditLog, AuditTarget, Metrics, Observe};
+use crate::serve::stdio::ServeError;
 use crate::serve::exit::UserError;
 use crate::server::confirm::Confirm;
 use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
@@ -81,6 +86,7 @@ pub type OnStart = Box<dyn FnOnce(&ProxyServer) + Send>;
 /// (HTTP). Start-up warnings (missing credentials, a paged tool list) go to the log, the
 /// start-up line to stderr.
 pub async fn serve(set: ToolSet, args: &ServeArgs, serving: Serving) -> Result<(), StartError> {
+    args.check_features()?;
     args.check_gate()?;
     let mode = args.tool_mode()?;
     let (forwarder, mut missing) = args.forwarder(&set)?;
@@ -373,6 +379,7 @@ pub async fn serve_apis(
 /// and no `--forward-header` (it would reach every API).
 fn check_apis(apis: &[ApiServing], args: &ServeArgs) -> Result<Vec<UpstreamAuth>, StartError> {
     // The server's own options; each API's credential mode is checked below.
+    args.check_features()?;
     ServeArgs {
         upstream_auth: UpstreamAuth::Static,
         ..args.clone()
@@ -529,7 +536,10 @@ async fn run(
     let metrics_on_mcp_port = args.transport == Transport::Http
         && args.listen.port() != 0
         && args.metrics_listen == Some(args.listen);
+    // (Served over HTTP: the `metrics` feature has the `http` one.)
+    #[cfg(feature = "http")]
     let mut metrics_task = None;
+    #[cfg(feature = "http")]
     if let (Some(addr), Some(metrics)) = (args.metrics_listen, &observe.metrics)
         && !metrics_on_mcp_port
     {
@@ -561,8 +571,16 @@ async fn run(
             // Over stdio, log lines stay in place: one client's calls come one at a time, and
             // waking the writer thread per call added 20-25 µs at p50 (proxy bench,
             // PROXY_BENCH_ONLY=stdio) where writing in place costs one `write`.
-            transport::serve_stdio(server).await?;
+            stdio::serve_stdio(server).await?;
         }
+        // Refused at start-up already (`check_features`).
+        #[cfg(not(feature = "http"))]
+        Transport::Http => {
+            let _ = (oauth, oauth_proxy, oauth_proxy_api, upstreams, probe_timeout);
+            let _ = metrics_on_mcp_port;
+            return Err(UserError::msg(Feature::Http.missing("--transport http")).into());
+        }
+        #[cfg(feature = "http")]
         Transport::Http => {
             let mut http = HttpOptions::new(args.listen);
             http.stateless = args.stateless;
@@ -620,6 +638,7 @@ async fn run(
             handle.task.await.map_err(StartError::Task)??;
         }
     }
+    #[cfg(feature = "http")]
     if let Some(m) = metrics_task {
         m.shutdown.cancel();
     }
@@ -702,6 +721,7 @@ fn describe_tools(
 
 /// Resolves on Ctrl-C, or on SIGTERM (what Kubernetes, systemd and `docker stop` send): the
 /// HTTP server then stops taking connections and ends as on Ctrl-C.
+#[cfg(feature = "http")]
 async fn stop_signal() {
     #[cfg(unix)]
     {

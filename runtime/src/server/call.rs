@@ -93,7 +93,7 @@ impl ProxyServer {
         }: Began,
         note: &CallNote,
         response: &Result<CallToolResponse, ErrorData>,
-        trace: Option<&opentelemetry::Context>,
+        trace: Option<&crate::observe::otel::Context>,
     ) {
         let obs = &self.inner.opts.observe;
         let outcome = note.outcome.unwrap_or(match response {

@@ -3,6 +3,7 @@
 
 use super::*;
 
+#[cfg(feature = "code")]
 impl ProxyServer {
     /// `execute` (code mode): runs the script on a thread of its own and serves its `api.*` calls
     /// here, through [`ProxyServer::invoke`] like any tool call, until it ends, runs out of time
@@ -317,5 +318,22 @@ impl ProxyServer {
         let ok = matches!(answer, Answer::Ok(_));
         let record = serde_json::json!({ "operation": operation, "status": status, "ok": ok });
         (answer, Some(record))
+    }
+}
+
+/// Without the `code` feature no server is in code mode (`--mode code` is refused at start-up,
+/// [`crate::serve::ServeArgs::check_features`]), so `execute` is never one of its tools.
+#[cfg(not(feature = "code"))]
+impl ProxyServer {
+    pub(super) async fn execute(
+        &self,
+        _state: &Arc<ToolState>,
+        _args: &serde_json::Map<String, Value>,
+        _context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        Err(ErrorData::invalid_params(
+            crate::serve::Feature::Code.missing("--mode code"),
+            None,
+        ))
     }
 }

@@ -427,6 +427,7 @@ struct Inner {
     /// 2026-era clients: their open `subscriptions/listen` streams.
     listeners: Mutex<Vec<(u64, SubscriptionSink)>>,
     /// Slots of `execute` scripts running at once (code mode).
+    #[cfg_attr(not(feature = "code"), allow(dead_code))]
     scripts: Semaphore,
 }
 

@@ -1,7 +1,7 @@
 //! Where task records live: the server's key-value store with expiry (the one the OAuth proxy
 //! keeps its state in: SQLite, Redis, PostgreSQL) when `--task-store` names one, so that every
-//! replica serves every task and tasks outlive a restart; else an in-memory SQLite of this
-//! process.
+//! replica serves every task and tasks outlive a restart; else the memory of this process (no
+//! store backend needed: a server built without the `sqlite` feature has no SQLite).
 //!
 //! A record's key is the SHA-256 of its task id (the id is the client's bearer handle; the store
 //! never holds it), its value the record sealed (AES-256-GCM, the kind and key as associated
@@ -10,7 +10,7 @@
 //! expiry: counting those bounds the tasks of one owner.
 
 // The server's key-value store (shared with the OAuth proxy): this one line says where it is.
-pub use openapi_mcp_store::{Sealer, SqliteStore, Store, StoreError, StoreSpec, now};
+pub use openapi_mcp_store::{MemoryStore, Sealer, Store, StoreError, StoreSpec, now};
 
 use super::registry::TaskRecord;
 
@@ -55,7 +55,7 @@ impl TaskStore {
         let mut key = [0u8; 32];
         getrandom::fill(&mut key).map_err(|e| TaskStoreError::Record(e.to_string()))?;
         Ok(Self {
-            store: Box::new(SqliteStore::open(std::path::Path::new(":memory:"))?),
+            store: Box::new(MemoryStore::new()),
             sealer: Sealer::new(&key),
             shared: false,
         })
