@@ -50,6 +50,115 @@ pub struct CodegenOptions {
     pub runtime_dep: RuntimeDep,
     /// The generated server's default `--mode` (and `--pin`s); its users can still choose.
     pub mode: ServeMode,
+    /// Optional parts to build with besides those the crate needs (names of [`FEATURES`], or
+    /// `all`); see [`features`].
+    pub features: Vec<String>,
+}
+
+impl Default for CodegenOptions {
+    fn default() -> Self {
+        CodegenOptions {
+            crate_name: "api-mcp".to_string(),
+            runtime_dep: RuntimeDep::default(),
+            mode: ServeMode::default(),
+            features: Vec::new(),
+        }
+    }
+}
+
+/// The optional parts a generated crate can be built with (`openapi-mcp generate --features`),
+/// each with what it serves: the runtime's cargo features, and `oauth-proxy` (the
+/// `openapi-mcp-oauth-proxy` crate, handed to serving by `main.rs`).
+pub const FEATURES: &[(&str, &str)] = &[
+    ("http", "--transport http: Streamable HTTP"),
+    (
+        "code",
+        "--mode code: scripts in an embedded QuickJS sandbox (a C build)",
+    ),
+    (
+        "metrics",
+        "--metrics-listen: Prometheus metrics (with http)",
+    ),
+    (
+        "otel",
+        "OpenTelemetry traces (the OTEL_EXPORTER_OTLP_* variables)",
+    ),
+    (
+        "sqlite",
+        "--task-store sqlite:PATH, and the OAuth proxy's default store (a C build)",
+    ),
+    ("redis", "--task-store and --oauth-store redis://..."),
+    ("postgres", "--task-store and --oauth-store postgres://..."),
+    (
+        "oauth-proxy",
+        "--oauth-proxy: the OAuth authorization server (with http and a store)",
+    ),
+];
+
+/// What a generated crate is built with ([`features`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Features {
+    /// The runtime's cargo features, `cli` first, then in the order of [`FEATURES`].
+    pub runtime: Vec<&'static str>,
+    /// With `oauth-proxy`: the proxy crate's features (its stores).
+    pub oauth_proxy: Option<Vec<&'static str>>,
+}
+
+/// The parts a generated crate is built with: the runtime's `cli`, those its default mode needs
+/// (`code` for `--mode code`), and the ones asked for (`all`: every one of [`FEATURES`]), with
+/// what they need (`metrics` and `oauth-proxy` need `http`; `oauth-proxy` the SQLite store when
+/// no other store is named). Nothing else, whatever the spec: a server for a small API served
+/// over stdio builds only what it uses, and an option needing a part left out is refused at
+/// start-up, naming the feature to regenerate with.
+pub fn features(mode: &ServeMode, asked: &[String]) -> Result<Features> {
+    let mut on: Vec<&'static str> = Vec::new();
+    if *mode == ServeMode::Code {
+        on.push("code");
+    }
+    for name in asked.iter().map(|a| a.trim()).filter(|a| !a.is_empty()) {
+        if name == "all" {
+            on.extend(FEATURES.iter().map(|(n, _)| *n));
+            continue;
+        }
+        match FEATURES.iter().find(|(n, _)| *n == name) {
+            Some((n, _)) => on.push(n),
+            None => {
+                return Err(CodegenError::UnknownFeature {
+                    name: name.to_string(),
+                    known: FEATURES
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .chain(["all"])
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+    }
+    if on.contains(&"metrics") || on.contains(&"oauth-proxy") {
+        on.push("http");
+    }
+    const STORES: [&str; 3] = ["sqlite", "redis", "postgres"];
+    if on.contains(&"oauth-proxy") && !on.iter().any(|f| STORES.contains(f)) {
+        on.push("sqlite");
+    }
+    let mut runtime = vec!["cli"];
+    runtime.extend(
+        FEATURES
+            .iter()
+            .map(|(n, _)| *n)
+            .filter(|n| *n != "oauth-proxy" && on.contains(n)),
+    );
+    let oauth_proxy = on.contains(&"oauth-proxy").then(|| {
+        STORES
+            .into_iter()
+            .filter(|s| on.contains(s))
+            .collect::<Vec<_>>()
+    });
+    Ok(Features {
+        runtime,
+        oauth_proxy,
+    })
 }
 
 /// How the generated server exposes the operations by default (`openapi-mcp proxy --mode`).
@@ -97,6 +206,8 @@ pub enum CodegenError {
     InvalidCrateName { name: String },
     #[error("the tool set has no tools: nothing to generate")]
     NoTools,
+    #[error("unknown feature {name:?} (--features): choose from {known}")]
+    UnknownFeature { name: String, known: String },
     #[error("the runtime path {path:?} cannot be written into Cargo.toml")]
     RuntimePath { path: PathBuf },
     #[error("serializing the tool definitions failed: {0}")]
@@ -159,9 +270,10 @@ fn generate_placed(
     }
     let plan = plan::plan(set, &opts.crate_name);
     let mut files = BTreeMap::new();
+    let features = features(&opts.mode, &opts.features)?;
     files.insert(
         PathBuf::from("Cargo.toml"),
-        emit::manifest::cargo_toml(&plan, &opts.runtime_dep, standalone)?,
+        emit::manifest::cargo_toml(&plan, &opts.runtime_dep, &features, standalone)?,
     );
     files.insert(
         PathBuf::from("README.md"),
@@ -175,7 +287,7 @@ fn generate_placed(
     files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
     files.insert(
         PathBuf::from("src/main.rs"),
-        emit::main_rs::main_rs(&plan, set, &opts.mode)?,
+        emit::main_rs::main_rs(&plan, set, &opts.mode, features.oauth_proxy.is_some())?,
     );
     files.insert(
         PathBuf::from("src/tools/mod.rs"),
@@ -247,6 +359,52 @@ mod tests {
         assert!(naming::check_crate_name("self").is_err());
         assert!(naming::check_crate_name("9lives").is_err());
         assert!(naming::check_crate_name("a b").is_err());
+    }
+
+    /// `cli` always; `code` for a code-mode server; the asked ones in a fixed order, once, with
+    /// what they need; `all`; an unknown name is an error naming the known ones.
+    #[test]
+    fn features_follow_the_mode_and_the_asked() {
+        let asked = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let runtime = |mode: &ServeMode, a: &[&str]| features(mode, &asked(a)).unwrap().runtime;
+        assert_eq!(runtime(&ServeMode::Tools, &[]), ["cli"]);
+        assert_eq!(features(&ServeMode::Tools, &[]).unwrap().oauth_proxy, None);
+        assert_eq!(runtime(&ServeMode::Code, &[]), ["cli", "code"]);
+        assert_eq!(
+            runtime(&ServeMode::Code, &["otel", " code", "otel", ""]),
+            ["cli", "code", "otel"]
+        );
+        assert_eq!(
+            runtime(&ServeMode::Tools, &["metrics"]),
+            ["cli", "http", "metrics"]
+        );
+        let proxy = features(&ServeMode::Tools, &asked(&["oauth-proxy"])).unwrap();
+        assert_eq!(proxy.runtime, ["cli", "http", "sqlite"]);
+        assert_eq!(proxy.oauth_proxy.as_deref(), Some(&["sqlite"][..]));
+        let proxy = features(&ServeMode::Tools, &asked(&["oauth-proxy", "redis"])).unwrap();
+        assert_eq!(proxy.runtime, ["cli", "http", "redis"]);
+        assert_eq!(proxy.oauth_proxy.as_deref(), Some(&["redis"][..]));
+        let all = features(&ServeMode::Dynamic, &asked(&["all"])).unwrap();
+        assert_eq!(
+            all.runtime,
+            [
+                "cli", "http", "code", "metrics", "otel", "sqlite", "redis", "postgres"
+            ]
+        );
+        assert_eq!(
+            all.oauth_proxy.as_deref(),
+            Some(&["sqlite", "redis", "postgres"][..])
+        );
+        let e = features(&ServeMode::Tools, &asked(&["quickjs"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("\"quickjs\"")
+                && e.contains(
+                    "http, code, metrics, otel, sqlite, redis, postgres, oauth-proxy, all"
+                ),
+            "{e}"
+        );
     }
 
     #[test]

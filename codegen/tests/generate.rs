@@ -38,6 +38,7 @@ fn generate_for(set: &ToolSet, runtime_dep: RuntimeDep) -> GeneratedCrate {
         crate_name: default_crate_name(&set.title),
         runtime_dep,
         mode: Default::default(),
+        features: Vec::new(),
     };
     generate(set, &opts).unwrap_or_else(|e| panic!("generating for {}: {e}", set.title))
 }
@@ -111,6 +112,7 @@ fn snapshots() {
             crate_name: default_crate_name(&set.title),
             runtime_dep: runtime.clone(),
             mode: Default::default(),
+            features: Vec::new(),
         };
         let krate = generate_workspace_member(&set, &opts)
             .unwrap_or_else(|e| panic!("generating for {name}: {e}"));
@@ -237,6 +239,7 @@ fn bad_crate_names_are_rejected() {
             crate_name: bad.into(),
             runtime_dep: RuntimeDep::Version("0.1.0".into()),
             mode: Default::default(),
+            features: Vec::new(),
         };
         assert!(generate(&set, &opts).is_err(), "{bad:?} accepted");
     }
@@ -322,6 +325,40 @@ fn generated_crates_build_and_serve_the_same_tools() {
             replies[&1]["result"]["serverInfo"]["version"],
             set.version.as_str(),
             "{name}"
+        );
+        refuses_the_parts_left_out(&bin, name);
+    }
+}
+
+/// A generated server is built with the runtime's `cli` feature only (no `--features`): every
+/// serving option is still there, and each one whose part is left out stops it at start-up with
+/// a message naming the feature to regenerate with (before anything is served).
+fn refuses_the_parts_left_out(bin: &Path, name: &str) {
+    for (args, feature) in [
+        (&["--transport", "http"][..], "http"),
+        (&["--mode", "code"][..], "code"),
+        (&["--metrics-listen", "127.0.0.1:0"][..], "metrics"),
+        (&["--task-store", "sqlite:tasks.sqlite3"][..], "sqlite"),
+        (&["--task-store", "redis://127.0.0.1:1"][..], "redis"),
+        (
+            &["--task-store", "postgres://u@127.0.0.1:1/t"][..],
+            "postgres",
+        ),
+    ] {
+        let out = Command::new(bin)
+            .args(args)
+            .args(["--base-url", "http://127.0.0.1:1/"])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("starting {}: {e}", bin.display()));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name} {args:?}: {stderr}");
+        let said = format!(
+            "this server was built without the `{feature}` feature (regenerate with `openapi-mcp generate --features {feature}`"
+        );
+        assert!(
+            stderr.contains(&said) && stderr.contains(args[0]),
+            "{name} {args:?}: {stderr}"
         );
     }
 }

@@ -36,6 +36,8 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
             pins: args.pin.clone(),
         },
     };
+    // An unknown --features name, before any work.
+    openapi_mcp_codegen::features(&mode, &args.features).map_err(UserError::new)?;
     let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
     let conversion = super::load_and_convert(&opts).await?;
     let set = conversion.tools;
@@ -59,12 +61,14 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
             crate_name: crate_name.clone(),
             runtime_dep,
             mode,
+            features: args.features.clone(),
         },
     )
     .map_err(|e| {
         let bad = matches!(
             e,
             openapi_mcp_codegen::CodegenError::InvalidCrateName { .. }
+                | openapi_mcp_codegen::CodegenError::UnknownFeature { .. }
         );
         if bad {
             anyhow::Error::new(UserError::new(e))

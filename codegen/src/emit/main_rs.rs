@@ -10,7 +10,14 @@ use crate::format::{inner_doc_attrs, rust_file};
 use crate::plan::Plan;
 use crate::{CodegenError, ServeMode};
 
-pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, CodegenError> {
+/// `oauth_proxy`: the crate is built with `openapi-mcp-oauth-proxy`, whose factory `main` hands
+/// to serving (`--oauth-proxy`).
+pub fn main_rs(
+    plan: &Plan,
+    set: &ToolSet,
+    mode: &ServeMode,
+    oauth_proxy: bool,
+) -> Result<String, CodegenError> {
     // The variant's name, as the runtime re-exports the contract's `Exposure` as `serve::Mode`.
     let default_mode = Ident::new(&format!("{:?}", mode.exposure()), Span::call_site());
     let pins: &[String] = match mode {
@@ -28,14 +35,8 @@ pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, C
         "MCP server for the {title} API (stdio or Streamable HTTP), forwarding tool calls to the API"
     );
     let lib = Ident::new(&plan.lib_name, Span::call_site());
-    let tokens = quote! {
-        #![deny(warnings)]
-        #docs
-
-        use openapi_mcp_runtime::serve::{Generated, Mode, generated_main};
-
-        fn main() -> std::process::ExitCode {
-            generated_main(Generated {
+    let generated = quote! {
+        Generated {
                 name: #name,
                 about: #about,
                 version: env!("CARGO_PKG_VERSION"),
@@ -45,7 +46,30 @@ pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, C
                 tool_set: #lib::tool_set,
                 // The typed handlers in src/tools/ take each call (edit them to customise a tool).
                 dispatcher: Some(std::sync::Arc::new(#lib::tools::dispatch)),
-            })
+        }
+    };
+    let tokens = if oauth_proxy {
+        quote! {
+            #![deny(warnings)]
+            #docs
+
+            use openapi_mcp_runtime::serve::{Generated, Mode, generated_main_with};
+
+            fn main() -> std::process::ExitCode {
+                // `--oauth-proxy`: the authorization server of the openapi-mcp-oauth-proxy crate.
+                generated_main_with(#generated, Some(openapi_mcp_oauth_proxy::factory))
+            }
+        }
+    } else {
+        quote! {
+            #![deny(warnings)]
+            #docs
+
+            use openapi_mcp_runtime::serve::{Generated, Mode, generated_main};
+
+            fn main() -> std::process::ExitCode {
+                generated_main(#generated)
+            }
         }
     };
     rust_file("src/main.rs", tokens)

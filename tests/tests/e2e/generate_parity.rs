@@ -82,6 +82,8 @@ fn generate_and_build(file: &str, variant: &str, gen_args: &[&str]) -> PathBuf {
         .arg(&staging)
         .args(["--name", &name, "--runtime-dep"])
         .arg(root.join("runtime"))
+        // Every optional part: the servers run with --metrics-listen like the proxy.
+        .args(["--features", "all"])
         .args(gen_args)
         .output()
         .expect("run openapi-mcp generate");
