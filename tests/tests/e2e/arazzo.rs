@@ -69,7 +69,9 @@ impl Hosts {
                 ("GET", p) if p.starts_with("/orders/") => {
                     let n = count(p);
                     let status = if n < 2 { "pending" } else { "ready" };
-                    Reply::json(200, json!({"id": 100, "status": status}))
+                    // An API that echoes the caller's key (a workflow output must not show it).
+                    let echo = format!("key={}", r.header("x-api-key").unwrap_or_default());
+                    Reply::json(200, json!({"id": 100, "status": status, "echo": echo}))
                 }
                 ("POST", "/reservations") => {
                     if count("reservations") == 0 {
@@ -390,5 +392,42 @@ async fn a_broken_workflow_is_skipped_alone_with_its_location() {
         json!(6 + 5),
         "6 operations and the 5 sound workflows: {names:?}"
     );
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn a_credential_the_api_echoes_never_reaches_the_workflow_result() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-arazzo-echo");
+    hosts.write(&dir);
+    let doc = dir.write(
+        "echo.arazzo.yaml",
+        r#"arazzo: 1.0.1
+info: {title: Echo, version: 1.0.0}
+sourceDescriptions:
+  - {name: shop, url: ./shop.openapi.yaml, type: openapi}
+workflows:
+  - workflowId: readOrder
+    steps:
+      - stepId: get
+        operationId: getOrder
+        parameters:
+          - {name: orderId, in: path, value: 7}
+        outputs:
+          echo: $response.body#/echo
+          whole: $response.body
+    outputs:
+      echo: $steps.get.outputs.echo
+      whole: $steps.get.outputs.whole
+"#,
+    );
+    let client = connect(&[doc.to_str().expect("utf-8")]).await;
+    let r = call(&client, "read_order", json!({})).await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    // The key reached the API (the echo is there), and not the result.
+    assert_eq!(hosts.shop.requests()[0].header("x-api-key"), Some(SHOP_KEY));
+    let shown = serde_json::to_string(&r).expect("json");
+    assert!(shown.contains("key="), "{shown}");
+    assert!(!shown.contains(SHOP_KEY), "{shown}");
     client.cancel().await.expect("cancel");
 }
