@@ -31,6 +31,7 @@ use openapi_mcp_toolset::model::SecurityScheme;
 
 use super::MAX_INPUT;
 use super::reader::{Reader, Writer};
+use crate::harness::base64;
 
 /// Each request must be answered within this.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -221,28 +222,6 @@ fn client_id(r: &mut Reader<'_>, fx: &OAuthFixture, s: &Session) -> String {
         3 => "http://127.0.0.1:1/client.json".into(),
         _ => safe_client_id(&r.string()),
     }
-}
-
-/// Standard base64 (for a `Basic` header).
-fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(T[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// One step's request, decoded.
