@@ -680,10 +680,13 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// One scripted answer: HTTP status, body, a 202's new status URL.
+    type Answer = (Option<u16>, Value, Option<Url>);
+
     /// Answers reads from a script (the API's side), recording what was asked.
     #[derive(Default)]
     struct Script {
-        reads: Mutex<Vec<(Option<u16>, Value, Option<Url>)>>,
+        reads: Mutex<Vec<Answer>>,
         asked: Mutex<Vec<String>>,
         cancels: Option<u16>,
     }
