@@ -12,6 +12,7 @@
 //! `forward::typed::Call` builder, which serializes it as the route says.
 
 mod emit;
+mod extensible;
 mod format;
 mod naming;
 mod plan;
@@ -21,6 +22,8 @@ use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
 use openapi_mcp_toolset::model::{Exposure, ToolSet};
+
+pub use extensible::{ExtensibleCrate, generate_extensible, regeneration_report, write_user_owned};
 
 /// Name of the marker file written into every generated crate. Its presence means a directory
 /// may be regenerated in place; it lists the files generation owns (one per line after the
