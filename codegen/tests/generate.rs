@@ -330,6 +330,53 @@ fn generated_crates_build_and_serve_the_same_tools() {
     }
 }
 
+/// `--features oauth-proxy`: the proxy crate beside the runtime (same place or version), the
+/// runtime with `http` and the SQLite store, and `main.rs` handing the proxy's factory to
+/// serving; every other file is the default generation's.
+#[test]
+fn the_oauth_proxy_feature_hands_its_factory_in() {
+    let set = tool_set("petstore.yaml");
+    let plain = generate_for(
+        &set,
+        RuntimeDep::Path(PathBuf::from("/src/openapi-mcp/runtime")),
+    );
+    let opts = CodegenOptions {
+        crate_name: default_crate_name(&set.title),
+        runtime_dep: RuntimeDep::Path(PathBuf::from("/src/openapi-mcp/runtime")),
+        mode: Default::default(),
+        features: vec!["oauth-proxy".into()],
+    };
+    let krate = generate(&set, &opts).expect("generates");
+    let manifest = &krate.files[Path::new("Cargo.toml")];
+    assert!(
+        manifest.contains(
+            "openapi-mcp-runtime = { path = \"/src/openapi-mcp/runtime\", default-features = false, features = [\"cli\", \"http\", \"sqlite\"] }\nopenapi-mcp-oauth-proxy = { path = \"/src/openapi-mcp/oauth-proxy\", default-features = false, features = [\"sqlite\"] }\n"
+        ),
+        "{manifest}"
+    );
+    let main = &krate.files[Path::new("src/main.rs")];
+    assert!(
+        main.contains("generated_main_with(")
+            && main.contains("Some(openapi_mcp_oauth_proxy::factory)"),
+        "{main}"
+    );
+    for (path, text) in &plain.files {
+        if path != Path::new("Cargo.toml") && path != Path::new("src/main.rs") {
+            assert_eq!(Some(text), krate.files.get(path), "{}", path.display());
+        }
+    }
+    let versioned = CodegenOptions {
+        runtime_dep: RuntimeDep::Version("0.1.0".into()),
+        ..opts
+    };
+    let manifest = &generate(&set, &versioned).expect("generates").files[Path::new("Cargo.toml")];
+    assert!(
+        manifest
+            .contains("openapi-mcp-oauth-proxy = { version = \"0.1.0\", default-features = false"),
+        "{manifest}"
+    );
+}
+
 /// A generated server is built with the runtime's `cli` feature only (no `--features`): every
 /// serving option is still there, and each one whose part is left out stops it at start-up with
 /// a message naming the feature to regenerate with (before anything is served).
