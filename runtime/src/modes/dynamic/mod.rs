@@ -355,6 +355,36 @@ const FIELD_PARAMS: [(f32, f32); FIELDS] = [
 ];
 const K1: f32 = 1.2;
 
+/// Whether an operation's description says it is deprecated: the converter's `Deprecated.`
+/// for a spec's `deprecated: true`, and the words of specs that say it only in text: a sentence
+/// that starts with the word (Kubernetes' `watch` operations: "watch individual changes to a
+/// list of Pod. deprecated: use the 'watch' parameter with a list operation instead.";
+/// "**Deprecated**: Use ... instead"), or "this endpoint / the API is (now) deprecated".
+fn says_deprecated(text: &str) -> bool {
+    const WORD: &str = "deprecated";
+    let lower = text.to_lowercase();
+    let mut from = 0;
+    while let Some(i) = lower[from..].find(WORD) {
+        let at = from + i;
+        from = at + WORD.len();
+        let before = lower[..at].trim_end_matches(['*', '_', '[', '(', ' ', '`']);
+        let starts = before.is_empty() || before.ends_with(['.', '!', '?', ':', '\n']);
+        let it_is = ["is now", "is", "has been", "are now", "have been", "was"]
+            .iter()
+            .filter_map(|w| before.strip_suffix(w))
+            .any(|rest| {
+                let rest = rest.trim_end();
+                ["endpoint", "operation", "method", "api", "route", "call"]
+                    .iter()
+                    .any(|n| rest.ends_with(n))
+            });
+        if starts || it_is {
+            return true;
+        }
+    }
+    false
+}
+
 /// One search hit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
@@ -494,10 +524,8 @@ impl SearchIndex {
                 idx.postings.entry(term).or_default().push((doc, freqs));
             }
             idx.docs.push(op);
-            idx.deprecated.push(
-                def.description()
-                    .is_some_and(|d| d.starts_with("Deprecated.")),
-            );
+            idx.deprecated
+                .push(def.description().is_some_and(says_deprecated));
             idx.lens.push(lens);
         }
         let n = idx.docs.len().max(1) as f64;
@@ -1872,6 +1900,63 @@ mod tests {
         );
         let index = SearchIndex::build_with_tags(&defs, 0..1, &tags);
         assert_eq!(index.search("automation", 5).len(), 1);
+    }
+
+    /// Deprecation said in words (not only the converter's `Deprecated.` for `deprecated:
+    /// true`): a sentence starting with the word, or "the API is now deprecated"; a word about
+    /// something else (a deprecated field) does not make the operation deprecated.
+    #[test]
+    fn deprecation_in_words() {
+        for yes in [
+            "Deprecated. Creates a customer.",
+            "watch individual changes to a list of Pod. deprecated: use the 'watch' parameter \
+             with a list operation instead.",
+            "**Deprecated**: Use `repos.compareCommitsWithBasehead()` instead.",
+            "Returns a retention.  **Note**: File retention API is now **deprecated**. To get ...",
+            "Marked a user as active. Deprecated and non-functional.",
+            "This endpoint has been deprecated.",
+        ] {
+            assert!(says_deprecated(yes), "{yes}");
+        }
+        for no in [
+            "List the deprecated fields of a schema.",
+            "Updates a customer. The `legacy` field is deprecated.",
+            "Creates a customer.",
+            "",
+        ] {
+            assert!(!says_deprecated(no), "{no}");
+        }
+    }
+
+    /// Of two operations that read alike, the one whose description says it is deprecated
+    /// ranks second (Kubernetes' `watch` twins of its `list` operations), whatever their order.
+    #[test]
+    fn deprecated_in_words_ranks_below_its_twin() {
+        let with = |name: &str, description: &str| {
+            let mut tool = Tool::new(name.to_string(), String::new(), object(json!({})));
+            tool.title = Some("List pods".to_string());
+            tool.description = Some(description.to_string().into());
+            let route = Route::new(HttpMethod::Get, "/api/v1/pods");
+            Arc::new(ToolDef::new(
+                tool,
+                route,
+                Some(name.to_string()),
+                vec![],
+                Location::new("t", ""),
+            ))
+        };
+        let defs = vec![
+            with(
+                "pods",
+                "list pods. deprecated: use the 'watch' parameter with a list operation instead.",
+            ),
+            with(
+                "pods",
+                "list pods. Use the 'watch' parameter to watch them.",
+            ),
+        ];
+        let hits = SearchIndex::build(&defs, 0..2).search("list the pods", 5);
+        assert_eq!(hits.iter().map(|h| h.op).collect::<Vec<_>>(), vec![1, 0]);
     }
 
     /// A hit's line of required arguments: names and types, `none`, and the optional count.
