@@ -1429,6 +1429,13 @@ pub fn stem(word: &str) -> String {
     if KEEP.contains(&singular) {
         return singular.to_string();
     }
+    // The one a thing is done to is named after the doing: assignee ~ assign, invitee ~ invite,
+    // employee ~ employ (the stemmer keeps `assigne`, which "assign" never finds).
+    if singular.len() >= 7
+        && let Some(base) = singular.strip_suffix("ee")
+    {
+        return EN.stem(base).into_owned();
+    }
     EN.stem(w).into_owned()
 }
 
@@ -1957,6 +1964,18 @@ mod tests {
         ];
         let hits = SearchIndex::build(&defs, 0..2).search("list the pods", 5);
         assert_eq!(hits.iter().map(|h| h.op).collect::<Vec<_>>(), vec![1, 0]);
+    }
+
+    /// The one a thing is done to is found by the doing: "assign" finds `add_assignees`.
+    #[test]
+    fn ee_nouns_stem_to_their_verb() {
+        assert_eq!(stem("assignees"), stem("assign"));
+        assert_eq!(stem("assignee"), stem("assigned"));
+        assert_eq!(stem("invitee"), stem("invite"));
+        assert_eq!(stem("employees"), stem("employ"));
+        // Short words are left alone.
+        assert_eq!(stem("fee"), "fee");
+        assert_eq!(stem("free"), "free");
     }
 
     /// A hit's line of required arguments: names and types, `none`, and the optional count.
