@@ -766,7 +766,7 @@ impl SearchIndex {
 }
 
 /// How much a document whose name or summary the query fully covers gains.
-const COVER_BOOST: f32 = 0.5;
+const COVER_BOOST: f32 = 1.0;
 /// How strongly the share of the query (its groups, by weight) a document matches scales its
 /// score: `score × share^COORD` (Lucene's coordination factor, softened).
 const COORD: f32 = 0.3;
@@ -775,7 +775,7 @@ const COORD: f32 = 0.3;
 const PAIR_BOOST: f32 = 0.1;
 /// How much a group's terms other than its best count (a group is one thing the user said: a
 /// word and what it means in the API's words).
-const GROUP_REST: f32 = 0.25;
+const GROUP_REST: f32 = 0.4;
 /// At most how much more informative (idf) than the user's own word what it means may be.
 const SYNONYM_IDF_CAP: f32 = 1.5;
 /// Weight of a word the index lacks, replaced by a close indexed word.
