@@ -4,8 +4,9 @@
 //! operation's tool through [`ProxyServer::invoke`] (argument validation, `--confirm` for a
 //! destructive step, the concurrency limit, the forwarder of the step's API with its
 //! credentials, origin policy and retries), recorded in metrics and the audit log like a tool
-//! call of its own. The step sees the API's answer as read (status, headers, body: the
-//! forwarder's capture slot, [`crate::forward::capture`]), before the result is shaped.
+//! call of its own, with a span of its own under the workflow call's. The step sees the API's
+//! answer as read (status, headers, body: the forwarder's capture slot,
+//! [`crate::forward::capture`]), before the result is shaped.
 //!
 //! The workflow's result is its outputs as `structuredContent` (and as JSON text), scrubbed of
 //! every credential its steps' forwarders would scrub; a failed workflow is a tool error that
@@ -284,21 +285,34 @@ impl StepCaller for ServerSteps<'_> {
                 note.state = Some(self.server.state());
             }
             tracing::info!(workflow = call.workflow, step = call.step, tool = %def.name(), "workflow step");
-            let (response, captured) = capture::capturing(self.server.invoke(
+            // A span per step (`tools/call OPERATION`), child of the workflow call's.
+            let trace = crate::observe::otel::enabled().then(|| {
+                crate::observe::otel::call_span(
+                    &crate::observe::otel::Context::current(),
+                    def.name(),
+                )
+            });
+            let sent = capture::capturing(self.server.invoke(
                 self.state,
                 i,
                 args,
                 self.retry,
                 self.context,
                 &mut note,
-            ))
-            .await;
+            ));
+            let (response, captured) = match &trace {
+                Some(cx) => {
+                    use crate::observe::otel::FutureExt as _;
+                    sent.with_context(cx.clone()).await
+                }
+                None => sent.await,
+            };
             // Metrics and the audit log see the operation's call, as a tool call of its own.
             if note.state.is_some() {
                 note.op = Some(i);
             }
             self.server
-                .record_call(def.name(), began, &note, &response, None);
+                .record_call(def.name(), began, &note, &response, trace.as_ref());
             let result = match response {
                 Ok(CallToolResponse::Complete(r)) => r,
                 Ok(_) => {
@@ -447,5 +461,184 @@ impl ProxyServer {
             crate::forward::scrub::scrub(&mut result, &refs);
         }
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openapi_mcp_arazzo::run::CallParam;
+    use openapi_mcp_toolset::Location;
+    use openapi_mcp_toolset::model::{
+        ApiKeyLocation, ArgBinding, BodyBinding, BodyKind, CredentialParam, PathStyle, Route,
+    };
+    use serde_json::json;
+
+    fn bind(arg: &str, wire: &str, location: ArgLocation) -> ArgBinding {
+        ArgBinding {
+            arg: arg.into(),
+            wire: wire.into(),
+            location,
+            required: false,
+            content_type: None,
+        }
+    }
+
+    /// `placeOrder` (POST /orders: an `X-Request-Tag` header, an `X-API-Key` credential
+    /// header, a flattened JSON body) of API `api`, and `getOrder` (GET /orders/{id}).
+    fn tools(api: usize, prefix: &str) -> Vec<Arc<ToolDef>> {
+        let mut post = Route::new(HttpMethod::Post, "/orders");
+        post.args = vec![
+            bind(
+                "tag",
+                "X-Request-Tag",
+                ArgLocation::Header { explode: false },
+            ),
+            bind(
+                "x_api_key",
+                "X-API-Key",
+                ArgLocation::Header { explode: false },
+            ),
+            bind("petId", "petId", ArgLocation::BodyField),
+            bind("quantity", "quantity", ArgLocation::BodyField),
+        ];
+        post.credential_params = vec![CredentialParam {
+            name: "X-API-Key".into(),
+            location: ApiKeyLocation::Header,
+            required: false,
+        }];
+        post.body = Some(BodyBinding {
+            kind: BodyKind::Json,
+            content_type: "application/json".into(),
+            required: true,
+            flattened: true,
+            encoding: Vec::new(),
+        });
+        let mut get = Route::new(HttpMethod::Get, "/orders/{id}");
+        get.args = vec![bind(
+            "id",
+            "id",
+            ArgLocation::Path {
+                style: PathStyle::Simple,
+                explode: false,
+            },
+        )];
+        let def = |name: &str, route: Route, op: &str| {
+            let tool = Tool::new(format!("{prefix}{name}"), "", Arc::new(Map::new()));
+            let mut d = ToolDef::new(
+                tool,
+                route,
+                Some(op.into()),
+                Vec::new(),
+                Location::default(),
+            );
+            d.api = api;
+            Arc::new(d)
+        };
+        vec![
+            def("place_order", post, "placeOrder"),
+            def("get_order", get, "getOrder"),
+        ]
+    }
+
+    fn set(tools: Vec<Arc<ToolDef>>) -> ToolSet {
+        ToolSet {
+            title: "t".into(),
+            version: "1".into(),
+            description: None,
+            tag_descriptions: Vec::new(),
+            base_url: None,
+            security_schemes: Vec::new(),
+            tools,
+        }
+    }
+
+    #[test]
+    fn operations_resolve_per_source_and_leave_credentials_out() {
+        let mut all = tools(0, "a_");
+        all.extend(tools(1, "b_"));
+        let set = set(all);
+        let ops = SetOperations {
+            set: &set,
+            sources: vec![("shop".into(), 0), ("other".into(), 1)],
+        };
+        // Qualified: the source's own; unqualified and in both: ambiguous.
+        assert_eq!(
+            ops.by_id(Some("other"), "placeOrder").map(|o| o.tool),
+            Some("b_place_order".into())
+        );
+        assert_eq!(ops.by_id(None, "placeOrder"), None);
+        assert_eq!(ops.by_id(Some("nowhere"), "placeOrder"), None);
+        let info = ops.by_path("shop", "/orders", "post").expect("by path");
+        assert_eq!(info.tool, "a_place_order");
+        assert!(info.body_required && !info.read_only && !info.destructive);
+        // The credential's header is the forwarder's: not a parameter a step sets.
+        let names: Vec<&str> = info.params.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["X-Request-Tag"]);
+        assert!(ops.by_path("shop", "/orders", "delete").is_none());
+        let get = ops.by_id(Some("shop"), "getOrder").expect("getOrder");
+        assert!(get.read_only);
+    }
+
+    fn step<'a>(
+        op: &'a OperationInfo,
+        params: Vec<CallParam>,
+        body: Option<Value>,
+    ) -> StepCall<'a> {
+        StepCall {
+            workflow: "w",
+            step: "s",
+            operation: op,
+            params,
+            body,
+            content_type: None,
+        }
+    }
+
+    #[test]
+    fn a_step_becomes_its_tools_arguments() {
+        let set = set(tools(0, ""));
+        let ops = SetOperations {
+            set: &set,
+            sources: vec![("shop".into(), 0)],
+        };
+        let op = ops.by_id(None, "placeOrder").expect("op");
+        let def = &set.tools[0];
+        // Header names match whatever their case; body members go to their own arguments.
+        let call = step(
+            &op,
+            vec![CallParam {
+                location: ParamIn::Header,
+                name: "x-request-tag".into(),
+                value: json!("t1"),
+            }],
+            Some(json!({"petId": 2, "quantity": 1})),
+        );
+        assert_eq!(
+            Value::Object(step_args(def, &call).expect("args")),
+            json!({"tag": "t1", "petId": 2, "quantity": 1})
+        );
+        // A member the body does not have, a body that is not an object, a parameter the
+        // operation does not take: refused before anything is sent, naming it.
+        let e = step_args(
+            def,
+            &step(&op, vec![], Some(json!({"petId": 2, "color": "red"}))),
+        );
+        assert!(e.is_err_and(|m| m.contains("`color`")));
+        let e = step_args(def, &step(&op, vec![], Some(json!([1]))));
+        assert!(e.is_err());
+        let e = step_args(
+            def,
+            &step(
+                &op,
+                vec![CallParam {
+                    location: ParamIn::Query,
+                    name: "tag".into(),
+                    value: json!("x"),
+                }],
+                None,
+            ),
+        );
+        assert!(e.is_err_and(|m| m.contains("query parameter `tag`")));
     }
 }
