@@ -43,6 +43,19 @@ pub const MAX_MATCHES: usize = 200_000;
 /// Nodes all the updates of a run may write (an update's size times the nodes it is merged
 /// into, summed).
 pub const MAX_WRITTEN: usize = 20_000_000;
+/// Bytes of text (strings and member names) all the updates of a run may write, counted like
+/// [`MAX_WRITTEN`] (a node counts its text: a long string merged at many places is large
+/// while it is one node).
+pub const MAX_WRITTEN_BYTES: usize = 256 << 20;
+/// How deep an update may make the document: its levels of objects and arrays, the root's
+/// included, counting the target's level plus one plus the update's. The JSON parser refuses
+/// more than 127 levels when the overlaid spec is read again, and a document grown deeper by
+/// update after update would be walked recursively (queries, serialisation) before that.
+pub const MAX_DEPTH: usize = 128;
+/// The product of the selectors of every bracketed segment of a target (`[*,*]` counts 2;
+/// filters included): a union of `k` selectors selects up to `k` times the nodes, and
+/// consecutive unions multiply, before any count of the matches can stop them.
+pub const MAX_UNION_FACTOR: usize = 64;
 
 /// A problem with an overlay: its file and the JSON pointer inside it (`/actions/2/target`;
 /// empty for the whole file).
@@ -82,6 +95,8 @@ struct Action {
     target_text: String,
     /// Its descendant segments (`..`).
     descendants: usize,
+    /// The product of its unions' selectors ([`MAX_UNION_FACTOR`]).
+    factor: usize,
     target: JsonPath,
     update: Option<Value>,
     remove: bool,
@@ -95,20 +110,26 @@ pub const MAX_VISITED: usize = 500_000_000;
 #[derive(Debug)]
 pub struct Budget {
     written: usize,
+    written_bytes: usize,
     visited: usize,
     max_visited: usize,
     /// The document's size in nodes (counted once, then grown by what the updates write).
     doc_nodes: usize,
+    /// The document's depth (measured once, then grown by what the updates write).
+    doc_depth: usize,
 }
 
 impl Budget {
     /// The budget of a run over `doc`.
     pub fn new(doc: &Value) -> Budget {
+        let (doc_nodes, _, doc_depth) = measure(doc);
         Budget {
             written: 0,
+            written_bytes: 0,
             visited: 0,
             max_visited: MAX_VISITED,
-            doc_nodes: count_nodes(doc),
+            doc_nodes,
+            doc_depth,
         }
     }
 }
@@ -222,31 +243,38 @@ impl Overlay {
                 pointer: format!("/actions/{i}{at}"),
                 message,
             };
-            if action.descendants > 0 {
-                budget.visited = budget
-                    .visited
-                    .saturating_add(budget.doc_nodes.saturating_mul(action.descendants));
+            if action.descendants > 0 || action.factor > 1 {
+                // The first `..` visits the document, each further one the document again
+                // below every node (its depth), each union multiplies.
+                let depth = budget.doc_depth.max(1);
+                let mut cost = budget
+                    .doc_nodes
+                    .saturating_mul(action.descendants.max(1))
+                    .saturating_mul(action.factor);
+                for _ in 1..action.descendants {
+                    cost = cost.saturating_mul(depth);
+                }
+                budget.visited = budget.visited.saturating_add(cost);
                 if budget.visited > budget.max_visited {
                     return Err(err(
                         "/target",
                         format!(
-                            "the descendant searches (`..`) of the actions so far visit more than the limit of {} nodes of this document",
+                            "the descendant searches (`..`) and unions of the actions so far visit more than the limit of {} nodes of this document",
                             budget.max_visited
                         ),
                     ));
                 }
             }
+            // Counted first (references only): a located node carries its whole path.
+            let count = action.target.query(doc).len();
+            if count > MAX_MATCHES {
+                return Err(err(
+                    "/target",
+                    format!("selects {count} nodes, more than the limit of {MAX_MATCHES}"),
+                ));
+            }
             let mut paths: Vec<Vec<Step>> = {
                 let found = action.target.query_located(doc);
-                if found.len() > MAX_MATCHES {
-                    return Err(err(
-                        "/target",
-                        format!(
-                            "selects {} nodes, more than the limit of {MAX_MATCHES}",
-                            found.len()
-                        ),
-                    ));
-                }
                 found
                     .iter()
                     .map(|n| {
@@ -295,16 +323,40 @@ impl Overlay {
                 // Neither update nor remove: nothing to do (the specification allows it).
                 continue;
             };
-            let size = count_nodes(update);
+            // Counted for all the matches before the first is written.
+            let (size, text, update_depth) = measure(update);
+            let n = paths.len();
+            budget.written = budget.written.saturating_add(size.saturating_mul(n));
+            budget.written_bytes = budget.written_bytes.saturating_add(text.saturating_mul(n));
+            budget.doc_nodes = budget.doc_nodes.saturating_add(size.saturating_mul(n));
+            if budget.written > MAX_WRITTEN {
+                return Err(err(
+                    "/update",
+                    format!("the updates write more than the limit of {MAX_WRITTEN} nodes"),
+                ));
+            }
+            if budget.written_bytes > MAX_WRITTEN_BYTES {
+                return Err(err(
+                    "/update",
+                    format!(
+                        "the updates write more than the limit of {MAX_WRITTEN_BYTES} bytes of text (strings and member names)"
+                    ),
+                ));
+            }
             for path in &paths {
-                budget.written = budget.written.saturating_add(size);
-                budget.doc_nodes = budget.doc_nodes.saturating_add(size);
-                if budget.written > MAX_WRITTEN {
+                // The target is `path.len() + 1` levels deep; an item appended to an array
+                // goes one level below it (one more than a merge needs: counted for both).
+                let depth = path.len() + 1 + update_depth;
+                if depth > MAX_DEPTH {
                     return Err(err(
                         "/update",
-                        format!("the updates write more than the limit of {MAX_WRITTEN} nodes"),
+                        format!(
+                            "would make the document {depth} levels deep at {}, more than the limit of {MAX_DEPTH}",
+                            pointer(path)
+                        ),
                     ));
                 }
+                budget.doc_depth = budget.doc_depth.max(depth);
                 let Some(node) = navigate(doc, path) else {
                     continue;
                 };
@@ -370,12 +422,32 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
             format!("longer than the limit of {MAX_TARGET_LEN} bytes"),
         ));
     }
-    let descendants = count_descendants(&target_text);
+    let Shape {
+        descendants,
+        factor,
+        absolute,
+    } = shape(&target_text);
     if descendants > MAX_DESCENDANTS {
         return Err((
             "/target",
             format!(
                 "{descendants} descendant segments (`..`), more than the limit of {MAX_DESCENDANTS}"
+            ),
+        ));
+    }
+    if factor > MAX_UNION_FACTOR {
+        return Err((
+            "/target",
+            format!(
+                "its unions multiply to {factor} selectors (the product of the selectors of each bracketed segment), more than the limit of {MAX_UNION_FACTOR}"
+            ),
+        ));
+    }
+    if let Some(q) = absolute {
+        return Err((
+            "/target",
+            format!(
+                "the absolute query `{q}` in a filter is not supported: it is evaluated again for every node the filter tests (only a singular query such as `$.info.version` is)"
             ),
         ));
     }
@@ -403,6 +475,7 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
     }
     Ok(Action {
         descendants,
+        factor,
         target_text,
         target,
         update: a.get("update").cloned(),
@@ -410,24 +483,123 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
     })
 }
 
-/// `..` outside string literals.
-fn count_descendants(target: &str) -> usize {
+/// What a target's text says of its cost, read outside string literals.
+#[derive(Debug, PartialEq)]
+struct Shape {
+    /// Descendant segments (`..`).
+    descendants: usize,
+    /// The product of the selectors of each bracketed segment (1 + its top-level commas).
+    factor: usize,
+    /// The first absolute query inside a filter that is not singular (`$..x`, `$.*`,
+    /// `$.a[?...]`, `$.a[0:2]`), as written.
+    absolute: Option<String>,
+}
+
+fn shape(target: &str) -> Shape {
     let b = target.as_bytes();
-    let (mut n, mut i, mut quote) = (0, 0, None::<u8>);
+    let (mut descendants, mut factor, mut absolute) = (0usize, 1usize, None);
+    // Per open bracket or parenthesis: the selectors counted so far (brackets only).
+    let mut open: Vec<(u8, usize)> = Vec::new();
+    let (mut i, mut quote) = (0, None::<u8>);
     while i < b.len() {
         match (quote, b[i]) {
             (Some(_), b'\\') => i += 1,
             (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
             (None, c @ (b'\'' | b'"')) => quote = Some(c),
             (None, b'.') if b.get(i + 1) == Some(&b'.') => {
-                n += 1;
+                descendants += 1;
                 i += 1;
+            }
+            (None, c @ (b'[' | b'(')) => open.push((c, 1)),
+            (None, b']' | b')') => {
+                if let Some((b'[', n)) = open.pop() {
+                    factor = factor.saturating_mul(n);
+                }
+            }
+            (None, b',') => {
+                if let Some((b'[', n)) = open.last_mut() {
+                    *n += 1;
+                }
+            }
+            // `$` is only ever the root identifier (not a shorthand name character): past the
+            // first byte it starts an absolute query inside a filter.
+            (None, b'$') if i > 0 && absolute.is_none() => {
+                let end = singular_end(b, i + 1);
+                if let Err(end) = end {
+                    let end = end.min(b.len()).max(i + 1);
+                    absolute = Some(String::from_utf8_lossy(&b[i..end]).into_owned());
+                }
             }
             _ => {}
         }
         i += 1;
     }
-    n
+    Shape {
+        descendants,
+        factor,
+        absolute,
+    }
+}
+
+/// Reads the segments of a query from `i` (just past its `$`): `Ok(end)` when they are all
+/// singular (`.name`, `['name']`, `[index]`), else `Err(position)` of the first that is not.
+fn singular_end(b: &[u8], mut i: usize) -> Result<usize, usize> {
+    loop {
+        while b.get(i).is_some_and(|c| *c == b' ') && matches!(b.get(i + 1), Some(b'.' | b'[')) {
+            i += 1;
+        }
+        match b.get(i) {
+            Some(b'.') => match b.get(i + 1) {
+                Some(b'.' | b'*') => return Err(i + 2),
+                _ => {
+                    i += 1;
+                    while b
+                        .get(i)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_' || *c >= 0x80)
+                    {
+                        i += 1;
+                    }
+                }
+            },
+            Some(b'[') => {
+                i += 1;
+                while b.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                match b.get(i) {
+                    Some(q @ (b'\'' | b'"')) => {
+                        let q = *q;
+                        i += 1;
+                        while let Some(c) = b.get(i) {
+                            if *c == b'\\' {
+                                i += 1;
+                            } else if *c == q {
+                                break;
+                            }
+                            i += 1;
+                        }
+                        i += 1;
+                    }
+                    Some(c) if c.is_ascii_digit() || *c == b'-' => {
+                        i += 1;
+                        while b.get(i).is_some_and(u8::is_ascii_digit) {
+                            i += 1;
+                        }
+                    }
+                    _ => return Err(i + 1),
+                }
+                while b.get(i) == Some(&b' ') {
+                    i += 1;
+                }
+                if b.get(i) != Some(&b']') {
+                    return Err(i + 1);
+                }
+                i += 1;
+            }
+            _ => return Ok(i),
+        }
+    }
 }
 
 /// One step of a located node's path (owned: the document is changed between lookups).
@@ -462,12 +634,28 @@ fn merge_object(target: &mut Map<String, Value>, update: &Map<String, Value>) {
     }
 }
 
-fn count_nodes(v: &Value) -> usize {
-    1 + match v {
-        Value::Array(a) => a.iter().map(count_nodes).sum(),
-        Value::Object(m) => m.values().map(count_nodes).sum(),
-        _ => 0,
+/// A value's nodes, the bytes of its text (strings and member names) and its depth (a scalar
+/// is 0 deep, `{}` and `{"a": 1}` 1), without recursion.
+fn measure(v: &Value) -> (usize, usize, usize) {
+    let (mut nodes, mut text, mut depth) = (0usize, 0usize, 0usize);
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        nodes += 1;
+        match v {
+            Value::Array(a) => {
+                depth = depth.max(d + 1);
+                stack.extend(a.iter().map(|x| (x, d + 1)));
+            }
+            Value::Object(m) => {
+                depth = depth.max(d + 1);
+                text = text.saturating_add(m.keys().map(String::len).sum());
+                stack.extend(m.values().map(|x| (x, d + 1)));
+            }
+            Value::String(s) => text = text.saturating_add(s.len()),
+            _ => {}
+        }
     }
+    (nodes, text, depth)
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -795,9 +983,9 @@ mod tests {
         // Descendant searches: each `..` counts the document's size.
         let mut doc = spec();
         let mut budget = Budget::new(&doc);
-        budget.max_visited = budget.doc_nodes * 3;
+        budget.max_visited = budget.doc_nodes * 3 - 1;
         let o = overlay(
-            "- target: $..summary\n  remove: true\n- target: $..a..b\n  remove: true\n- target: $.info\n  update: {x: 1}\n- target: $..c\n  remove: true\n",
+            "- target: $..summary\n  remove: true\n- target: $..a\n  remove: true\n- target: $.info\n  update: {x: 1}\n- target: $..c\n  remove: true\n",
         );
         let e = o
             .apply(&mut doc, &mut budget, &mut Diagnostics::default())
@@ -808,5 +996,145 @@ mod tests {
             "{e}"
         );
         assert_eq!(doc["info"]["x"], 1, "the actions before it were applied");
+    }
+
+    /// #39 fuzz target `overlay`: unions multiplied the matches (`$[*,*,...]` four times over a
+    /// large spec: 10^8 nodes listed, out of memory) before MAX_MATCHES could count them.
+    #[test]
+    fn unions_are_bounded_before_any_match_is_listed() {
+        let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
+        let stars = vec!["*"; 10].join(",");
+        let e = parse_err(&format!(
+            "{head}actions: [{{target: '$[{stars}][{stars}]', remove: true}}]\n"
+        ));
+        assert!(
+            e.contains("#/actions/0/target: its unions multiply to 100 selectors"),
+            "{e}"
+        );
+        // Inside a filter too (evaluated at every node).
+        let e = parse_err(&format!(
+            "{head}actions: [{{target: '$..[?@[{stars}][{stars}]]', remove: true}}]\n"
+        ));
+        assert!(e.contains("multiply to 100"), "{e}");
+        // Unions of names stay usable, and a comma in a string is not a selector.
+        let o = overlay(
+            "- target: \"$.paths['/pets','/pets/{id}']['get','post']\"\n  update: {x: 1}\n- target: \"$.paths[?@.get.summary != 'a,b,c']\"\n  update: {x: 2}\n",
+        );
+        let mut doc = spec();
+        apply(&o, &mut doc);
+        assert_eq!(doc["paths"]["/pets/{id}"]["get"]["x"], 1);
+        // A union is charged to the search budget as many times as it has selectors.
+        let mut doc = spec();
+        let mut budget = Budget::new(&doc);
+        budget.max_visited = budget.doc_nodes * 3;
+        let o = overlay("- target: $[*,*,*,*]\n  remove: true\n");
+        let e = o
+            .apply(&mut doc, &mut budget, &mut Diagnostics::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("#/actions/0/target: the descendant searches"),
+            "{e}"
+        );
+    }
+
+    /// #39 fuzz target `overlay`: an absolute query in a filter (`$..[?$..*]`) is evaluated
+    /// again at every node the filter tests: the document's size squared (over 100 s on a
+    /// 30k-node spec), charged as two searches.
+    #[test]
+    fn absolute_queries_in_filters_must_be_singular() {
+        let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
+        for (target, shown) in [
+            ("$..[?$..*]", "$.."),
+            ("$.paths.*[?count($.*) > 1]", "$.*"),
+            ("$.a[?$.b[?@]]", "$.b[?"),
+            ("$.a[?$['b'][0:2]]", "$['b'][0:"),
+            ("$.a[?$.b[*]]", "$.b[*"),
+            ("$.a[?@.x == 1 || $ .. x]", "$ .."),
+        ] {
+            let e = parse_err(&format!(
+                "{head}actions: [{{target: \"{target}\", remove: true}}]\n"
+            ));
+            assert!(
+                e.contains(&format!("#/actions/0/target: the absolute query `{shown}")),
+                "{target}: {e}"
+            );
+        }
+        // Singular absolute queries are cheap (a lookup per node) and stay.
+        let o = overlay(
+            "- target: \"$.paths.*[?@.operationId == $.paths['/pets'].get.operationId]\"\n  update: {x-first: true}\n- target: \"$.tags[?@.name == $.tags[0].name && $.info.title == 'Pets']\"\n  update: {x-t: 1}\n",
+        );
+        let mut doc = spec();
+        assert!(apply(&o, &mut doc).is_empty());
+        assert_eq!(doc["paths"]["/pets"]["get"]["x-first"], true);
+        assert_eq!(doc["tags"][0]["x-t"], 1);
+        // `$` in a string literal is text.
+        overlay("- target: \"$..[?@.summary == '$..*']\"\n  remove: true\n");
+    }
+
+    /// #39 fuzz target `overlay`: MAX_WRITTEN counts nodes, and a long string is one node: a
+    /// 60 kB description merged at 5,000 places wrote 300 MB (the budget now counts text too,
+    /// before writing anything).
+    #[test]
+    fn long_strings_count_against_the_text_budget() {
+        let mut doc = json!({"a": vec![json!({}); 5000]});
+        let o = overlay(&format!(
+            "- target: $.a[*]\n  update: {{description: '{}'}}\n",
+            "x".repeat(60_000)
+        ));
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("#/actions/0/update: the updates write more than the limit of 268435456 bytes of text"),
+            "{e}"
+        );
+        assert_eq!(doc["a"][0], json!({}), "nothing was written");
+    }
+
+    /// #39 fuzz target `overlay`: each update could nest the document deeper (an update 100
+    /// deep, merged again at its own deepest node by the next action): past the parser's depth
+    /// the spec cannot be read again, and the queries and serialisation of a document grown
+    /// without bound recurse that deep.
+    #[test]
+    fn updates_cannot_grow_the_document_past_the_depth_limit() {
+        let nested = format!("{}{{z: 1}}{}", "{n: ".repeat(100), "}".repeat(100));
+        let o = overlay(&format!(
+            "- target: $..[?@.z == 1]\n  update: {{z: 2, n: {nested}}}\n- target: $..[?@.z == 1]\n  update: {{z: 2, n: {nested}}}\n"
+        ));
+        let mut doc = json!({"a": {"z": 1}});
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("#/actions/1/update: would make the document 205 levels deep at /a/n/"),
+            "{e}"
+        );
+        assert_eq!(doc["a"]["z"], 2, "the first action applied (104 deep)");
+        // An item appended to an array counts one level below the array (128 levels here:
+        // the limit), an object merged into it one more.
+        let deep = format!("{}1{}", "[".repeat(121), "]".repeat(121));
+        let o = overlay(&format!("- target: $.a.b.c.d.e.f\n  update: {deep}\n"));
+        let mut doc = json!({"a": {"b": {"c": {"d": {"e": {"f": []}}}}}});
+        Overlay::apply_all(&[o], &mut doc).unwrap();
+        let o = overlay(&format!(
+            "- target: $.a.b.c.d.e.f\n  update: {{c: {deep}}}\n"
+        ));
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(e.contains("129 levels deep"), "{e}");
+    }
+
+    /// #39: a second `..` searches below every node the first found (the document's size times
+    /// its depth), not the document once more.
+    #[test]
+    fn a_second_descendant_segment_counts_the_depth() {
+        let mut doc = spec();
+        let mut budget = Budget::new(&doc);
+        budget.max_visited = budget.doc_nodes * 5;
+        let o = overlay("- target: $..*..*\n  remove: true\n");
+        let e = o
+            .apply(&mut doc, &mut budget, &mut Diagnostics::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("#/actions/0/target: the descendant searches"),
+            "{e}"
+        );
     }
 }

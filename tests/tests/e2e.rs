@@ -12,6 +12,7 @@ mod e2e {
     pub mod corpus;
     pub mod corpus_calls;
     pub mod docs;
+    pub mod embed;
     pub mod dynamic;
     pub mod eras;
     pub mod fidelity;
