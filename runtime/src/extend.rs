@@ -345,10 +345,11 @@ fn jsonschema_compiles(schema: &Map<String, Value>) -> Result<(), String> {
 /// The original tool set of the generated crate and its extensions, for
 /// [`generated_main_extended`] (one server per process).
 #[cfg(feature = "cli")]
-static EXTENDED: std::sync::OnceLock<(
-    fn() -> Result<ToolSet, openapi_mcp_toolset::api_file::ApiFileError>,
-    Extensions,
-)> = std::sync::OnceLock::new();
+static EXTENDED: std::sync::OnceLock<(ReadToolSet, Extensions)> = std::sync::OnceLock::new();
+
+/// A generated crate's `tool_set` function.
+#[cfg(feature = "cli")]
+type ReadToolSet = fn() -> Result<ToolSet, openapi_mcp_toolset::api_file::ApiFileError>;
 
 /// The tool set of [`EXTENDED`]: the embedded one plus the custom tools (checked already).
 #[cfg(feature = "cli")]
@@ -510,7 +511,10 @@ mod tests {
             .extend_tool_set(&mut set.clone());
         assert!(matches!(e, Err(ExtendError::Schema { .. })), "{e:?}");
         let e = Extensions::new()
-            .tool(tool("x", json!({"type": "object", "minProperties": "two"})), ok)
+            .tool(
+                tool("x", json!({"type": "object", "minProperties": "two"})),
+                ok,
+            )
             .extend_tool_set(&mut set.clone());
         assert!(matches!(e, Err(ExtendError::Schema { .. })), "{e:?}");
         Extensions::new()

@@ -15,7 +15,7 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
-use openapi_mcp_runtime::embed::{Embed, EmbedError};
+use openapi_mcp_runtime::embed::Embed;
 use openapi_mcp_runtime::forward::Credentials;
 use openapi_mcp_runtime::generated::{
     Args, Before, CallToolResult, ContentBlock, Extensions, Tool,
@@ -277,21 +277,14 @@ pub fn mcp(
     state: Arc<AppState>,
     token: &str,
     shutdown: &CancellationToken,
-) -> Result<Router, EmbedError> {
-    let set = match todo_mcp::tool_set() {
-        Ok(s) => s,
-        Err(e) => panic!("the embedded tool set does not parse: {e}"),
-    };
+) -> Result<Router, Box<dyn std::error::Error + Send + Sync>> {
+    let set = todo_mcp::tool_set()?;
     let mut creds = Credentials::new();
     creds.set("bearer", token.to_string());
-    let base = url::Url::parse("http://localhost:3000/").map_err(|e| {
-        EmbedError::Forward(openapi_mcp_runtime::forward::ForwardError::BaseUrl {
-            url: "http://localhost:3000/".into(),
-            reason: e.to_string(),
-        })
-    })?;
-    Embed::in_process(set, base, creds, app)?
+    // Where the app would be over HTTP: its path prefix and the requests' Host.
+    let base = url::Url::parse("http://localhost:3000/")?;
+    Ok(Embed::in_process(set, base, creds, app)?
         .dispatcher(Arc::new(todo_mcp::tools::dispatch))
         .extensions(extensions(state))
-        .router(shutdown)
+        .router(shutdown)?)
 }

@@ -341,14 +341,10 @@ impl Chunks for reqwest::Response {
 
 impl Chunks for Upstream {
     type Error = SendError;
-    fn chunk(
-        &mut self,
-    ) -> impl std::future::Future<Output = Result<Option<Bytes>, Self::Error>> + Send {
-        async move {
-            match self {
-                Upstream::Http(r) => r.chunk().await.map_err(SendError::Http),
-                Upstream::Local(r) => r.chunk().await.map_err(SendError::Local),
-            }
+    async fn chunk(&mut self) -> Result<Option<Bytes>, Self::Error> {
+        match self {
+            Upstream::Http(r) => r.chunk().await.map_err(SendError::Http),
+            Upstream::Local(r) => r.chunk().await.map_err(SendError::Local),
         }
     }
 }
