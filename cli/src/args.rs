@@ -125,9 +125,9 @@ pub struct GenerateArgs {
     pub pin: Vec<String>,
     /// Optional parts to build the server with, besides those it needs (`code` with --mode
     /// code): http (--transport http), code, metrics, otel, sqlite, redis, postgres (stores),
-    /// oauth-proxy (--oauth-proxy), or all; comma-separated or repeated. Without them the server
-    /// is smaller and builds faster; an option needing a part left out is refused at start-up,
-    /// naming its feature.
+    /// workflows (Arazzo workflows), oauth-proxy (--oauth-proxy), or all; comma-separated or
+    /// repeated. Without them the server is smaller and builds faster; an option needing a part
+    /// left out is refused at start-up, naming its feature.
     #[arg(long, value_name = "FEATURES", value_delimiter = ',')]
     pub features: Vec<String>,
 }

@@ -93,6 +93,10 @@ pub const FEATURES: &[(&str, &str)] = &[
     ("redis", "--task-store and --oauth-store redis://..."),
     ("postgres", "--task-store and --oauth-store postgres://..."),
     (
+        "workflows",
+        "Arazzo workflows served as tools (the executor; a generated crate embeds none yet)",
+    ),
+    (
         "oauth-proxy",
         "--oauth-proxy: the OAuth authorization server (with http and a store)",
     ),
@@ -391,7 +395,15 @@ mod tests {
         assert_eq!(
             all.runtime,
             [
-                "cli", "http", "code", "metrics", "otel", "sqlite", "redis", "postgres"
+                "cli",
+                "http",
+                "code",
+                "metrics",
+                "otel",
+                "sqlite",
+                "redis",
+                "postgres",
+                "workflows"
             ]
         );
         assert_eq!(
@@ -404,7 +416,7 @@ mod tests {
         assert!(
             e.contains("\"quickjs\"")
                 && e.contains(
-                    "http, code, metrics, otel, sqlite, redis, postgres, oauth-proxy, all"
+                    "http, code, metrics, otel, sqlite, redis, postgres, workflows, oauth-proxy, all"
                 ),
             "{e}"
         );

@@ -7,12 +7,15 @@ use std::sync::Mutex;
 
 use crate::{Store, StoreError, StoreFuture, now};
 
+/// The records: (kind, key) -> (value, expiry time).
+type Records = HashMap<(String, String), (Vec<u8>, u64)>;
+
 /// Records in memory, behind one lock (each operation is a few map operations, so a take is
 /// atomic: of concurrent takes, one gets the value). Expired records are swept on every 256th
 /// write, as the SQLite store does.
 #[derive(Default)]
 pub struct MemoryStore {
-    records: Mutex<HashMap<(String, String), (Vec<u8>, u64)>>,
+    records: Mutex<Records>,
     writes: std::sync::atomic::AtomicU64,
 }
 
@@ -21,10 +24,7 @@ impl MemoryStore {
         Self::default()
     }
 
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut HashMap<(String, String), (Vec<u8>, u64)>) -> T,
-    ) -> Result<T, StoreError> {
+    fn with<T>(&self, f: impl FnOnce(&mut Records) -> T) -> Result<T, StoreError> {
         let mut records = self
             .records
             .lock()

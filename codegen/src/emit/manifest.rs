@@ -95,7 +95,8 @@ doctest = false
 
 [dependencies]
 # The runtime's optional parts are cargo features: `openapi-mcp generate --features` adds them
-# (http, code, metrics, otel, sqlite, redis, postgres, oauth-proxy, or all), or add them below.
+# (http, code, metrics, otel, sqlite, redis, postgres, workflows, oauth-proxy, or all), or add
+# them below.
 # An option needing a part left out is refused at start-up, naming its feature.
 openapi-mcp-runtime = {runtime}
 serde = {{ version = "1", features = ["derive"] }}

@@ -11,6 +11,7 @@
 
 pub mod auth;
 pub mod caller;
+#[cfg(feature = "workflows")]
 pub mod capture;
 mod encode;
 pub mod fit;
@@ -987,6 +988,7 @@ impl Forwarder {
                     if let Err(e) = &read {
                         note_error(e);
                     }
+                    #[cfg(feature = "workflows")]
                     if let Ok((body, cut)) = &read
                         && capture::wanted()
                     {

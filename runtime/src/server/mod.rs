@@ -8,6 +8,10 @@ pub mod instructions;
 pub mod multi;
 pub mod progress;
 mod tasks;
+#[cfg(feature = "workflows")]
+pub mod workflow;
+#[cfg(not(feature = "workflows"))]
+#[path = "workflow_off.rs"]
 pub mod workflow;
 
 pub use call::served_tool;

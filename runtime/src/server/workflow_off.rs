@@ -1,0 +1,62 @@
+//! Arazzo workflows without the `workflows` feature: the same types, holding nothing. A
+//! [`WorkflowTools`] built here is empty (`Serving::workflows` stays `None` or empty), so no
+//! workflow tool is ever listed or called; a [`WorkflowTool`] cannot be built at all.
+
+use std::convert::Infallible;
+
+use rmcp::model::Tool;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde_json::{Map, Value};
+
+use super::confirm::Retry;
+use super::{CallToolResponse, ProxyServer, ToolState};
+
+/// One workflow served as a tool: never built without the `workflows` feature.
+pub struct WorkflowTool {
+    pub tool: Tool,
+    never: Infallible,
+}
+
+/// The workflow tools of a server: always empty without the `workflows` feature.
+#[derive(Default)]
+pub struct WorkflowTools {
+    /// `--workflows-only` (unused: there are no workflows to serve instead).
+    pub only: bool,
+}
+
+impl WorkflowTools {
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        std::iter::empty()
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&Tool, &str)> {
+        std::iter::empty()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        0
+    }
+
+    pub(super) fn get(&self, _name: &str) -> Option<&WorkflowTool> {
+        None
+    }
+}
+
+impl ProxyServer {
+    /// Unreachable: there is no [`WorkflowTool`] to call.
+    pub(super) async fn call_workflow(
+        &self,
+        _state: &ToolState,
+        wt: &WorkflowTool,
+        _args: Map<String, Value>,
+        _retry: &Retry,
+        _context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match wt.never {}
+    }
+}
