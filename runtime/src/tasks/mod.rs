@@ -9,6 +9,7 @@
 //! operation when the spec has one. Records live in a store ([`store`]) that replicas share, so
 //! any of them answers for any task ([`registry`]).
 
+pub mod record;
 pub mod registry;
 pub mod status;
 pub mod store;

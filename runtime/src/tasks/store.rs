@@ -12,7 +12,7 @@
 // The server's key-value store (shared with the OAuth proxy): this one line says where it is.
 pub use openapi_mcp_store::{MemoryStore, Sealer, Store, StoreError, StoreSpec, now};
 
-use super::registry::TaskRecord;
+use super::record::TaskRecord;
 
 /// The kind of task records in the store.
 const KIND: &str = "task";
@@ -159,7 +159,7 @@ fn derive(key: &[u8], info: &str) -> [u8; 32] {
 
 #[cfg(test)]
 mod tests {
-    use super::super::registry::{Stage, TaskRecord};
+    use super::super::record::{Stage, TaskRecord};
     use super::*;
 
     fn record(owner: &str) -> TaskRecord {

@@ -20,6 +20,7 @@ use openapi_mcp_toolset::model::ArgBinding;
 mod body;
 mod build;
 mod headers;
+mod media;
 mod multipart;
 mod path;
 mod query;

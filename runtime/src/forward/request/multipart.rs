@@ -6,8 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
-use super::body::encoding_of;
-use super::body::{concrete_media, decode_base64};
+use super::media::{concrete_media, decode_base64, encoding_of};
 use super::{arg_err, prim};
 use crate::forward::ArgError;
 use openapi_mcp_toolset::model::{ArgBinding, BodyBinding, PartEncoding};
