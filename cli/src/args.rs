@@ -130,6 +130,13 @@ pub struct GenerateArgs {
     /// left out is refused at start-up, naming its feature.
     #[arg(long, value_name = "FEATURES", value_delimiter = ',')]
     pub features: Vec<String>,
+    /// Also write `src/custom.rs`, yours: tools written in Rust, overrides of generated tools
+    /// and hooks around every call. Created once if missing; regeneration never overwrites or
+    /// removes it, and warns about overrides whose tool the spec no longer has (file:line).
+    /// Opt-in because it changes the generated src/main.rs and src/lib.rs (which then run the
+    /// extensions); not yet with the oauth-proxy feature.
+    #[arg(long)]
+    pub extensible: bool,
 }
 
 #[derive(Args, Debug)]

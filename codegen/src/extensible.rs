@@ -1,8 +1,8 @@
 //! A generated crate the owner extends (#42): user-owned files created once and never
 //! overwritten, and the report of a regeneration (overrides that no longer match a tool).
 //!
-//! Ready but not active in `openapi-mcp generate`: [`generate`](crate::generate) still writes
-//! the crate without `src/custom.rs`.
+//! `openapi-mcp generate --extensible` writes such a crate: the files of [`generate_extensible`]
+//! as for any generation, then [`write_user_owned`], then prints [`regeneration_report`].
 
 use std::collections::BTreeMap;
 use std::io;
@@ -11,7 +11,11 @@ use std::path::{Path, PathBuf};
 use openapi_mcp_toolset::model::ToolSet;
 
 use crate::emit::extend_rs;
-use crate::{CodegenOptions, GeneratedCrate, MARKER_FILE, Result, generate};
+use crate::{CodegenError, CodegenOptions, GeneratedCrate, MARKER_FILE, Result, generate};
+
+/// The files generation creates once and then leaves to the owner (never rewritten, never
+/// removed as stale).
+pub use crate::emit::extend_rs::USER_OWNED;
 
 /// The files of an extensible crate: those generation owns (rewritten by every generation,
 /// listed in the marker) and those the owner owns (written only when missing).
@@ -25,6 +29,12 @@ pub struct ExtensibleCrate {
 /// `src/lib.rs` declares `pub mod custom;`, and `src/custom.rs` is user-owned (not in the
 /// marker, so a regeneration neither rewrites nor removes it).
 pub fn generate_extensible(set: &ToolSet, opts: &CodegenOptions) -> Result<ExtensibleCrate> {
+    if crate::features(&opts.mode, &opts.features)?
+        .oauth_proxy
+        .is_some()
+    {
+        return Err(CodegenError::ExtensibleOAuthProxy);
+    }
     let mut generated = generate(set, opts)?;
     let plan = crate::plan::plan(set, &opts.crate_name);
     generated.files.insert(
@@ -208,6 +218,30 @@ pub fn extensions() -> Extensions {
         let tools = std::fs::read_to_string(dir.join("src/tools/pets.rs")).expect("read");
         assert!(!tools.contains("petstore_delete_pet"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The extended entry point has no OAuth proxy factory: refused rather than a server that
+    /// would turn `--oauth-proxy` down at start-up.
+    #[test]
+    fn oauth_proxy_feature_is_refused() {
+        for asked in ["oauth-proxy", "all"] {
+            let o = CodegenOptions {
+                features: vec![asked.to_string()],
+                ..opts()
+            };
+            assert!(
+                matches!(
+                    generate_extensible(&petstore(false), &o),
+                    Err(CodegenError::ExtensibleOAuthProxy)
+                ),
+                "{asked}"
+            );
+        }
+        let o = CodegenOptions {
+            features: vec!["http".to_string()],
+            ..opts()
+        };
+        assert!(generate_extensible(&petstore(false), &o).is_ok());
     }
 
     #[test]

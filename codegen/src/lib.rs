@@ -23,7 +23,9 @@ use std::path::{Component, Path, PathBuf};
 
 use openapi_mcp_toolset::model::{Exposure, ToolSet};
 
-pub use extensible::{ExtensibleCrate, generate_extensible, regeneration_report, write_user_owned};
+pub use extensible::{
+    ExtensibleCrate, USER_OWNED, generate_extensible, regeneration_report, write_user_owned,
+};
 
 /// Name of the marker file written into every generated crate. Its presence means a directory
 /// may be regenerated in place; it lists the files generation owns (one per line after the
@@ -215,6 +217,12 @@ pub enum CodegenError {
     NoTools,
     #[error("unknown feature {name:?} (--features): choose from {known}")]
     UnknownFeature { name: String, known: String },
+    /// `generated_main_extended` has no OAuth proxy factory yet: an extensible crate with the
+    /// oauth-proxy feature would refuse `--oauth-proxy` at start-up.
+    #[error(
+        "--extensible cannot be combined with the oauth-proxy feature yet (the extended entry point has no OAuth proxy): leave out one of them"
+    )]
+    ExtensibleOAuthProxy,
     #[error("the runtime path {path:?} cannot be written into Cargo.toml")]
     RuntimePath { path: PathBuf },
     #[error("serializing the tool definitions failed: {0}")]

@@ -5,13 +5,19 @@
 //! updated file by file from the same temporary directory: generated files are replaced, files
 //! the new generation no longer produces are removed, everything else (`target/`, `Cargo.lock`,
 //! `.git`, your own files) is kept.
+//!
+//! `--extensible` adds the user-owned `src/custom.rs` (created once if missing, never rewritten,
+//! never removed as stale: it is not in the marker, and the clean-up skips it even if a marker
+//! lists it), and prints the overrides in it that match no tool any more as warnings.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use openapi_mcp_codegen::{
-    CodegenOptions, MARKER_FILE, RuntimeDep, ServeMode, default_crate_name, generate, marker_files,
+    CodegenError, CodegenOptions, MARKER_FILE, RuntimeDep, ServeMode, USER_OWNED,
+    default_crate_name, generate, generate_extensible, marker_files, regeneration_report,
+    write_user_owned,
 };
 
 use openapi_mcp_convert::pipeline::LockMode;
@@ -21,6 +27,15 @@ use openapi_mcp_runtime::serve::{Mode, ServeArgs};
 use crate::args::GenerateArgs;
 
 pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
+    for warning in generate_crate(args).await? {
+        eprintln!("openapi-mcp: warning: {warning}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Generates and writes the crate; returns the warnings for the owner (with `--extensible`,
+/// overrides in `src/custom.rs` that match no tool any more, as `PATH:LINE: ...`).
+async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
     // Checked like `proxy` does (pins only in hybrid mode, valid globs), before any work.
     ServeArgs {
         mode: args.mode,
@@ -55,20 +70,23 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
         None => RuntimeDep::default(),
         Some(s) => parse_runtime_dep(s).map_err(super::user_error)?,
     };
-    let krate = generate(
-        &set,
-        &CodegenOptions {
-            crate_name: crate_name.clone(),
-            runtime_dep,
-            mode,
-            features: args.features.clone(),
-        },
-    )
+    let codegen_opts = CodegenOptions {
+        crate_name: crate_name.clone(),
+        runtime_dep,
+        mode,
+        features: args.features.clone(),
+    };
+    let (files, user_owned) = if args.extensible {
+        generate_extensible(&set, &codegen_opts).map(|k| (k.generated.files, k.user_owned))
+    } else {
+        generate(&set, &codegen_opts).map(|k| (k.files, Default::default()))
+    }
     .map_err(|e| {
         let bad = matches!(
             e,
-            openapi_mcp_codegen::CodegenError::InvalidCrateName { .. }
-                | openapi_mcp_codegen::CodegenError::UnknownFeature { .. }
+            CodegenError::InvalidCrateName { .. }
+                | CodegenError::UnknownFeature { .. }
+                | CodegenError::ExtensibleOAuthProxy
         );
         if bad {
             anyhow::Error::new(UserError::new(e))
@@ -79,16 +97,52 @@ pub async fn run(args: GenerateArgs) -> anyhow::Result<ExitCode> {
     .context("generating the crate")?;
 
     let previous = check_target(&args.out, args.force)?;
-    write_crate(&args.out, &krate.files, previous.as_deref())
+    write_crate(&args.out, &files, previous.as_deref())
         .with_context(|| format!("writing {}", args.out.display()))?;
+    let mut warnings = Vec::new();
+    let mut created = Vec::new();
+    if args.extensible {
+        // After the generated files: a new directory is renamed into place in one step first.
+        created = write_user_owned(&args.out, &user_owned)
+            .with_context(|| format!("writing the user-owned files of {}", args.out.display()))?;
+        let report = regeneration_report(&args.out, &set)
+            .with_context(|| format!("reading {}", args.out.join(USER_OWNED[0]).display()))?;
+        // Each entry starts with the file's path relative to the crate (`src/custom.rs:LINE:`).
+        warnings.extend(
+            report
+                .into_iter()
+                .map(|w| format!("{}", args.out.join(w).display())),
+        );
+    } else if previous.is_some() {
+        for rel in USER_OWNED {
+            if args.out.join(rel).is_file() {
+                warnings.push(format!(
+                    "{} is kept but not used: the crate was generated without --extensible (its src/lib.rs does not declare it)",
+                    args.out.join(rel).display()
+                ));
+            }
+        }
+    }
+    let created = if created.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; created {} (yours: regeneration never overwrites it)",
+            created
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     eprintln!(
-        "openapi-mcp: generated {crate_name} ({} tools, {} files) in {}; build it with: cargo build --release --manifest-path {}",
+        "openapi-mcp: generated {crate_name} ({} tools, {} files) in {}{created}; build it with: cargo build --release --manifest-path {}",
         set.tools.len(),
-        krate.files.len(),
+        files.len(),
         args.out.display(),
         args.out.join("Cargo.toml").display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(warnings)
 }
 
 /// `0.1.0`, `^0.1`, `=0.1.2` are versions; anything else is a path (made absolute, since Cargo
@@ -195,7 +249,12 @@ fn write_crate(
                 std::fs::rename(tmp.join(rel), &dest)
                     .with_context(|| format!("replacing {}", dest.display()))?;
             }
-            for rel in prev.iter().filter(|p| !files.contains_key(*p)) {
+            // Never a user-owned file, even if an (edited) marker lists it.
+            let user_owned = |p: &Path| USER_OWNED.iter().any(|u| p == Path::new(u));
+            for rel in prev
+                .iter()
+                .filter(|p| !files.contains_key(*p) && !user_owned(p))
+            {
                 let stale = out.join(rel);
                 if stale.is_file() {
                     std::fs::remove_file(&stale)
@@ -238,6 +297,145 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(parse_runtime_dep("./no/such/dir").is_err());
+    }
+
+    fn generate_args(argv: &[&str]) -> GenerateArgs {
+        use clap::Parser;
+        let argv = ["openapi-mcp", "generate"].iter().chain(argv);
+        match crate::args::Cli::try_parse_from(argv).unwrap().command {
+            crate::args::Command::Generate(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn generate_with(argv: &[&str]) -> anyhow::Result<Vec<String>> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(generate_crate(generate_args(argv)))
+    }
+
+    /// Every file under `dir`, by relative path.
+    fn read_tree(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+            for e in std::fs::read_dir(dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    walk(root, &p, out);
+                } else {
+                    let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                    out.insert(rel, std::fs::read(&p).unwrap());
+                }
+            }
+        }
+        let mut out = std::collections::BTreeMap::new();
+        walk(dir, dir, &mut out);
+        out
+    }
+
+    /// `--extensible`: src/custom.rs is created once, survives a regeneration from a spec that
+    /// lost an operation byte for byte (even with a marker that lists it), the override of the
+    /// lost operation's tool is reported with file:line; without the flag the crate is the
+    /// plain one.
+    #[test]
+    fn extensible_keeps_custom_rs_and_reports_stale_overrides() {
+        let root =
+            std::env::temp_dir().join(format!("openapi-mcp-gen-ext-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../specs/petstore.yaml");
+        let text = std::fs::read_to_string(&spec).unwrap();
+        let (start, end) = (
+            text.find("    delete:\n      operationId: deletePet")
+                .unwrap(),
+            text.find("components:\n").unwrap(),
+        );
+        let smaller = root.join("petstore-no-delete.yaml");
+        std::fs::write(&smaller, format!("{}{}", &text[..start], &text[end..])).unwrap();
+        let (spec, smaller) = (spec.to_str().unwrap(), smaller.to_str().unwrap());
+        let (plain, ext) = (root.join("plain"), root.join("ext"));
+        let (plain_s, ext_s) = (plain.to_str().unwrap(), ext.to_str().unwrap());
+
+        assert!(generate_with(&[spec, "-o", plain_s]).unwrap().is_empty());
+        assert!(
+            generate_with(&[spec, "-o", ext_s, "--extensible"])
+                .unwrap()
+                .is_empty()
+        );
+        let (plain_files, ext_files) = (read_tree(&plain), read_tree(&ext));
+        assert!(!plain_files.contains_key(Path::new("src/custom.rs")));
+        assert!(ext_files.contains_key(Path::new("src/custom.rs")));
+        // Only main.rs and lib.rs differ; custom.rs is added.
+        for (path, bytes) in &plain_files {
+            let same = ext_files.get(path) == Some(bytes);
+            let expected = path != Path::new("src/main.rs") && path != Path::new("src/lib.rs");
+            assert_eq!(same, expected, "{}", path.display());
+        }
+        assert_eq!(ext_files.len(), plain_files.len() + 1);
+
+        // The owner overrides a tool that stays and one about to go.
+        let custom = "use openapi_mcp_runtime::generated::*;\n\
+pub fn extensions() -> Extensions {\n\
+    Extensions::new()\n\
+        .override_tool(\"petstore_list_pets\", |fwd: &Forwarder, route: &Route, args: Args| Box::pin(async move { fwd.call(route, &args).await }))\n\
+        .override_tool(\"petstore_delete_pet\", |fwd: &Forwarder, route: &Route, args: Args| Box::pin(async move { fwd.call(route, &args).await }))\n\
+}\n";
+        std::fs::write(ext.join("src/custom.rs"), custom).unwrap();
+        // A marker edited to list custom.rs must not get it removed as stale.
+        let mut marker = std::fs::read_to_string(ext.join(MARKER_FILE)).unwrap();
+        marker.push_str("src/custom.rs\n");
+        std::fs::write(ext.join(MARKER_FILE), marker).unwrap();
+
+        let warnings = generate_with(&[smaller, "-o", ext_s, "--extensible"]).unwrap();
+        assert_eq!(
+            warnings,
+            vec![format!(
+                "{}: the override of tool `petstore_delete_pet` matches no operation of the spec (renamed or removed?): it is not used",
+                ext.join("src/custom.rs:5").display()
+            )]
+        );
+        assert_eq!(
+            std::fs::read_to_string(ext.join("src/custom.rs")).unwrap(),
+            custom
+        );
+        let pets = std::fs::read_to_string(ext.join("src/tools/pets.rs")).unwrap();
+        assert!(!pets.contains("petstore_delete_pet"), "{pets}");
+        assert!(
+            !std::fs::read_to_string(ext.join(MARKER_FILE))
+                .unwrap()
+                .contains("custom.rs")
+        );
+
+        // Without the flag: the plain crate's files, custom.rs kept (and said to be unused).
+        let warnings = generate_with(&[smaller, "-o", ext_s]).unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("without --extensible"), "{warnings:?}");
+        assert_eq!(
+            std::fs::read_to_string(ext.join("src/custom.rs")).unwrap(),
+            custom
+        );
+        let plain2 = root.join("plain2");
+        generate_with(&[smaller, "-o", plain2.to_str().unwrap()]).unwrap();
+        let mut back = read_tree(&ext);
+        back.remove(Path::new("src/custom.rs"));
+        assert_eq!(back, read_tree(&plain2));
+
+        // Not with the OAuth proxy (the extended entry point has none): a user error.
+        let out = root.join("oauth");
+        let err = generate_with(&[
+            spec,
+            "-o",
+            out.to_str().unwrap(),
+            "--extensible",
+            "--features",
+            "oauth-proxy",
+        ])
+        .unwrap_err();
+        assert!(err.chain().any(|e| e.is::<UserError>()), "{err:#}");
+        assert!(!out.exists());
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

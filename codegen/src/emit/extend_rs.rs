@@ -1,8 +1,8 @@
 //! Extension points of the generated crate (#42): the user-owned `src/custom.rs` (created once,
 //! never overwritten), and the `main.rs` and `lib.rs` of a crate that uses it.
 //!
-//! Not active in `openapi-mcp generate` yet: [`crate::generate_extensible`] produces these
-//! files, and [`crate::write_user_owned`] writes the user-owned ones when missing.
+//! `openapi-mcp generate --extensible`: [`crate::generate_extensible`] produces these files, and
+//! [`crate::write_user_owned`] writes the user-owned ones when missing.
 
 use openapi_mcp_toolset::model::ToolSet;
 use proc_macro2::{Ident, Span};
