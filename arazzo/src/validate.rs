@@ -28,7 +28,8 @@ use serde_json::Value;
 
 use crate::expr::{Expr, Root, name_candidates};
 use crate::load::{
-    ActionKind, Diagnostic, Document, Jump, OperationRef, Step, Target, Workflow, WorkflowRef,
+    Action, ActionKind, Diagnostic, Document, Jump, OperationRef, Step, Target, Workflow,
+    WorkflowRef,
 };
 use crate::model::SourceKind;
 
@@ -434,123 +435,19 @@ impl<'a> Check<'a> {
     }
 
     fn step(&mut self, si: usize, step: &Step, precedes: &[Vec<bool>]) -> Option<OperationInfo> {
-        let wf = self.wf;
-        let before: Vec<bool> = (0..wf.steps.len()).map(|j| precedes[j][si]).collect();
-        let mut op = None;
-        let mut called: Option<&Workflow> = None;
-        match &step.target {
-            Target::Operation(r) => {
-                let field = if matches!(r, OperationRef::Path { .. }) {
-                    "operationPath"
-                } else {
-                    "operationId"
-                };
-                op = self.operation(r, &step.at.join(field));
-            }
-            Target::Workflow(r) => {
-                called = self.workflow_ref(r, &step.at.join("workflowId"));
-            }
-            Target::Invalid => {}
-        }
+        let before: Vec<bool> = (0..self.wf.steps.len()).map(|j| precedes[j][si]).collect();
+        let (op, called) = self.step_target(step);
         // Parameters against the operation or the called workflow.
         if let Some(info) = &op {
-            for p in &step.parameters {
-                let Some(loc) = p.location else { continue };
-                let declared = info.params.iter().any(|d| {
-                    d.location == loc
-                        && if loc == ParamIn::Header {
-                            d.name.eq_ignore_ascii_case(&p.name)
-                        } else {
-                            d.name == p.name
-                        }
-                });
-                if !declared {
-                    self.diag(
-                        &p.at.join("name"),
-                        format!(
-                            "operation {} {} has no {} parameter `{}`",
-                            info.method.as_str(),
-                            info.path,
-                            loc.as_str(),
-                            p.name
-                        ),
-                    );
-                }
-            }
-            for d in info.params.iter().filter(|d| d.required) {
-                let given = step.parameters.iter().any(|p| {
-                    p.location == Some(d.location)
-                        && if d.location == ParamIn::Header {
-                            d.name.eq_ignore_ascii_case(&p.name)
-                        } else {
-                            d.name == p.name
-                        }
-                });
-                if !given {
-                    self.diag(
-                        &step.at,
-                        format!(
-                            "step `{}` does not give the required {} parameter `{}` of {} {}",
-                            step.id,
-                            d.location.as_str(),
-                            d.name,
-                            info.method.as_str(),
-                            info.path
-                        ),
-                    );
-                }
-            }
-            if info.body_required && step.request_body.is_none() {
-                self.diag(
-                    &step.at,
-                    format!(
-                        "step `{}` gives no requestBody, which {} {} requires",
-                        step.id,
-                        info.method.as_str(),
-                        info.path
-                    ),
-                );
-            }
+            self.operation_params(step, info);
         }
         if let Some(target) = called {
-            let names = target.input_names();
-            let declares = target
-                .inputs
-                .as_ref()
-                .is_some_and(|s| s.get("properties").is_some());
-            for p in &step.parameters {
-                if declares && !names.contains(&p.name.as_str()) {
-                    self.diag(
-                        &p.at.join("name"),
-                        format!("workflow `{}` has no input `{}`", target.id, p.name),
-                    );
-                }
-            }
-            for r in target.required_inputs() {
-                if !step.parameters.iter().any(|p| p.name == r) {
-                    self.diag(
-                        &step.at,
-                        format!(
-                            "step `{}` does not give the required input `{r}` of workflow `{}`",
-                            step.id, target.id
-                        ),
-                    );
-                }
-            }
+            self.workflow_inputs(step, target);
         }
         let http = !matches!(step.target, Target::Workflow(_));
-        for p in &step.parameters {
-            for e in &p.exprs {
-                self.expr(e, &p.at.join("value"), Place::Request, None, &before);
-            }
-        }
-        if let Some(b) = &step.request_body {
-            for e in &b.exprs {
-                self.expr(e, &b.at, Place::Request, None, &before);
-            }
-        }
+        self.request_exprs(step, &before);
         // After the call: the step itself has run.
-        let mut after = before.clone();
+        let mut after = before;
         after[si] = true;
         let nested = if http { None } else { called };
         for c in &step.success_criteria {
@@ -562,34 +459,166 @@ impl<'a> Check<'a> {
             self.step_response_expr(&o.expr, &o.at, http, nested, &after, si);
         }
         for a in step.on_success.iter().chain(&step.on_failure) {
-            for c in &a.criteria {
-                for e in c.criterion.expressions() {
-                    self.step_response_expr(e, &c.at, http, nested, &after, si);
-                }
-            }
-            let jump = match &a.kind {
-                ActionKind::Goto(j) => Some(j),
-                ActionKind::Retry { then, .. } => then.as_ref(),
-                ActionKind::End => None,
-            };
-            match jump {
-                Some(Jump::Step(id)) if wf.step(id).is_none() => {
-                    self.diag(
-                        &a.at.join("stepId"),
-                        format!(
-                            "action `{}`: no step `{id}` in workflow `{}`",
-                            a.name, wf.id
-                        ),
-                    );
-                }
-                Some(Jump::Step(_)) => {}
-                Some(Jump::Workflow(r)) => {
-                    self.workflow_ref(r, &a.at.join("workflowId"));
-                }
-                None => {}
-            }
+            self.action(a, http, nested, &after, si);
         }
         op
+    }
+
+    /// What a step calls: the operation, or the workflow of this document.
+    fn step_target(&mut self, step: &Step) -> (Option<OperationInfo>, Option<&'a Workflow>) {
+        match &step.target {
+            Target::Operation(r) => {
+                let field = if matches!(r, OperationRef::Path { .. }) {
+                    "operationPath"
+                } else {
+                    "operationId"
+                };
+                (self.operation(r, &step.at.join(field)), None)
+            }
+            Target::Workflow(r) => (None, self.workflow_ref(r, &step.at.join("workflowId"))),
+            Target::Invalid => (None, None),
+        }
+    }
+
+    /// A step's parameters name parameters of its operation, and give the required ones and a
+    /// required request body.
+    fn operation_params(&mut self, step: &Step, info: &OperationInfo) {
+        for p in &step.parameters {
+            let Some(loc) = p.location else { continue };
+            let declared = info.params.iter().any(|d| {
+                d.location == loc
+                    && if loc == ParamIn::Header {
+                        d.name.eq_ignore_ascii_case(&p.name)
+                    } else {
+                        d.name == p.name
+                    }
+            });
+            if !declared {
+                self.diag(
+                    &p.at.join("name"),
+                    format!(
+                        "operation {} {} has no {} parameter `{}`",
+                        info.method.as_str(),
+                        info.path,
+                        loc.as_str(),
+                        p.name
+                    ),
+                );
+            }
+        }
+        for d in info.params.iter().filter(|d| d.required) {
+            let given = step.parameters.iter().any(|p| {
+                p.location == Some(d.location)
+                    && if d.location == ParamIn::Header {
+                        d.name.eq_ignore_ascii_case(&p.name)
+                    } else {
+                        d.name == p.name
+                    }
+            });
+            if !given {
+                self.diag(
+                    &step.at,
+                    format!(
+                        "step `{}` does not give the required {} parameter `{}` of {} {}",
+                        step.id,
+                        d.location.as_str(),
+                        d.name,
+                        info.method.as_str(),
+                        info.path
+                    ),
+                );
+            }
+        }
+        if info.body_required && step.request_body.is_none() {
+            self.diag(
+                &step.at,
+                format!(
+                    "step `{}` gives no requestBody, which {} {} requires",
+                    step.id,
+                    info.method.as_str(),
+                    info.path
+                ),
+            );
+        }
+    }
+
+    /// A step that calls a workflow gives its required inputs and no input it does not declare.
+    fn workflow_inputs(&mut self, step: &Step, target: &Workflow) {
+        let names = target.input_names();
+        let declares = target
+            .inputs
+            .as_ref()
+            .is_some_and(|s| s.get("properties").is_some());
+        for p in &step.parameters {
+            if declares && !names.contains(&p.name.as_str()) {
+                self.diag(
+                    &p.at.join("name"),
+                    format!("workflow `{}` has no input `{}`", target.id, p.name),
+                );
+            }
+        }
+        for r in target.required_inputs() {
+            if !step.parameters.iter().any(|p| p.name == r) {
+                self.diag(
+                    &step.at,
+                    format!(
+                        "step `{}` does not give the required input `{r}` of workflow `{}`",
+                        step.id, target.id
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The expressions of a step's parameters and request body, evaluated before its call.
+    fn request_exprs(&mut self, step: &Step, before: &[bool]) {
+        for p in &step.parameters {
+            for e in &p.exprs {
+                self.expr(e, &p.at.join("value"), Place::Request, None, before);
+            }
+        }
+        if let Some(b) = &step.request_body {
+            for e in &b.exprs {
+                self.expr(e, &b.at, Place::Request, None, before);
+            }
+        }
+    }
+
+    /// A success or failure action of step `si`: its criteria, and where it jumps exists.
+    fn action(
+        &mut self,
+        a: &Action,
+        http: bool,
+        nested: Option<&Workflow>,
+        after: &[bool],
+        si: usize,
+    ) {
+        for c in &a.criteria {
+            for e in c.criterion.expressions() {
+                self.step_response_expr(e, &c.at, http, nested, after, si);
+            }
+        }
+        let jump = match &a.kind {
+            ActionKind::Goto(j) => Some(j),
+            ActionKind::Retry { then, .. } => then.as_ref(),
+            ActionKind::End => None,
+        };
+        match jump {
+            Some(Jump::Step(id)) if self.wf.step(id).is_none() => {
+                self.diag(
+                    &a.at.join("stepId"),
+                    format!(
+                        "action `{}`: no step `{id}` in workflow `{}`",
+                        a.name, self.wf.id
+                    ),
+                );
+            }
+            Some(Jump::Step(_)) => {}
+            Some(Jump::Workflow(r)) => {
+                self.workflow_ref(r, &a.at.join("workflowId"));
+            }
+            None => {}
+        }
     }
 
     /// An expression evaluated after step `si`'s call (`nested`: the workflow it called).
