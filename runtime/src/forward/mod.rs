@@ -456,6 +456,37 @@ fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
+/// What an answer said before its body: status, headers and announced length.
+struct Head {
+    status: http::StatusCode,
+    headers: http::HeaderMap,
+    total: Option<u64>,
+}
+
+/// Notes, for the call's task or workflow handoff, where a 202 says to poll (and when) and
+/// where a 303 says the result is.
+fn note_handoff(head: &Head, url: &Url) {
+    if head.status == http::StatusCode::ACCEPTED
+        && let Some(u) = status_url(&head.headers, url)
+    {
+        let wait = asked_wait(&head.headers, std::time::SystemTime::now());
+        let _ = CALL_SCOPE.try_with(|s| {
+            s.accepted_at.replace(Some(u));
+            s.retry_after.set(wait);
+        });
+    }
+    if head.status == http::StatusCode::SEE_OTHER
+        && let Some(u) = head
+            .headers
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| url.join(v.trim()).ok())
+            .filter(|u| matches!(u.scheme(), "http" | "https"))
+    {
+        let _ = CALL_SCOPE.try_with(|s| s.see_other.replace(Some(u)));
+    }
+}
+
 impl Forwarder {
     pub fn new(
         opts: ForwardOptions,
@@ -829,8 +860,7 @@ impl Forwarder {
         if let Err(message) = self.check_credentials(route, args, per_caller) {
             return (error_result(message), None);
         }
-        let inner = &self.inner;
-        let opts = &inner.opts;
+        let opts = &self.inner.opts;
         let mut cc = self.client_credential_schemes(route, per_caller);
         let idempotent = route.method.is_idempotent() || opts.retry_writes;
         let started = Instant::now();
@@ -838,43 +868,18 @@ impl Forwarder {
         let mut refreshed = false;
         let mut pushback = Pushback::default();
         loop {
-            let mut fresh = Vec::with_capacity(cc.len());
-            for name in &cc {
-                match self.ensure_token(name).await {
-                    Ok(token) => fresh.push((name.clone(), token)),
-                    Err(e) => return (error_result(e.to_string()), None),
-                }
-            }
-            let built = match self.build(route, args, None, &fresh, per_caller) {
+            let fresh = match self.fresh_tokens(&cc).await {
+                Ok(fresh) => fresh,
+                Err(e) => return (error_result(e), None),
+            };
+            let mut built = match self.build(route, args, None, &fresh, per_caller) {
                 Ok(b) => b,
                 Err(e) => return (error_result(format!("invalid arguments: {e}")), None),
             };
             let origin = origin_of(&built.url);
             let host = built.url.host_str().unwrap_or("").to_string();
             let resource_path = built.url.path().to_string();
-            let sent_at = Instant::now();
-            let body_len = built.body.as_ref().map_or(0, |(_, b)| b.len() as u64);
-            // Traces: a client span per attempt; the API receives its traceparent.
-            let span =
-                crate::observe::otel::upstream_span(route.method.as_str(), &route.path, &host);
-            let mut built = built;
-            if let Some(cx) = &span {
-                built.headers.extend(crate::observe::otel::inject(cx));
-            }
-            let sent = self.send(&built).await;
-            if let Some(cx) = &span {
-                crate::observe::otel::end_upstream(
-                    cx,
-                    sent.as_ref().ok().map(|r| r.status().as_u16()),
-                );
-            }
-            note_exchange(|x| {
-                x.upstream = Some(x.upstream.unwrap_or_default() + sent_at.elapsed());
-                x.sent += body_len;
-                x.timed_out = false;
-                x.unreachable = false;
-            });
-            match sent {
+            match self.send_traced(route, &mut built, &host).await {
                 Ok(mut resp) => {
                     let status = resp.status();
                     if status == http::StatusCode::UNAUTHORIZED
@@ -883,22 +888,11 @@ impl Forwarder {
                     {
                         refreshed = true;
                         drop(resp);
-                        for name in &cc {
-                            inner.tokens.invalidate(name);
-                        }
-                        // The caller's credentials: dropped from their provider's cache, and
-                        // asked for again.
-                        if let (Some(p), Some(c)) = (inner.caller_creds.get(), caller.as_deref())
-                            && !per_caller.is_empty()
+                        if let Err(e) = self
+                            .renew_rejected(route, caller.as_deref(), &mut cc, per_caller)
+                            .await
                         {
-                            for (name, _) in per_caller.iter() {
-                                p.rejected(c, name);
-                            }
-                            match self.caller_credentials(route, Some(c)).await {
-                                Ok(v) => *per_caller = v,
-                                Err(e) => return (error_result(nothing_sent(&e)), None),
-                            }
-                            cc = self.client_credential_schemes(route, per_caller);
+                            return (error_result(nothing_sent(&e)), None);
                         }
                         continue;
                     }
@@ -929,26 +923,12 @@ impl Forwarder {
                         attempt += 1;
                         continue;
                     }
-                    let headers = resp.headers().clone();
-                    let total = resp.content_length();
-                    if status == http::StatusCode::ACCEPTED
-                        && let Some(u) = status_url(&headers, &built.url)
-                    {
-                        let wait = asked_wait(&headers, std::time::SystemTime::now());
-                        let _ = CALL_SCOPE.try_with(|s| {
-                            s.accepted_at.replace(Some(u));
-                            s.retry_after.set(wait);
-                        });
-                    }
-                    if status == http::StatusCode::SEE_OTHER
-                        && let Some(u) = headers
-                            .get(header::LOCATION)
-                            .and_then(|v| v.to_str().ok())
-                            .and_then(|v| built.url.join(v.trim()).ok())
-                            .filter(|u| matches!(u.scheme(), "http" | "https"))
-                    {
-                        let _ = CALL_SCOPE.try_with(|s| s.see_other.replace(Some(u)));
-                    }
+                    let head = Head {
+                        status,
+                        headers: resp.headers().clone(),
+                        total: resp.content_length(),
+                    };
+                    note_handoff(&head, &built.url);
                     let note = pushback.note(opts.timeout);
                     let with_note = |(mut r, s): (CallToolResult, Option<u16>)| {
                         if let Some(n) = &note {
@@ -956,85 +936,12 @@ impl Forwarder {
                         }
                         (r, s)
                     };
-                    // A JSON answer is read up to JSON_READ_FACTOR times past the budget, to
-                    // be cut at an item boundary within it (and to count what was cut).
-                    let json = status.is_success()
-                        && headers
-                            .get(header::CONTENT_TYPE)
-                            .and_then(|v| v.to_str().ok())
-                            .is_some_and(|ct| {
-                                response::is_json_essence(
-                                    ct.split(';')
-                                        .next()
-                                        .unwrap_or("")
-                                        .trim()
-                                        .to_ascii_lowercase()
-                                        .as_str(),
-                                )
-                            });
-                    let read_max = if json {
-                        opts.max_response_bytes.saturating_mul(JSON_READ_FACTOR)
-                    } else {
-                        opts.max_response_bytes
-                    };
-                    let read_at = Instant::now();
-                    let read = read_capped(&mut resp, read_max).await;
-                    note_exchange(|x| {
-                        x.upstream = Some(x.upstream.unwrap_or_default() + read_at.elapsed());
-                        if let Ok((body, _)) = &read {
-                            x.received += body.len() as u64;
-                        }
-                    });
-                    if let Err(e) = &read {
-                        note_error(e);
-                    }
+                    let read = self.read_answer(&mut resp, &head).await;
                     #[cfg(feature = "workflows")]
-                    if let Ok((body, cut)) = &read
-                        && capture::wanted()
-                    {
-                        capture::keep(|| capture::Captured {
-                            url: built.url.to_string(),
-                            status: status.as_u16(),
-                            headers: headers
-                                .iter()
-                                .map(|(k, v)| {
-                                    let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                                    (k.as_str().to_string(), v)
-                                })
-                                .collect(),
-                            body: body.to_vec(),
-                            cut: *cut,
-                            secrets: self.secrets_with(per_caller),
-                        });
-                    }
+                    self.capture_answer(&head, &built.url, &read, per_caller);
                     return with_note(match read {
-                        Ok((body, cut)) => {
-                            let _span = crate::observe::otel::step("map response");
-                            let t = cut.then_some(match total {
-                                Some(n) if n > body.len() as u64 => Truncation::Of(n),
-                                _ => Truncation::Unknown,
-                            });
-                            let select = CALL_SCOPE.try_with(|s| s.select.clone()).ok().flatten();
-                            let secrets = self.secrets_with(per_caller);
-                            let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-                            let shape = Shape {
-                                mode: opts.response,
-                                max: opts.max_response_bytes,
-                                select: select.as_ref().map(|(a, e)| (a.as_str(), e.as_str())),
-                                args,
-                                secrets: &secrets,
-                            };
-                            let (r, full) = to_result_shaped(
-                                status,
-                                &headers,
-                                &body,
-                                t,
-                                route,
-                                &resource_path,
-                                &shape,
-                            );
-                            let _ = CALL_SCOPE.try_with(|s| s.full_structured.replace(full));
-                            (r, Some(status.as_u16()))
+                        Ok(read) => {
+                            self.shape_answer(route, args, per_caller, &head, read, &resource_path)
                         }
                         Err(e) => {
                             let msg = e.message(&origin, &host, opts.timeout);
@@ -1059,6 +966,186 @@ impl Forwarder {
                 }
             }
         }
+    }
+
+    /// A token for each client-credentials scheme in `cc` (fetched, or from the cache).
+    async fn fresh_tokens(&self, cc: &[String]) -> Result<Vec<(String, String)>, String> {
+        let mut fresh = Vec::with_capacity(cc.len());
+        for name in cc {
+            match self.ensure_token(name).await {
+                Ok(token) => fresh.push((name.clone(), token)),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Ok(fresh)
+    }
+
+    /// Sends one attempt, in a client span whose traceparent the API receives, and counts its
+    /// time and body bytes in the call's exchange.
+    async fn send_traced(
+        &self,
+        route: &Route,
+        built: &mut BuiltRequest,
+        host: &str,
+    ) -> Result<local::Upstream, local::SendError> {
+        let sent_at = Instant::now();
+        let body_len = built.body.as_ref().map_or(0, |(_, b)| b.len() as u64);
+        // Traces: a client span per attempt; the API receives its traceparent.
+        let span = crate::observe::otel::upstream_span(route.method.as_str(), &route.path, host);
+        if let Some(cx) = &span {
+            built.headers.extend(crate::observe::otel::inject(cx));
+        }
+        let sent = self.send(built).await;
+        if let Some(cx) = &span {
+            crate::observe::otel::end_upstream(cx, sent.as_ref().ok().map(|r| r.status().as_u16()));
+        }
+        note_exchange(|x| {
+            x.upstream = Some(x.upstream.unwrap_or_default() + sent_at.elapsed());
+            x.sent += body_len;
+            x.timed_out = false;
+            x.unreachable = false;
+        });
+        sent
+    }
+
+    /// After a 401: forgets the client-credentials tokens in `cc` and, when the caller's own
+    /// credentials were used, drops them from their provider's cache and asks for them again.
+    async fn renew_rejected(
+        &self,
+        route: &Route,
+        caller: Option<&Caller>,
+        cc: &mut Vec<String>,
+        per_caller: &mut Vec<(String, String)>,
+    ) -> Result<(), CallerCredentialError> {
+        let inner = &self.inner;
+        for name in cc.iter() {
+            inner.tokens.invalidate(name);
+        }
+        // The caller's credentials: dropped from their provider's cache, and
+        // asked for again.
+        if let (Some(p), Some(c)) = (inner.caller_creds.get(), caller)
+            && !per_caller.is_empty()
+        {
+            for (name, _) in per_caller.iter() {
+                p.rejected(c, name);
+            }
+            *per_caller = self.caller_credentials(route, Some(c)).await?;
+            *cc = self.client_credential_schemes(route, per_caller);
+        }
+        Ok(())
+    }
+
+    /// Reads the answer's body, counting its time and bytes in the call's exchange. A JSON
+    /// answer is read up to JSON_READ_FACTOR times past the budget, to be cut at an item
+    /// boundary within it (and to count what was cut).
+    async fn read_answer(
+        &self,
+        resp: &mut local::Upstream,
+        head: &Head,
+    ) -> Result<(Vec<u8>, bool), local::SendError> {
+        let opts = &self.inner.opts;
+        let json = head.status.is_success()
+            && head
+                .headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|ct| {
+                    response::is_json_essence(
+                        ct.split(';')
+                            .next()
+                            .unwrap_or("")
+                            .trim()
+                            .to_ascii_lowercase()
+                            .as_str(),
+                    )
+                });
+        let read_max = if json {
+            opts.max_response_bytes.saturating_mul(JSON_READ_FACTOR)
+        } else {
+            opts.max_response_bytes
+        };
+        let read_at = Instant::now();
+        let read = read_capped(resp, read_max).await;
+        note_exchange(|x| {
+            x.upstream = Some(x.upstream.unwrap_or_default() + read_at.elapsed());
+            if let Ok((body, _)) = &read {
+                x.received += body.len() as u64;
+            }
+        });
+        if let Err(e) = &read {
+            note_error(e);
+        }
+        read
+    }
+
+    /// Hands the answer read to a workflow step that wants it (Arazzo's runtime expressions).
+    #[cfg(feature = "workflows")]
+    fn capture_answer(
+        &self,
+        head: &Head,
+        url: &Url,
+        read: &Result<(Vec<u8>, bool), local::SendError>,
+        per_caller: &[(String, String)],
+    ) {
+        if let Ok((body, cut)) = read
+            && capture::wanted()
+        {
+            capture::keep(|| capture::Captured {
+                url: url.to_string(),
+                status: head.status.as_u16(),
+                headers: head
+                    .headers
+                    .iter()
+                    .map(|(k, v)| {
+                        let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                        (k.as_str().to_string(), v)
+                    })
+                    .collect(),
+                body: body.to_vec(),
+                cut: *cut,
+                secrets: self.secrets_with(per_caller),
+            });
+        }
+    }
+
+    /// Maps an answer read (`cut` when the body went past the read limit) to the tool result,
+    /// shaped by the response mode, budget and the call's `_select`, with secrets scrubbed.
+    fn shape_answer(
+        &self,
+        route: &Route,
+        args: &Map<String, Value>,
+        per_caller: &[(String, String)],
+        head: &Head,
+        (body, cut): (Vec<u8>, bool),
+        resource_path: &str,
+    ) -> (CallToolResult, Option<u16>) {
+        let opts = &self.inner.opts;
+        let _span = crate::observe::otel::step("map response");
+        let t = cut.then_some(match head.total {
+            Some(n) if n > body.len() as u64 => Truncation::Of(n),
+            _ => Truncation::Unknown,
+        });
+        let select = CALL_SCOPE.try_with(|s| s.select.clone()).ok().flatten();
+        let secrets = self.secrets_with(per_caller);
+        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let shape = Shape {
+            mode: opts.response,
+            max: opts.max_response_bytes,
+            select: select.as_ref().map(|(a, e)| (a.as_str(), e.as_str())),
+            args,
+            secrets: &secrets,
+        };
+        let (r, full) = to_result_shaped(
+            head.status,
+            &head.headers,
+            &body,
+            t,
+            route,
+            resource_path,
+            &shape,
+        );
+        let _ = CALL_SCOPE.try_with(|s| s.full_structured.replace(full));
+        (r, Some(head.status.as_u16()))
     }
 
     async fn send(&self, built: &BuiltRequest) -> Result<local::Upstream, local::SendError> {
