@@ -41,12 +41,14 @@ pub const MAX_DESCENDANTS: usize = 2;
 /// Nodes one action may select.
 pub const MAX_MATCHES: usize = 200_000;
 /// Nodes all the updates of a run may write (an update's size times the nodes it is merged
-/// into, summed).
-pub const MAX_WRITTEN: usize = 20_000_000;
+/// into, summed). A merged member costs ~170 bytes of memory (an object's entry, its key, its
+/// value): 2 M is ~340 MB at most (20 M, the limit before the fuzz target, let one overlay of
+/// 50 kB take 1.4 GB and run out of the fuzzer's 2 GB: a 4,000-member update at 2,000 operations).
+pub const MAX_WRITTEN: usize = 2_000_000;
 /// Bytes of text (strings and member names) all the updates of a run may write, counted like
 /// [`MAX_WRITTEN`] (a node counts its text: a long string merged at many places is large
 /// while it is one node).
-pub const MAX_WRITTEN_BYTES: usize = 256 << 20;
+pub const MAX_WRITTEN_BYTES: usize = 64 << 20;
 /// How deep an update may make the document: its levels of objects and arrays, the root's
 /// included, counting the target's level plus one plus the update's. The JSON parser refuses
 /// more than 127 levels when the overlaid spec is read again, and a document grown deeper by
@@ -102,9 +104,11 @@ struct Action {
     remove: bool,
 }
 
-/// Nodes the descendant searches (`..`) of all the actions of a run may visit, counted as the
-/// document's size for each `..` of a target.
-pub const MAX_VISITED: usize = 500_000_000;
+/// Nodes the descendant searches (`..`) and unions of all the actions of a run may visit: the
+/// document's size for a target's first `..`, times its depth for the second, times the
+/// selectors of its unions. The engine builds each visited node's path: a few microseconds per
+/// node under the fuzzer's sanitizer (over 500 M, the limit before the fuzz target, took minutes).
+pub const MAX_VISITED: usize = 50_000_000;
 
 /// Counts what a run of overlays has done against [`MAX_WRITTEN`] and [`MAX_VISITED`].
 #[derive(Debug)]
@@ -1003,7 +1007,7 @@ mod tests {
     #[test]
     fn unions_are_bounded_before_any_match_is_listed() {
         let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
-        let stars = vec!["*"; 10].join(",");
+        let stars = ["*"; 10].join(",");
         let e = parse_err(&format!(
             "{head}actions: [{{target: '$[{stars}][{stars}]', remove: true}}]\n"
         ));
@@ -1073,18 +1077,18 @@ mod tests {
     }
 
     /// #39 fuzz target `overlay`: MAX_WRITTEN counts nodes, and a long string is one node: a
-    /// 60 kB description merged at 5,000 places wrote 300 MB (the budget now counts text too,
-    /// before writing anything).
+    /// 14 kB description merged at 5,000 places wrote 70 MB (the budget now counts text too,
+    /// before writing anything; 60 kB at 5,000 places was 300 MB).
     #[test]
     fn long_strings_count_against_the_text_budget() {
         let mut doc = json!({"a": vec![json!({}); 5000]});
         let o = overlay(&format!(
             "- target: $.a[*]\n  update: {{description: '{}'}}\n",
-            "x".repeat(60_000)
+            "x".repeat(14_000)
         ));
         let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
         assert!(
-            e.contains("#/actions/0/update: the updates write more than the limit of 268435456 bytes of text"),
+            e.contains("#/actions/0/update: the updates write more than the limit of 67108864 bytes of text"),
             "{e}"
         );
         assert_eq!(doc["a"][0], json!({}), "nothing was written");
@@ -1134,6 +1138,44 @@ mod tests {
             .to_string();
         assert!(
             e.contains("#/actions/0/target: the descendant searches"),
+            "{e}"
+        );
+    }
+
+    /// #39 fuzz target `overlay` (artifact oom-9d6e4927...): a 4,000-member update merged at
+    /// the 2,000 operations of a spec was 8 M nodes, within the old MAX_WRITTEN of 20 M, and
+    /// took 1.4 GB: out of the fuzzer's memory. 1,001 members at 2,000 matches is now over.
+    #[test]
+    fn written_nodes_are_bounded_by_memory() {
+        let mut doc = json!({"a": vec![json!({}); 2000]});
+        let members: Vec<String> = (0..1000).map(|i| format!("k{i}: {i}")).collect();
+        let o = overlay(&format!(
+            "- target: $.a[*]\n  update: {{{}}}\n",
+            members.join(", ")
+        ));
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "#/actions/0/update: the updates write more than the limit of 2000000 nodes"
+            ),
+            "{e}"
+        );
+        assert_eq!(doc["a"][0], json!({}), "nothing was written");
+    }
+
+    /// #39 fuzz target `overlay`: descendant searches visited up to 500 M nodes (minutes); a
+    /// `$..a..b` over a 210k-node document 120 deep is ~50 M now, refused before it runs.
+    #[test]
+    fn descendant_searches_are_bounded_in_time() {
+        let mut chain = json!(1);
+        for _ in 0..120 {
+            chain = json!({ "c": chain });
+        }
+        let mut doc = json!({"w": vec![0; 210_000], "d": chain});
+        let o = overlay("- target: $..a..b\n  remove: true\n");
+        let e = Overlay::apply_all(&[o], &mut doc).unwrap_err().to_string();
+        assert!(
+            e.contains("#/actions/0/target: the descendant searches (`..`) and unions of the actions so far visit more than the limit of 50000000 nodes"),
             "{e}"
         );
     }
