@@ -29,7 +29,7 @@ pub struct ExtensibleCrate {
 /// `src/lib.rs` declares `pub mod custom;`, and `src/custom.rs` is user-owned (not in the
 /// marker, so a regeneration neither rewrites nor removes it).
 pub fn generate_extensible(set: &ToolSet, opts: &CodegenOptions) -> Result<ExtensibleCrate> {
-    if crate::features(&opts.mode, &opts.features)?
+    if crate::features(opts.mode, &opts.features)?
         .oauth_proxy
         .is_some()
     {
@@ -39,7 +39,7 @@ pub fn generate_extensible(set: &ToolSet, opts: &CodegenOptions) -> Result<Exten
     let plan = crate::plan::plan(set, &opts.crate_name);
     generated.files.insert(
         PathBuf::from("src/main.rs"),
-        extend_rs::main_rs(&plan, set, &opts.mode)?,
+        extend_rs::main_rs(&plan, set, opts.mode, opts.default_pins())?,
     );
     generated
         .files

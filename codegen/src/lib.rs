@@ -53,8 +53,11 @@ pub struct CodegenOptions {
     /// Cargo package name of the generated crate (see [`default_crate_name`]).
     pub crate_name: String,
     pub runtime_dep: RuntimeDep,
-    /// The generated server's default `--mode` (and `--pin`s); its users can still choose.
-    pub mode: ServeMode,
+    /// The generated server's default `--mode`; its users can still choose.
+    pub mode: Exposure,
+    /// The default `--pin` globs of hybrid mode (ignored in the other modes: see
+    /// [`CodegenOptions::default_pins`]).
+    pub pins: Vec<String>,
     /// Optional parts to build with besides those the crate needs (names of [`FEATURES`], or
     /// `all`); see [`features`].
     pub features: Vec<String>,
@@ -65,7 +68,8 @@ impl Default for CodegenOptions {
         CodegenOptions {
             crate_name: "api-mcp".to_string(),
             runtime_dep: RuntimeDep::default(),
-            mode: ServeMode::default(),
+            mode: Exposure::default(),
+            pins: Vec::new(),
             features: Vec::new(),
         }
     }
@@ -119,9 +123,9 @@ pub struct Features {
 /// no other store is named). Nothing else, whatever the spec: a server for a small API served
 /// over stdio builds only what it uses, and an option needing a part left out is refused at
 /// start-up, naming the feature to regenerate with.
-pub fn features(mode: &ServeMode, asked: &[String]) -> Result<Features> {
+pub fn features(mode: Exposure, asked: &[String]) -> Result<Features> {
     let mut on: Vec<&'static str> = Vec::new();
-    if *mode == ServeMode::Code {
+    if mode == Exposure::Code {
         on.push("code");
     }
     for name in asked.iter().map(|a| a.trim()).filter(|a| !a.is_empty()) {
@@ -170,34 +174,15 @@ pub fn features(mode: &ServeMode, asked: &[String]) -> Result<Features> {
     })
 }
 
-/// How the generated server exposes the operations by default (`openapi-mcp proxy --mode`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub enum ServeMode {
-    /// One tool per operation.
-    #[default]
-    Tools,
-    /// Only the discovery tools (`search_operations`, `describe_operation`, `call_operation`).
-    Dynamic,
-    /// Operations matching a pin glob as tools, the discovery tools for the rest.
-    Hybrid { pins: Vec<String> },
-    /// `search_operations`, `describe_operation` and `execute` (scripts against an `api` object).
-    Code,
-}
-
-impl ServeMode {
-    /// The exposure the generated `main.rs` starts with.
-    pub fn exposure(&self) -> Exposure {
-        match self {
-            ServeMode::Tools => Exposure::Tools,
-            ServeMode::Dynamic => Exposure::Dynamic,
-            ServeMode::Hybrid { .. } => Exposure::Hybrid,
-            ServeMode::Code => Exposure::Code,
+impl CodegenOptions {
+    /// The generated server's default `--pin`s: [`CodegenOptions::pins`] in hybrid mode, none in
+    /// the others.
+    pub fn default_pins(&self) -> &[String] {
+        if self.mode == Exposure::Hybrid {
+            &self.pins
+        } else {
+            &[]
         }
-    }
-
-    /// The `--mode` value.
-    pub fn name(&self) -> &'static str {
-        self.exposure().name()
     }
 }
 
@@ -285,14 +270,14 @@ fn generate_placed(
     }
     let plan = plan::plan(set, &opts.crate_name);
     let mut files = BTreeMap::new();
-    let features = features(&opts.mode, &opts.features)?;
+    let features = features(opts.mode, &opts.features)?;
     files.insert(
         PathBuf::from("Cargo.toml"),
         emit::manifest::cargo_toml(&plan, &opts.runtime_dep, &features, standalone)?,
     );
     files.insert(
         PathBuf::from("README.md"),
-        emit::manifest::readme(&plan, set, &opts.mode),
+        emit::manifest::readme(&plan, set, opts.mode, opts.default_pins()),
     );
     files.insert(PathBuf::from(".gitignore"), "/target\n".to_string());
     files.insert(
@@ -302,7 +287,13 @@ fn generate_placed(
     files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
     files.insert(
         PathBuf::from("src/main.rs"),
-        emit::main_rs::main_rs(&plan, set, &opts.mode, features.oauth_proxy.is_some())?,
+        emit::main_rs::main_rs(
+            &plan,
+            set,
+            opts.mode,
+            opts.default_pins(),
+            features.oauth_proxy.is_some(),
+        )?,
     );
     files.insert(
         PathBuf::from("src/tools/mod.rs"),
@@ -381,25 +372,25 @@ mod tests {
     #[test]
     fn features_follow_the_mode_and_the_asked() {
         let asked = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let runtime = |mode: &ServeMode, a: &[&str]| features(mode, &asked(a)).unwrap().runtime;
-        assert_eq!(runtime(&ServeMode::Tools, &[]), ["cli"]);
-        assert_eq!(features(&ServeMode::Tools, &[]).unwrap().oauth_proxy, None);
-        assert_eq!(runtime(&ServeMode::Code, &[]), ["cli", "code"]);
+        let runtime = |mode: Exposure, a: &[&str]| features(mode, &asked(a)).unwrap().runtime;
+        assert_eq!(runtime(Exposure::Tools, &[]), ["cli"]);
+        assert_eq!(features(Exposure::Tools, &[]).unwrap().oauth_proxy, None);
+        assert_eq!(runtime(Exposure::Code, &[]), ["cli", "code"]);
         assert_eq!(
-            runtime(&ServeMode::Code, &["otel", " code", "otel", ""]),
+            runtime(Exposure::Code, &["otel", " code", "otel", ""]),
             ["cli", "code", "otel"]
         );
         assert_eq!(
-            runtime(&ServeMode::Tools, &["metrics"]),
+            runtime(Exposure::Tools, &["metrics"]),
             ["cli", "http", "metrics"]
         );
-        let proxy = features(&ServeMode::Tools, &asked(&["oauth-proxy"])).unwrap();
+        let proxy = features(Exposure::Tools, &asked(&["oauth-proxy"])).unwrap();
         assert_eq!(proxy.runtime, ["cli", "http", "sqlite"]);
         assert_eq!(proxy.oauth_proxy.as_deref(), Some(&["sqlite"][..]));
-        let proxy = features(&ServeMode::Tools, &asked(&["oauth-proxy", "redis"])).unwrap();
+        let proxy = features(Exposure::Tools, &asked(&["oauth-proxy", "redis"])).unwrap();
         assert_eq!(proxy.runtime, ["cli", "http", "redis"]);
         assert_eq!(proxy.oauth_proxy.as_deref(), Some(&["redis"][..]));
-        let all = features(&ServeMode::Dynamic, &asked(&["all"])).unwrap();
+        let all = features(Exposure::Dynamic, &asked(&["all"])).unwrap();
         assert_eq!(
             all.runtime,
             [
@@ -418,7 +409,7 @@ mod tests {
             all.oauth_proxy.as_deref(),
             Some(&["sqlite", "redis", "postgres"][..])
         );
-        let e = features(&ServeMode::Tools, &asked(&["quickjs"]))
+        let e = features(Exposure::Tools, &asked(&["quickjs"]))
             .unwrap_err()
             .to_string();
         assert!(

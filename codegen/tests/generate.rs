@@ -38,6 +38,7 @@ fn generate_for(set: &ToolSet, runtime_dep: RuntimeDep) -> GeneratedCrate {
         crate_name: default_crate_name(&set.title),
         runtime_dep,
         mode: Default::default(),
+        pins: Vec::new(),
         features: Vec::new(),
     };
     generate(set, &opts).unwrap_or_else(|e| panic!("generating for {}: {e}", set.title))
@@ -112,6 +113,7 @@ fn snapshots() {
             crate_name: default_crate_name(&set.title),
             runtime_dep: runtime.clone(),
             mode: Default::default(),
+            pins: Vec::new(),
             features: Vec::new(),
         };
         let krate = generate_workspace_member(&set, &opts)
@@ -239,6 +241,7 @@ fn bad_crate_names_are_rejected() {
             crate_name: bad.into(),
             runtime_dep: RuntimeDep::Version("0.1.0".into()),
             mode: Default::default(),
+            pins: Vec::new(),
             features: Vec::new(),
         };
         assert!(generate(&set, &opts).is_err(), "{bad:?} accepted");
@@ -344,6 +347,7 @@ fn the_oauth_proxy_feature_hands_its_factory_in() {
         crate_name: default_crate_name(&set.title),
         runtime_dep: RuntimeDep::Path(PathBuf::from("/src/openapi-mcp/runtime")),
         mode: Default::default(),
+        pins: Vec::new(),
         features: vec!["oauth-proxy".into()],
     };
     let krate = generate(&set, &opts).expect("generates");

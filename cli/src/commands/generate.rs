@@ -15,14 +15,13 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use openapi_mcp_codegen::{
-    CodegenError, CodegenOptions, MARKER_FILE, RuntimeDep, ServeMode, USER_OWNED,
-    default_crate_name, generate, generate_extensible, marker_files, regeneration_report,
-    write_user_owned,
+    CodegenError, CodegenOptions, MARKER_FILE, RuntimeDep, USER_OWNED, default_crate_name,
+    generate, generate_extensible, marker_files, regeneration_report, write_user_owned,
 };
 
 use openapi_mcp_convert::pipeline::LockMode;
+use openapi_mcp_runtime::serve::ServeArgs;
 use openapi_mcp_runtime::serve::exit::UserError;
-use openapi_mcp_runtime::serve::{Mode, ServeArgs};
 
 use crate::args::GenerateArgs;
 
@@ -43,16 +42,8 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
         ..ServeArgs::default()
     }
     .tool_mode()?;
-    let mode = match args.mode {
-        Mode::Tools => ServeMode::Tools,
-        Mode::Dynamic => ServeMode::Dynamic,
-        Mode::Code => ServeMode::Code,
-        Mode::Hybrid => ServeMode::Hybrid {
-            pins: args.pin.clone(),
-        },
-    };
     // An unknown --features name, before any work.
-    openapi_mcp_codegen::features(&mode, &args.features).map_err(UserError::new)?;
+    openapi_mcp_codegen::features(args.mode, &args.features).map_err(UserError::new)?;
     let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
     let conversion = super::load_and_convert(&opts).await?;
     let set = conversion.tools;
@@ -73,7 +64,8 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
     let codegen_opts = CodegenOptions {
         crate_name: crate_name.clone(),
         runtime_dep,
-        mode,
+        mode: args.mode,
+        pins: args.pin.clone(),
         features: args.features.clone(),
     };
     let (files, user_owned) = if args.extensible {

@@ -4,13 +4,13 @@
 //! `openapi-mcp generate --extensible`: [`crate::generate_extensible`] produces these files, and
 //! [`crate::write_user_owned`] writes the user-owned ones when missing.
 
-use openapi_mcp_toolset::model::ToolSet;
+use openapi_mcp_toolset::model::{Exposure, ToolSet};
 use proc_macro2::{Ident, Span};
 use quote::quote;
 
+use crate::CodegenError;
 use crate::format::{inner_doc_attrs, rust_file};
 use crate::plan::Plan;
-use crate::{CodegenError, ServeMode};
 
 /// The files generation creates once and then leaves to the owner.
 pub const USER_OWNED: &[&str] = &["src/custom.rs"];
@@ -75,13 +75,14 @@ pub fn extensions() -> Extensions {{
 }
 
 /// `src/main.rs` of a crate with `src/custom.rs`: the runtime's entry point with the owner's
-/// extensions.
-pub fn main_rs(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> Result<String, CodegenError> {
-    let default_mode = Ident::new(&format!("{:?}", mode.exposure()), Span::call_site());
-    let pins: &[String] = match mode {
-        ServeMode::Hybrid { pins } => pins,
-        _ => &[],
-    };
+/// extensions. `pins`: the default `--pin`s (none outside hybrid mode).
+pub fn main_rs(
+    plan: &Plan,
+    set: &ToolSet,
+    mode: Exposure,
+    pins: &[String],
+) -> Result<String, CodegenError> {
+    let default_mode = Ident::new(&format!("{mode:?}"), Span::call_site());
     let title = set.title.split_whitespace().collect::<Vec<_>>().join(" ");
     let name = &plan.crate_name;
     let docs = inner_doc_attrs(&format!(

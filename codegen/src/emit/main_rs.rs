@@ -2,28 +2,25 @@
 //! crate's embedded tool set, handlers and generation-time defaults. Every serving option of
 //! `openapi-mcp proxy` is there by construction.
 
-use openapi_mcp_toolset::model::ToolSet;
+use openapi_mcp_toolset::model::{Exposure, ToolSet};
 use proc_macro2::{Ident, Span};
 use quote::quote;
 
+use crate::CodegenError;
 use crate::format::{inner_doc_attrs, rust_file};
 use crate::plan::Plan;
-use crate::{CodegenError, ServeMode};
 
 /// `oauth_proxy`: the crate is built with `openapi-mcp-oauth-proxy`, whose factory `main` hands
-/// to serving (`--oauth-proxy`).
+/// to serving (`--oauth-proxy`). `pins`: the default `--pin`s (none outside hybrid mode).
 pub fn main_rs(
     plan: &Plan,
     set: &ToolSet,
-    mode: &ServeMode,
+    mode: Exposure,
+    pins: &[String],
     oauth_proxy: bool,
 ) -> Result<String, CodegenError> {
     // The variant's name, as the runtime re-exports the contract's `Exposure` as `serve::Mode`.
-    let default_mode = Ident::new(&format!("{:?}", mode.exposure()), Span::call_site());
-    let pins: &[String] = match mode {
-        ServeMode::Hybrid { pins } => pins,
-        _ => &[],
-    };
+    let default_mode = Ident::new(&format!("{mode:?}"), Span::call_site());
     let title = set.title.split_whitespace().collect::<Vec<_>>().join(" ");
     let name = &plan.crate_name;
     let docs = inner_doc_attrs(&format!(

@@ -2,12 +2,12 @@
 
 use std::fmt::Write as _;
 
-use openapi_mcp_toolset::model::ToolSet;
+use openapi_mcp_toolset::model::{Exposure, ToolSet};
 
 use crate::plan::Plan;
 use std::path::Path;
 
-use crate::{CodegenError, Features, RuntimeDep, ServeMode, path_string};
+use crate::{CodegenError, Features, RuntimeDep, path_string};
 
 /// A TOML basic string.
 fn toml_str(s: &str) -> String {
@@ -120,7 +120,8 @@ opt-level = 1
     Ok(toml)
 }
 
-pub fn readme(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> String {
+/// `pins`: the default `--pin`s (none outside hybrid mode).
+pub fn readme(plan: &Plan, set: &ToolSet, mode: Exposure, pins: &[String]) -> String {
     let name = &plan.crate_name;
     let tools: usize = plan.modules.iter().map(|m| m.tools.len()).sum();
     let mut out = String::new();
@@ -132,18 +133,18 @@ pub fn readme(plan: &Plan, set: &ToolSet, mode: &ServeMode) -> String {
         one_line(&set.version)
     );
     match mode {
-        ServeMode::Tools => {}
-        ServeMode::Dynamic => out.push_str(
+        Exposure::Tools => {}
+        Exposure::Dynamic => out.push_str(
             "By default (`--mode dynamic`) it lists only three discovery tools, `search_operations`, `describe_operation` and\n\
              `call_operation`, through which the model finds and calls the operations; `--mode tools` lists one tool per\n\
              operation instead.\n\n",
         ),
-        ServeMode::Code => out.push_str(
+        Exposure::Code => out.push_str(
             "By default (`--mode code`) it lists three tools: `search_operations` and `describe_operation` (an operation's\n\
              TypeScript declaration) to find operations, and `execute`, which runs a JavaScript script in an embedded sandbox\n\
              whose `api` object calls them; `--mode tools` lists one tool per operation instead.\n\n",
         ),
-        ServeMode::Hybrid { pins } => {
+        Exposure::Hybrid => {
             let _ = writeln!(
                 out,
                 "By default (`--mode hybrid --pin {}`) it lists the operations matching those globs as tools and reaches the\n\
