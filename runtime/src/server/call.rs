@@ -256,74 +256,19 @@ impl ProxyServer {
         let def = &state.set.tools[i];
         note.op = Some(i);
         let mut args = args;
-        // The selection argument is the server's: checked here, never validated against the
-        // operation's schema nor sent.
-        let select = match state.select_args[i].as_ref() {
-            Some(name) => match args.remove(name) {
-                None | Some(Value::Null) => None,
-                Some(Value::String(expr)) => match crate::forward::fit::check_selection(&expr) {
-                    Ok(()) => Some((name.clone(), expr)),
-                    Err(e) => {
-                        let text = format!(
-                            "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: {e}",
-                            def.name()
-                        );
-                        note.outcome = Some(Outcome::Invalid);
-                        return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
-                    }
-                },
-                Some(other) => {
-                    let text = format!(
-                        "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: must be a string (a JMESPath expression), got {}",
-                        def.name(),
-                        json_type(&other)
-                    );
-                    note.outcome = Some(Outcome::Invalid);
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
-                }
-            },
-            None => None,
+        let select = match checked_arguments(state, i, &mut args) {
+            Ok(select) => select,
+            Err(text) => {
+                note.outcome = Some(Outcome::Invalid);
+                return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+            }
         };
-        let validated = {
-            let _span = crate::observe::otel::step("validate arguments");
-            validate::check_call(
-                &state.validators[i],
-                &def.tool().input_schema,
-                &def.route,
-                &args,
-            )
-        };
-        if let Err(problems) = validated {
-            let text = format!(
-                "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- {}",
-                def.name(),
-                problems.join("\n- ")
-            );
-            note.outcome = Some(Outcome::Invalid);
-            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
-        }
         // The user's consent (`--confirm`), after validation (nobody is asked about a call that
         // could not be sent) and before anything reaches the API.
-        if self.inner.opts.confirm.applies_to(def) {
-            let gate = match &self.inner.confirmer {
-                Some(Ok(c)) => c.gate(def, &args, retry, context).await,
-                Some(Err(e)) => Gate::Answer(
-                    CallToolResult::error(vec![ContentBlock::text(format!(
-                        "`{}` needs the user's confirmation, which this server cannot ask for ({e}); nothing was sent to the API.",
-                        def.name()
-                    ))])
-                    .into(),
-                ),
-                None => Gate::Send,
-            };
-            match gate {
-                Gate::Send => {}
-                Gate::Answer(response) => {
-                    tracing::info!(tool = %def.name(), method = route_method(def), "not sent: no confirmation");
-                    return Ok(response);
-                }
-                Gate::Refuse(e) => return Err(e),
-            }
+        if self.inner.opts.confirm.applies_to(def)
+            && let Some(answer) = self.unconfirmed(def, &args, retry, context).await
+        {
+            return answer;
         }
         let _permit = match &self.inner.limiter {
             Some(s) => Some(
@@ -404,18 +349,13 @@ impl ProxyServer {
         let status = report.status;
         note.status = status;
         note.exchange = report.exchange;
-        if task_client && let Some(at) = &report.accepted_at {
-            match self
-                .accepted_task(state, def, at, report.retry_after, context)
+        if task_client
+            && let Some(at) = &report.accepted_at
+            && let Some(created) = self
+                .accepted_as_task(state, def, at, report.retry_after, context)
                 .await
-            {
-                Ok(Some(created)) => {
-                    tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, status = 202, "call became a task");
-                    return Ok(CallToolResponse::Task(created));
-                }
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e.message, "task not created"),
-            }
+        {
+            return Ok(CallToolResponse::Task(created));
         }
         let result = conform_to_output_schema(
             result,
@@ -434,6 +374,115 @@ impl ProxyServer {
         );
         Ok(result.into())
     }
+
+    /// `--confirm` for a call that needs it: `None` when it may be sent, else the answer to
+    /// give instead (the user declined, or cannot be asked).
+    async fn unconfirmed(
+        &self,
+        def: &ToolDef,
+        args: &serde_json::Map<String, Value>,
+        retry: &Retry,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Result<CallToolResponse, ErrorData>> {
+        let gate = match &self.inner.confirmer {
+            Some(Ok(c)) => c.gate(def, args, retry, context).await,
+            Some(Err(e)) => Gate::Answer(
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "`{}` needs the user's confirmation, which this server cannot ask for ({e}); nothing was sent to the API.",
+                    def.name()
+                ))])
+                .into(),
+            ),
+            None => Gate::Send,
+        };
+        match gate {
+            Gate::Send => None,
+            Gate::Answer(response) => {
+                tracing::info!(tool = %def.name(), method = route_method(def), "not sent: no confirmation");
+                Some(Ok(response))
+            }
+            Gate::Refuse(e) => Some(Err(e)),
+        }
+    }
+
+    /// A 202 answer to a client that declared tasks: the MCP task it becomes, when one was
+    /// created (a failure to create one is logged, and the call answers as without tasks).
+    async fn accepted_as_task(
+        &self,
+        state: &ToolState,
+        def: &ToolDef,
+        at: &url::Url,
+        retry_after: Option<std::time::Duration>,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<rmcp::model::CreateTaskResult> {
+        match self
+            .accepted_task(state, def, at, retry_after, context)
+            .await
+        {
+            Ok(Some(created)) => {
+                let route = &def.route;
+                tracing::info!(tool = %def.name(), method = route.method.as_str(), path = %route.path, status = 202, "call became a task");
+                Some(created)
+            }
+            Ok(None) => None,
+            Err(e) => {
+                tracing::warn!(error = %e.message, "task not created");
+                None
+            }
+        }
+    }
+}
+
+/// The arguments of a call of operation `i`, checked before anything is sent: its selection
+/// argument taken out and checked, then the rest validated against the operation's schema.
+/// `Err` is the text of the tool error saying what to fix.
+fn checked_arguments(
+    state: &ToolState,
+    i: usize,
+    args: &mut serde_json::Map<String, Value>,
+) -> Result<Option<(String, String)>, String> {
+    let def = &state.set.tools[i];
+    // The selection argument is the server's: checked here, never validated against the
+    // operation's schema nor sent.
+    let select = match state.select_args[i].as_ref() {
+        Some(name) => match args.remove(name) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(expr)) => match crate::forward::fit::check_selection(&expr) {
+                Ok(()) => Some((name.clone(), expr)),
+                Err(e) => {
+                    return Err(format!(
+                        "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: {e}",
+                        def.name()
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(format!(
+                    "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- `{name}`: must be a string (a JMESPath expression), got {}",
+                    def.name(),
+                    json_type(&other)
+                ));
+            }
+        },
+        None => None,
+    };
+    let validated = {
+        let _span = crate::observe::otel::step("validate arguments");
+        validate::check_call(
+            &state.validators[i],
+            &def.tool().input_schema,
+            &def.route,
+            args,
+        )
+    };
+    if let Err(problems) = validated {
+        return Err(format!(
+            "Invalid arguments for `{}`; nothing was sent to the API. Fix these and call again:\n- {}",
+            def.name(),
+            problems.join("\n- ")
+        ));
+    }
+    Ok(select)
 }
 
 impl ProxyServer {
@@ -607,8 +656,7 @@ pub(super) fn tool_for_url(
     let mut best: Option<(usize, String, serde_json::Map<String, Value>)> = None;
     for def in state.set.tools.iter() {
         let route = &def.route;
-        if def.api != api || route.method != method || route.server.is_some()
-        {
+        if def.api != api || route.method != method || route.server.is_some() {
             continue;
         }
         let template: Vec<&str> = route.path.trim_matches('/').split('/').collect();
