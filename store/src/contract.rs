@@ -82,4 +82,3 @@ pub async fn check(st: &dyn Store) {
     assert_eq!(st.count("nothing").await.expect("count"), 0);
     assert!(!st.describe().is_empty());
 }
-

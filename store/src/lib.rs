@@ -13,30 +13,29 @@
 //! `redis` and `postgres` (shared by several instances; TLS over rustls). [`StoreSpec::parse`]
 //! of a URL whose backend this build leaves out says which feature to enable.
 
+#[cfg(any(test, feature = "contract"))]
+pub mod contract;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
+#[cfg(feature = "redis")]
+mod redis;
 mod seal;
 mod spec;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 #[cfg(any(feature = "redis", feature = "postgres"))]
 mod tls;
-#[cfg(feature = "redis")]
-mod redis;
-#[cfg(feature = "postgres")]
-mod postgres;
-#[cfg(any(test, feature = "contract"))]
-pub mod contract;
 
+pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 #[cfg(feature = "redis")]
 pub use redis::RedisStore;
-pub use memory::MemoryStore;
 pub use seal::Sealer;
 pub use spec::StoreSpec;
 #[cfg(feature = "sqlite")]
 pub use sqlite::SqliteStore;
-
 
 /// What a store can fail with (said to the operator's log; the client gets `server_error`).
 #[derive(Debug, thiserror::Error)]
@@ -84,7 +83,6 @@ pub fn now() -> u64 {
         .map(|d| d.as_secs())
         .unwrap_or(0)
 }
-
 
 /// Counts a store's writes: expired records are swept on every 256th (the stores whose backend
 /// does not expire records itself).

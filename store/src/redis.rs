@@ -366,4 +366,3 @@ impl Store for RedisStore {
         self.shown.clone()
     }
 }
-

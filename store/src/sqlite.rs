@@ -67,7 +67,6 @@ impl SqliteStore {
     }
 }
 
-
 fn ready<'a, T: Send + 'a>(r: Result<T, StoreError>) -> StoreFuture<'a, T> {
     Box::pin(std::future::ready(r))
 }

@@ -108,7 +108,6 @@ async fn the_in_memory_sqlite_store_makes_no_file() {
     assert!(existed || !name.exists(), "a file named :memory: was made");
 }
 
-
 /// A store URL whose backend this build leaves out names the feature to enable.
 #[cfg(not(all(feature = "redis", feature = "postgres")))]
 #[test]

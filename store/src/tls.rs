@@ -31,4 +31,3 @@ pub(crate) fn redis_tls_config(ca: Option<&Path>) -> Result<rustls::ClientConfig
     }
     Ok(builder.with_root_certificates(roots).with_no_client_auth())
 }
-

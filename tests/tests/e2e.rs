@@ -12,8 +12,8 @@ mod e2e {
     pub mod corpus;
     pub mod corpus_calls;
     pub mod docs;
-    pub mod embed;
     pub mod dynamic;
+    pub mod embed;
     pub mod eras;
     pub mod fidelity;
     pub mod generate_parity;

@@ -39,8 +39,8 @@ use crate::oauth::OAuthOptions;
 #[cfg(feature = "http")]
 use crate::observe::Readiness;
 use crate::observe::{AuditLog, AuditTarget, Metrics, Observe};
-use crate::serve::stdio::ServeError;
 use crate::serve::exit::UserError;
+use crate::serve::stdio::ServeError;
 use crate::server::confirm::Confirm;
 use crate::server::{Dispatcher, ListCaching, MAX_PAGE_BYTES, ProxyServer, ServerOptions};
 /// What differs between the servers that call [`serve`]: the proxy and each generated crate.
@@ -578,7 +578,13 @@ async fn run(
         // Refused at start-up already (`check_features`).
         #[cfg(not(feature = "http"))]
         Transport::Http => {
-            let _ = (oauth, oauth_proxy, oauth_proxy_api, upstreams, probe_timeout);
+            let _ = (
+                oauth,
+                oauth_proxy,
+                oauth_proxy_api,
+                upstreams,
+                probe_timeout,
+            );
             let _ = metrics_on_mcp_port;
             return Err(UserError::msg(Feature::Http.missing("--transport http")).into());
         }

@@ -529,7 +529,10 @@ impl ProxyServer {
     pub fn has_tool(&self, name: &str) -> bool {
         let state = self.state();
         state.index.contains_key(name)
-            || state.workflows.as_deref().is_some_and(|w| w.get(name).is_some())
+            || state
+                .workflows
+                .as_deref()
+                .is_some_and(|w| w.get(name).is_some())
             || state
                 .discovery
                 .as_ref()
