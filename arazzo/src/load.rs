@@ -859,32 +859,47 @@ impl Loader<'_> {
         }
     }
 
+    /// An inline action, or the component action a `reference` names (read at its own pointer),
+    /// with the pointer its diagnostics are reported at.
+    fn reusable<T: Clone + serde::de::DeserializeOwned>(
+        &mut self,
+        a: &model::Reusable<T>,
+        pointer: &str,
+        section: &str,
+        what: &str,
+        table: &serde_json::Map<String, Value>,
+    ) -> Option<(T, String)> {
+        match a {
+            model::Reusable::Inline(a) => Some((a.clone(), pointer.to_string())),
+            model::Reusable::Reference { reference, .. } => {
+                let name = self.component(reference, section, pointer)?;
+                let cp = format!("/components/{section}/{}", escape(name));
+                let Some(raw) = table.get(name) else {
+                    self.diag(
+                        &format!("{pointer}/reference"),
+                        format!("`{reference}`: no such component {what}"),
+                    );
+                    return None;
+                };
+                match typed::<T>(raw.clone(), &cp) {
+                    Ok(a) => Some((a, cp)),
+                    Err((ptr, m)) => {
+                        self.diag(&ptr, m);
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     fn success_action(
         &mut self,
         a: &model::Reusable<model::SuccessAction>,
         pointer: &str,
     ) -> Option<Action> {
-        let (a, pointer) = match a {
-            model::Reusable::Inline(a) => (a.clone(), pointer.to_string()),
-            model::Reusable::Reference { reference, .. } => {
-                let name = self.component(reference, "successActions", pointer)?;
-                let cp = format!("/components/successActions/{}", escape(name));
-                let Some(raw) = self.components.success_actions.get(name) else {
-                    self.diag(
-                        &format!("{pointer}/reference"),
-                        format!("`{reference}`: no such component success action"),
-                    );
-                    return None;
-                };
-                match typed::<model::SuccessAction>(raw.clone(), &cp) {
-                    Ok(a) => (a, cp),
-                    Err((ptr, m)) => {
-                        self.diag(&ptr, m);
-                        return None;
-                    }
-                }
-            }
-        };
+        let components = self.components;
+        let raw = &components.success_actions;
+        let (a, pointer) = self.reusable(a, pointer, "successActions", "success action", raw)?;
         let kind = match a.kind {
             model::SuccessKind::End => ActionKind::End,
             model::SuccessKind::Goto => ActionKind::Goto(self.jump(
@@ -908,27 +923,9 @@ impl Loader<'_> {
         a: &model::Reusable<model::FailureAction>,
         pointer: &str,
     ) -> Option<Action> {
-        let (a, pointer) = match a {
-            model::Reusable::Inline(a) => (a.clone(), pointer.to_string()),
-            model::Reusable::Reference { reference, .. } => {
-                let name = self.component(reference, "failureActions", pointer)?;
-                let cp = format!("/components/failureActions/{}", escape(name));
-                let Some(raw) = self.components.failure_actions.get(name) else {
-                    self.diag(
-                        &format!("{pointer}/reference"),
-                        format!("`{reference}`: no such component failure action"),
-                    );
-                    return None;
-                };
-                match typed::<model::FailureAction>(raw.clone(), &cp) {
-                    Ok(a) => (a, cp),
-                    Err((ptr, m)) => {
-                        self.diag(&ptr, m);
-                        return None;
-                    }
-                }
-            }
-        };
+        let components = self.components;
+        let raw = &components.failure_actions;
+        let (a, pointer) = self.reusable(a, pointer, "failureActions", "failure action", raw)?;
         let kind = match a.kind {
             model::FailureKind::End => ActionKind::End,
             model::FailureKind::Goto => ActionKind::Goto(self.jump(

@@ -697,3 +697,45 @@ components:
     );
     assert_eq!(cancel.input_schema["properties"], json!({}));
 }
+
+/// Component actions (`reference: $components.successActions.NAME`) load from their own pointer;
+/// one naming no component is reported at the reference and makes only its workflow unusable.
+#[test]
+fn component_actions_resolve_and_a_missing_one_is_reported_at_its_reference() {
+    let yaml = format!(
+        "{HEAD}{}",
+        r#"
+components:
+  successActions:
+    done: {name: done, type: end}
+  failureActions:
+    again: {name: again, type: retry, retryAfter: 1, retryLimit: 2}
+workflows:
+  - workflowId: ok
+    steps:
+      - stepId: s
+        operationId: listPets
+        onSuccess: [{reference: $components.successActions.done}]
+        onFailure: [{reference: $components.failureActions.again}]
+  - workflowId: broken
+    steps:
+      - stepId: s
+        operationId: listPets
+        onFailure: [{reference: $components.failureActions.gone}]
+"#
+    );
+    let doc = load::from_bytes(yaml.as_bytes(), "flows.arazzo.yaml", None).expect("loads");
+    let messages: Vec<String> = doc.diagnostics().iter().map(|d| d.to_string()).collect();
+    assert!(
+        messages.iter().any(
+            |m| m.contains("#/workflows/1/steps/0/onFailure/0/reference")
+                && m.contains("no such component failure action")
+        ),
+        "{messages:?}"
+    );
+    assert!(
+        !messages.iter().any(|m| m.contains("#/workflows/0/")),
+        "{messages:?}"
+    );
+    assert!(doc.workflow("ok").is_some(), "{messages:?}");
+}
