@@ -410,7 +410,8 @@ def check_binstall(a, work: str) -> None:
 
 def check_crates(a) -> None:
     print("[crates: cargo package --no-verify of the published crates]")
-    crates = ["openapi-mcp-toolset", "openapi-mcp-convert", "openapi-mcp-runtime", "openapi-mcp-codegen", "openapi-mcp-cli"]
+    crates = ["openapi-mcp-toolset", "openapi-mcp-store", "openapi-mcp-arazzo", "openapi-mcp-convert",
+              "openapi-mcp-runtime", "openapi-mcp-oauth-proxy", "openapi-mcp-codegen", "openapi-mcp-cli"]
     t = time.monotonic()
     cmd = ["cargo", "package", "--no-verify", "--allow-dirty"]
     for c in crates:
