@@ -295,7 +295,7 @@ impl Overlay {
             if paths.is_empty() {
                 diags.warning(
                     Location::new(self.file.as_str(), format!("/actions/{i}")),
-                    format!("target `{}` selects nothing", action.target_text),
+                    format!("target `{}` selects nothing", one_line(&action.target_text)),
                 );
                 continue;
             }
@@ -487,6 +487,24 @@ fn parse_action(a: &Value) -> Result<Action, (&'static str, String)> {
     })
 }
 
+/// A target's text as messages show it: on one line (control characters escaped, as a target
+/// may hold a newline), at most 200 characters.
+fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in text.chars().enumerate() {
+        if n == 200 {
+            out.push_str("...");
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// What a target's text says of its cost, read outside string literals.
 #[derive(Debug, PartialEq)]
 struct Shape {
@@ -532,7 +550,7 @@ fn shape(target: &str) -> Shape {
                 let end = singular_end(b, i + 1);
                 if let Err(end) = end {
                     let end = end.min(b.len()).max(i + 1);
-                    absolute = Some(String::from_utf8_lossy(&b[i..end]).into_owned());
+                    absolute = Some(one_line(&String::from_utf8_lossy(&b[i..end])));
                 }
             }
             _ => {}
@@ -1178,5 +1196,27 @@ mod tests {
             e.contains("#/actions/0/target: the descendant searches (`..`) and unions of the actions so far visit more than the limit of 50000000 nodes"),
             "{e}"
         );
+    }
+
+    /// #39 fuzz target `overlay` (artifact crash-62a8c368...): a target holding a newline was
+    /// quoted as it is, making the error (and the "selects nothing" warning) several lines.
+    #[test]
+    fn messages_quote_targets_on_one_line() {
+        let head = "overlay: 1.0.0\ninfo: {title: t, version: '1'}\n";
+        let e = parse_err(&format!(
+            "{head}actions: [{{target: \"$.a[?$.paths['/pe\\n  update:\\n\", remove: true}}]\n"
+        ));
+        assert!(
+            !e.contains('\n') && e.contains("`$.paths['/pe\\n  update:\\n`"),
+            "{e}"
+        );
+        let o = overlay("- target: \"$.info\\n['nope']\"\n  remove: true\n");
+        let diags = apply(&o, &mut spec()).into_sorted();
+        let w = diags[0].to_string();
+        assert!(
+            !w.contains('\n') && w.contains("`$.info\\n['nope']`"),
+            "{w}"
+        );
+        assert_eq!(one_line(&"x".repeat(300)).len(), 203);
     }
 }
