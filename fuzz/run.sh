@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 SECONDS_PER_TARGET="${1:-60}"
-TARGETS=(load_convert build_request http_transport validate_args select oauth_proxy arazzo_expr)
+TARGETS=(load_convert build_request http_transport validate_args select oauth_proxy arazzo_expr overlay)
 if [ -n "${FUZZ_TARGETS:-}" ]; then
     read -ra TARGETS <<<"$FUZZ_TARGETS"
 fi
@@ -45,11 +45,11 @@ fi
 
 # Seeds: the fixture specs for load_convert; for the others seeds/<target>/ (generated tool
 # calls, HTTP requests, schemas with patterns); and every target's fixed crash inputs.
-mkdir -p corpus/load_convert corpus/build_request corpus/http_transport corpus/validate_args corpus/select corpus/oauth_proxy corpus/arazzo_expr
+mkdir -p corpus/load_convert corpus/build_request corpus/http_transport corpus/validate_args corpus/select corpus/oauth_proxy corpus/arazzo_expr corpus/overlay
 for f in ../specs/*.yaml ../specs/*.json ../specs/external-refs/*.yaml seeds/load_convert/* regressions/load_convert/*; do
     [ -f "$f" ] && cp "$f" "corpus/load_convert/$(basename "$f")-$(cksum <"$f" | cut -d' ' -f1)"
 done
-for t in build_request http_transport validate_args select oauth_proxy arazzo_expr; do
+for t in build_request http_transport validate_args select oauth_proxy arazzo_expr overlay; do
     for f in seeds/$t/* regressions/$t/*; do
         [ -f "$f" ] && cp "$f" "corpus/$t/"
     done

@@ -5,6 +5,7 @@
 pub mod arazzo_expr;
 pub mod http_transport;
 pub mod oauth_proxy;
+pub mod overlay;
 pub mod reader;
 pub mod select;
 pub mod validate_args;
