@@ -900,22 +900,21 @@ impl Loader<'_> {
         let components = self.components;
         let raw = &components.success_actions;
         let (a, pointer) = self.reusable(a, pointer, "successActions", "success action", raw)?;
+        // A success action is a failure action that cannot retry: one reading of both.
         let kind = match a.kind {
-            model::SuccessKind::End => ActionKind::End,
-            model::SuccessKind::Goto => ActionKind::Goto(self.jump(
-                a.step_id.as_deref(),
-                a.workflow_id.as_deref(),
-                &pointer,
-                true,
-            )?),
+            model::SuccessKind::End => model::FailureKind::End,
+            model::SuccessKind::Goto => model::FailureKind::Goto,
         };
-        let criteria = self.criteria(&a.criteria, &format!("{pointer}/criteria"));
-        Some(Action {
+        let a = model::FailureAction {
             name: a.name,
             kind,
-            criteria,
-            at: self.at(&pointer),
-        })
+            workflow_id: a.workflow_id,
+            step_id: a.step_id,
+            retry_after: None,
+            retry_limit: None,
+            criteria: a.criteria,
+        };
+        self.action(a, pointer)
     }
 
     fn failure_action(
@@ -926,6 +925,11 @@ impl Loader<'_> {
         let components = self.components;
         let raw = &components.failure_actions;
         let (a, pointer) = self.reusable(a, pointer, "failureActions", "failure action", raw)?;
+        self.action(a, pointer)
+    }
+
+    /// An action (of either kind, read at `pointer`): `end`, `goto` or `retry`, its criteria.
+    fn action(&mut self, a: model::FailureAction, pointer: String) -> Option<Action> {
         let kind = match a.kind {
             model::FailureKind::End => ActionKind::End,
             model::FailureKind::Goto => ActionKind::Goto(self.jump(
