@@ -540,18 +540,12 @@ async fn run(
         && args.metrics_listen == Some(args.listen);
     // (Served over HTTP: the `metrics` feature has the `http` one.)
     #[cfg(feature = "http")]
-    let mut metrics_task = None;
-    #[cfg(feature = "http")]
-    if let (Some(addr), Some(metrics)) = (args.metrics_listen, &observe.metrics)
-        && !metrics_on_mcp_port
-    {
-        let handle = transport::start_metrics(addr, Arc::clone(metrics)).await?;
-        eprintln!(
-            "{}: metrics at http://{}/metrics",
-            serving.program, handle.addr
-        );
-        metrics_task = Some(handle);
-    }
+    let metrics_task = match (args.metrics_listen, &observe.metrics) {
+        (Some(addr), Some(metrics)) if !metrics_on_mcp_port => {
+            Some(start_metrics_listener(addr, metrics, &serving.program).await?)
+        }
+        _ => None,
+    };
     let tools_desc = describe_tools(&server, tool_count, args, &warnings);
     if let Some(f) = serving.on_start {
         f(&server);
@@ -559,16 +553,7 @@ async fn run(
     let Serving { program, label, .. } = serving;
     match args.transport {
         Transport::Stdio => {
-            if !args.forward_header.is_empty() {
-                tracing::warn!(
-                    "--forward-header has no effect over stdio (there is no client HTTP request)"
-                );
-            }
-            if args.ready_check {
-                tracing::warn!(
-                    "--ready-check has no effect over stdio (/readyz is served over HTTP)"
-                );
-            }
+            warn_http_only_options(args);
             eprintln!("{program}: serving {label} ({tools_desc}) over stdio; {api_at}");
             // Over stdio, log lines stay in place: one client's calls come one at a time, and
             // waking the writer thread per call added 20-25 µs at p50 (proxy bench,
@@ -595,15 +580,7 @@ async fn run(
             http.auth_token = args.auth_token.clone();
             http.oauth = oauth;
             if let Some(p) = &oauth_proxy {
-                http.oauth = Some(OAuthOptions {
-                    issuer: p.issuer().to_string(),
-                    audience: p.resource().to_string(),
-                    jwks_url: None,
-                    hide_unauthorized_tools: args.hide_unauthorized_tools,
-                    scopes_supported: Vec::new(),
-                    introspection: None,
-                    jwks: Some(p.jwks().clone()),
-                });
+                http.oauth = Some(oauth_proxy_resource(p, args));
                 eprintln!("{program}: {}", p.describe(oauth_proxy_api.as_deref()));
                 http.oauth_proxy = Some(Arc::clone(p));
             }
@@ -655,6 +632,48 @@ async fn run(
         let _ = tokio::task::spawn_blocking(move || audit.flush(Duration::from_secs(5))).await;
     }
     Ok(())
+}
+
+/// Options that only mean something over HTTP, given with `--transport stdio`: a warning each.
+fn warn_http_only_options(args: &ServeArgs) {
+    if !args.forward_header.is_empty() {
+        tracing::warn!(
+            "--forward-header has no effect over stdio (there is no client HTTP request)"
+        );
+    }
+    if args.ready_check {
+        tracing::warn!("--ready-check has no effect over stdio (/readyz is served over HTTP)");
+    }
+}
+
+/// `/metrics` on its own listener (`--metrics-listen` other than the MCP port).
+#[cfg(feature = "http")]
+async fn start_metrics_listener(
+    addr: SocketAddr,
+    metrics: &Arc<Metrics>,
+    program: &str,
+) -> Result<transport::MetricsHandle, StartError> {
+    let handle = transport::start_metrics(addr, Arc::clone(metrics)).await?;
+    eprintln!("{program}: metrics at http://{}/metrics", handle.addr);
+    Ok(handle)
+}
+
+/// The resource server's options when this server is its own authorization server (the OAuth
+/// proxy): tokens it signed, checked against its own keys.
+#[cfg(feature = "http")]
+fn oauth_proxy_resource(
+    p: &Arc<dyn crate::oauth::authorization::AuthorizationServer>,
+    args: &ServeArgs,
+) -> OAuthOptions {
+    OAuthOptions {
+        issuer: p.issuer().to_string(),
+        audience: p.resource().to_string(),
+        jwks_url: None,
+        hide_unauthorized_tools: args.hide_unauthorized_tools,
+        scopes_supported: Vec::new(),
+        introspection: None,
+        jwks: Some(p.jwks().clone()),
+    }
 }
 
 /// The server's options from the serving options: the tool `mode`, `observe`, and what
