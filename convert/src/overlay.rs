@@ -136,6 +136,58 @@ impl Budget {
             doc_depth,
         }
     }
+
+    /// Counts what `action`'s descendant searches (`..`) and unions visit: the first `..`
+    /// visits the document, each further one the document again below every node (its depth),
+    /// each union multiplies.
+    fn charge_search(&mut self, action: &Action) -> Result<(), (&'static str, String)> {
+        if action.descendants == 0 && action.factor <= 1 {
+            return Ok(());
+        }
+        let depth = self.doc_depth.max(1);
+        let mut cost = self
+            .doc_nodes
+            .saturating_mul(action.descendants.max(1))
+            .saturating_mul(action.factor);
+        for _ in 1..action.descendants {
+            cost = cost.saturating_mul(depth);
+        }
+        self.visited = self.visited.saturating_add(cost);
+        if self.visited > self.max_visited {
+            return Err((
+                "/target",
+                format!(
+                    "the descendant searches (`..`) and unions of the actions so far visit more than the limit of {} nodes of this document",
+                    self.max_visited
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts `update` written at `n` matches, before the first is written; returns the
+    /// update's depth.
+    fn charge_update(&mut self, update: &Value, n: usize) -> Result<usize, (&'static str, String)> {
+        let (size, text, update_depth) = measure(update);
+        self.written = self.written.saturating_add(size.saturating_mul(n));
+        self.written_bytes = self.written_bytes.saturating_add(text.saturating_mul(n));
+        self.doc_nodes = self.doc_nodes.saturating_add(size.saturating_mul(n));
+        if self.written > MAX_WRITTEN {
+            return Err((
+                "/update",
+                format!("the updates write more than the limit of {MAX_WRITTEN} nodes"),
+            ));
+        }
+        if self.written_bytes > MAX_WRITTEN_BYTES {
+            return Err((
+                "/update",
+                format!(
+                    "the updates write more than the limit of {MAX_WRITTEN_BYTES} bytes of text (strings and member names)"
+                ),
+            ));
+        }
+        Ok(update_depth)
+    }
 }
 
 impl Overlay {
@@ -242,56 +294,21 @@ impl Overlay {
         diags: &mut Diagnostics,
     ) -> Result<(), OverlayError> {
         for (i, action) in self.actions.iter().enumerate() {
-            let err = |at: &str, message: String| OverlayError {
+            let err = |(at, message): (&str, String)| OverlayError {
                 file: self.file.clone(),
                 pointer: format!("/actions/{i}{at}"),
                 message,
             };
-            if action.descendants > 0 || action.factor > 1 {
-                // The first `..` visits the document, each further one the document again
-                // below every node (its depth), each union multiplies.
-                let depth = budget.doc_depth.max(1);
-                let mut cost = budget
-                    .doc_nodes
-                    .saturating_mul(action.descendants.max(1))
-                    .saturating_mul(action.factor);
-                for _ in 1..action.descendants {
-                    cost = cost.saturating_mul(depth);
-                }
-                budget.visited = budget.visited.saturating_add(cost);
-                if budget.visited > budget.max_visited {
-                    return Err(err(
-                        "/target",
-                        format!(
-                            "the descendant searches (`..`) and unions of the actions so far visit more than the limit of {} nodes of this document",
-                            budget.max_visited
-                        ),
-                    ));
-                }
-            }
+            budget.charge_search(action).map_err(err)?;
             // Counted first (references only): a located node carries its whole path.
             let count = action.target.query(doc).len();
             if count > MAX_MATCHES {
-                return Err(err(
+                return Err(err((
                     "/target",
                     format!("selects {count} nodes, more than the limit of {MAX_MATCHES}"),
-                ));
+                )));
             }
-            let mut paths: Vec<Vec<Step>> = {
-                let found = action.target.query_located(doc);
-                found
-                    .iter()
-                    .map(|n| {
-                        n.location()
-                            .iter()
-                            .map(|e| match e {
-                                serde_json_path::PathElement::Name(k) => Step::Key(k.to_string()),
-                                serde_json_path::PathElement::Index(i) => Step::Index(*i),
-                            })
-                            .collect()
-                    })
-                    .collect()
-            };
+            let mut paths = located_paths(action, doc);
             if paths.is_empty() {
                 diags.warning(
                     Location::new(self.file.as_str(), format!("/actions/{i}")),
@@ -300,95 +317,16 @@ impl Overlay {
                 continue;
             }
             if action.remove {
-                // Deepest and last first: removing an array item does not move the items
-                // still to remove, and a node inside one already removed is skipped.
-                paths.sort();
-                paths.dedup();
-                for path in paths.iter().rev() {
-                    let Some((last, parent)) = path.split_last() else {
-                        return Err(err(
-                            "/target",
-                            "selects the document root, which cannot be removed".into(),
-                        ));
-                    };
-                    match (navigate(doc, parent), last) {
-                        (Some(Value::Object(m)), Step::Key(k)) => {
-                            m.shift_remove(k);
-                        }
-                        (Some(Value::Array(a)), Step::Index(i)) if *i < a.len() => {
-                            a.remove(*i);
-                        }
-                        _ => {}
-                    }
-                }
+                remove_paths(doc, &mut paths).map_err(err)?;
                 continue;
             }
             let Some(update) = &action.update else {
                 // Neither update nor remove: nothing to do (the specification allows it).
                 continue;
             };
-            // Counted for all the matches before the first is written.
-            let (size, text, update_depth) = measure(update);
-            let n = paths.len();
-            budget.written = budget.written.saturating_add(size.saturating_mul(n));
-            budget.written_bytes = budget.written_bytes.saturating_add(text.saturating_mul(n));
-            budget.doc_nodes = budget.doc_nodes.saturating_add(size.saturating_mul(n));
-            if budget.written > MAX_WRITTEN {
-                return Err(err(
-                    "/update",
-                    format!("the updates write more than the limit of {MAX_WRITTEN} nodes"),
-                ));
-            }
-            if budget.written_bytes > MAX_WRITTEN_BYTES {
-                return Err(err(
-                    "/update",
-                    format!(
-                        "the updates write more than the limit of {MAX_WRITTEN_BYTES} bytes of text (strings and member names)"
-                    ),
-                ));
-            }
+            let update_depth = budget.charge_update(update, paths.len()).map_err(err)?;
             for path in &paths {
-                // The target is `path.len() + 1` levels deep; an item appended to an array
-                // goes one level below it (one more than a merge needs: counted for both).
-                let depth = path.len() + 1 + update_depth;
-                if depth > MAX_DEPTH {
-                    return Err(err(
-                        "/update",
-                        format!(
-                            "would make the document {depth} levels deep at {}, more than the limit of {MAX_DEPTH}",
-                            pointer(path)
-                        ),
-                    ));
-                }
-                budget.doc_depth = budget.doc_depth.max(depth);
-                let Some(node) = navigate(doc, path) else {
-                    continue;
-                };
-                match (node, update) {
-                    (Value::Object(target), Value::Object(u)) => merge_object(target, u),
-                    (Value::Object(_), other) => {
-                        return Err(err(
-                            "/update",
-                            format!(
-                                "the target selects an object at {}: the update must be an object, not {}",
-                                pointer(path),
-                                kind(other)
-                            ),
-                        ));
-                    }
-                    (Value::Array(target), Value::Array(u)) => target.extend(u.iter().cloned()),
-                    (Value::Array(target), other) => target.push(other.clone()),
-                    (other, _) => {
-                        return Err(err(
-                            "/target",
-                            format!(
-                                "selects {} at {}: an update needs an object or array (select its parent object and update the member)",
-                                kind(other),
-                                pointer(path)
-                            ),
-                        ));
-                    }
-                }
+                update_at(doc, path, update, update_depth, budget).map_err(err)?;
             }
         }
         Ok(())
@@ -629,6 +567,102 @@ fn singular_end(b: &[u8], mut i: usize) -> Result<usize, usize> {
 enum Step {
     Key(String),
     Index(usize),
+}
+
+/// The paths of the nodes `action`'s target selects in `doc`.
+fn located_paths(action: &Action, doc: &Value) -> Vec<Vec<Step>> {
+    action
+        .target
+        .query_located(doc)
+        .iter()
+        .map(|n| {
+            n.location()
+                .iter()
+                .map(|e| match e {
+                    serde_json_path::PathElement::Name(k) => Step::Key(k.to_string()),
+                    serde_json_path::PathElement::Index(i) => Step::Index(*i),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Removes the nodes at `paths`: deepest and last first, so removing an array item does not
+/// move the items still to remove, and a node inside one already removed is skipped.
+fn remove_paths(doc: &mut Value, paths: &mut Vec<Vec<Step>>) -> Result<(), (&'static str, String)> {
+    paths.sort();
+    paths.dedup();
+    for path in paths.iter().rev() {
+        let Some((last, parent)) = path.split_last() else {
+            return Err((
+                "/target",
+                "selects the document root, which cannot be removed".into(),
+            ));
+        };
+        match (navigate(doc, parent), last) {
+            (Some(Value::Object(m)), Step::Key(k)) => {
+                m.shift_remove(k);
+            }
+            (Some(Value::Array(a)), Step::Index(i)) if *i < a.len() => {
+                a.remove(*i);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Merges `update` (`update_depth` levels deep) into the node at `path`: an object into an
+/// object, an array's items or any other value appended to an array.
+fn update_at(
+    doc: &mut Value,
+    path: &[Step],
+    update: &Value,
+    update_depth: usize,
+    budget: &mut Budget,
+) -> Result<(), (&'static str, String)> {
+    // The target is `path.len() + 1` levels deep; an item appended to an array goes one
+    // level below it (one more than a merge needs: counted for both).
+    let depth = path.len() + 1 + update_depth;
+    if depth > MAX_DEPTH {
+        return Err((
+            "/update",
+            format!(
+                "would make the document {depth} levels deep at {}, more than the limit of {MAX_DEPTH}",
+                pointer(path)
+            ),
+        ));
+    }
+    budget.doc_depth = budget.doc_depth.max(depth);
+    let Some(node) = navigate(doc, path) else {
+        return Ok(());
+    };
+    match (node, update) {
+        (Value::Object(target), Value::Object(u)) => merge_object(target, u),
+        (Value::Object(_), other) => {
+            return Err((
+                "/update",
+                format!(
+                    "the target selects an object at {}: the update must be an object, not {}",
+                    pointer(path),
+                    kind(other)
+                ),
+            ));
+        }
+        (Value::Array(target), Value::Array(u)) => target.extend(u.iter().cloned()),
+        (Value::Array(target), other) => target.push(other.clone()),
+        (other, _) => {
+            return Err((
+                "/target",
+                format!(
+                    "selects {} at {}: an update needs an object or array (select its parent object and update the member)",
+                    kind(other),
+                    pointer(path)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn navigate<'v>(mut v: &'v mut Value, path: &[Step]) -> Option<&'v mut Value> {
