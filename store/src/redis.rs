@@ -11,9 +11,9 @@ use crate::{Store, StoreError, StoreFuture, now};
 /// Redis's own expiry (`SET … EXAT`), so every instance sees every record and Redis forgets
 /// expired ones itself.
 ///
-/// The client is ours (RESP, five commands, one connection re-established on failure) rather
-/// than a crate: these five commands are the whole need. TLS is rustls, already built for
-/// reqwest.
+/// The client is ours (RESP, a handful of commands and one script, one connection
+/// re-established on failure) rather than a crate: they are the whole need. TLS is rustls,
+/// already built for reqwest.
 pub struct RedisStore {
     addr: String,
     password: Option<String>,
@@ -35,6 +35,14 @@ struct RedisTls {
 trait RedisIo: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> RedisIo for T {}
 type RedisConn = tokio::io::BufStream<Box<dyn RedisIo>>;
+
+/// `put`'s index update (KEYS[1] the index; ARGV: expiry, key, `(now`): add the key scored by
+/// its expiry, drop the expired members, and expire the index with its latest member.
+const INDEX_PUT: &[u8] = b"redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2]) \
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3]) \
+local top = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES') \
+if top[2] then redis.call('EXPIREAT', KEYS[1], top[2]) end \
+return 1";
 
 /// One RESP reply.
 #[derive(Debug, PartialEq)]
@@ -308,14 +316,23 @@ impl Store for RedisStore {
             self.command(&[b"SET", &k, &value, b"EXAT", at.as_bytes()])
                 .await?;
             // The kind's index (a sorted set of its keys by expiry), for `count`; its expired
-            // members go at each write, so it holds no more than the live records.
+            // members go at each write, so it holds no more than the live records, and it
+            // expires with its latest member, so a kind written once and never again (the
+            // task marker of an owner who does not come back) leaves nothing behind. One
+            // script: atomic against other instances' writes, one round trip.
             let index = Self::index(kind);
-            self.command(&[b"ZADD", &index, at.as_bytes(), key.as_bytes()])
-                .await?;
             let stale = format!("({}", now());
-            self.command(&[b"ZREMRANGEBYSCORE", &index, b"-inf", stale.as_bytes()])
-                .await
-                .map(|_| ())
+            self.command(&[
+                b"EVAL",
+                INDEX_PUT,
+                b"1",
+                &index,
+                at.as_bytes(),
+                key.as_bytes(),
+                stale.as_bytes(),
+            ])
+            .await
+            .map(|_| ())
         })
     }
 
@@ -364,5 +381,91 @@ impl Store for RedisStore {
 
     fn describe(&self) -> String {
         self.shown.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    // Test code: a panic with the unwrapped error is the failure report.
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A `redis-server` of this machine's on a free loopback port (killed on drop); `None`, and
+    /// the test says it is skipped, without one.
+    struct Server(std::process::Child, u16);
+    impl Drop for Server {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    async fn server() -> Option<Server> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .ok()?
+            .local_addr()
+            .ok()?
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        let Ok(child) = child else {
+            eprintln!("skipped: no redis-server on PATH (apt-get install redis-server)");
+            return None;
+        };
+        let mut s = Server(child, port);
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Some(s);
+            }
+            if let Ok(Some(_)) = s.0.try_wait() {
+                return None;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        None
+    }
+
+    /// The expiry of `key` in Unix seconds (`TTL` added to now): `None` for a key without one.
+    async fn expiry(st: &RedisStore, key: &[u8]) -> Option<u64> {
+        match st.command(&[b"TTL", key]).await.unwrap() {
+            Reply::Int(t) if t >= 0 => Some(now() + u64::try_from(t).unwrap()),
+            Reply::Int(_) => None,
+            other => panic!("TTL answered {other:?}"),
+        }
+    }
+
+    /// A kind's index (the sorted set `count` reads) expires with its latest record: a kind
+    /// written once and never again (the task marker of an owner who does not come back: one per
+    /// Authorization header) leaves nothing behind in Redis. Before, the index had no expiry.
+    #[tokio::test]
+    async fn a_kinds_index_expires_with_its_latest_record() {
+        let Some(srv) = server().await else { return };
+        let st = RedisStore::parse(&format!("redis://127.0.0.1:{}", srv.1)).unwrap();
+        crate::contract::check(&st).await;
+        let index = RedisStore::index("task-of/someone");
+        let (early, late) = (now() + 600, now() + 1200);
+        st.put("task-of/someone", "a", Vec::new(), late)
+            .await
+            .unwrap();
+        let at = expiry(&st, &index).await;
+        assert!(at.is_some_and(|t| t.abs_diff(late) <= 2), "{at:?}");
+        // An earlier record does not shorten it; a later one lengthens it.
+        st.put("task-of/someone", "b", Vec::new(), early)
+            .await
+            .unwrap();
+        let at = expiry(&st, &index).await;
+        assert!(at.is_some_and(|t| t.abs_diff(late) <= 2), "{at:?}");
+        st.put("task-of/someone", "c", Vec::new(), late + 600)
+            .await
+            .unwrap();
+        let at = expiry(&st, &index).await;
+        assert!(at.is_some_and(|t| t.abs_diff(late + 600) <= 2), "{at:?}");
+        assert_eq!(st.count("task-of/someone").await.unwrap(), 3);
     }
 }
