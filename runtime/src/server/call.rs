@@ -17,6 +17,9 @@ pub(super) struct CallNote {
     /// The call is the client's own (a tool call or `call_operation`), which may become an MCP
     /// task; not a script's `api.*` call or a workflow step, which wait for their answer.
     pub(super) may_be_task: bool,
+    /// The workflow called through `call_operation` (its name labels the call, as a call of
+    /// its own tool would be).
+    pub(super) workflow: Option<String>,
 }
 
 /// When and by whom a call was made (for the audit log and the latency histogram).
@@ -116,6 +119,7 @@ impl ProxyServer {
         // called when it is one of this server's, else UNKNOWN_TOOL (names are the caller's).
         let label: &str = match def {
             Some(d) => d.name(),
+            None if note.workflow.is_some() => note.workflow.as_deref().unwrap_or(tool),
             None if self.has_tool(tool) => tool,
             None => crate::observe::UNKNOWN_TOOL,
         };
@@ -203,9 +207,10 @@ impl ProxyServer {
                 Meta::Execute => return self.execute(&state, &args, &context).await,
                 Meta::Call => {
                     let op_name = args.get("name").and_then(Value::as_str).unwrap_or_default();
-                    let Some(&i) = state.ops.get(op_name) else {
+                    let target = discovery::target(&state, op_name);
+                    if matches!(target, discovery::Target::Unknown) {
                         return Ok(unknown_operation(&state, d, op_name).into());
-                    };
+                    }
                     let op_args = match args.get("arguments") {
                         None | Some(Value::Null) => serde_json::Map::new(),
                         Some(Value::Object(m)) => m.clone(),
@@ -219,14 +224,25 @@ impl ProxyServer {
                             );
                         }
                     };
-                    return self
-                        .invoke(&state, i, op_args, &retry, &context, note)
-                        .await;
+                    return match target {
+                        discovery::Target::Workflow(w) => {
+                            note.workflow = Some(w.tool.name.to_string());
+                            self.call_workflow(&state, w, op_args, &retry, &context)
+                                .await
+                        }
+                        discovery::Target::Operation(i) => {
+                            self.invoke(&state, i, op_args, &retry, &context, note)
+                                .await
+                        }
+                        discovery::Target::Unknown => {
+                            Ok(unknown_operation(&state, d, op_name).into())
+                        }
+                    };
                 }
             }
             .into());
         }
-        if let Some(w) = state.workflows.as_deref().and_then(|w| w.get(name)) {
+        if let Some(w) = state.listed_workflow(name) {
             let args = request.arguments.unwrap_or_default();
             return self.call_workflow(&state, w, args, &retry, &context).await;
         }

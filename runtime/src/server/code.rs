@@ -42,12 +42,7 @@ impl ProxyServer {
             }
         }
         let _stop = StopOnDrop(Arc::clone(&stop));
-        let operations: Vec<String> = state
-            .set
-            .tools
-            .iter()
-            .map(|d| d.name().to_string())
-            .collect();
+        let operations: Vec<String> = state.script_functions();
         let (calls_tx, mut calls_rx) = tokio::sync::mpsc::channel(1);
         let script = Script {
             code,
@@ -120,16 +115,15 @@ impl ProxyServer {
             }
         } else {
             let call_deadline = tokio::time::Instant::from_std(deadline);
+            let left = limits.max_calls - made.len();
             match tokio::time::timeout_at(
                 call_deadline,
-                self.script_call(state, &call.operation, call.args, context),
+                self.script_call(state, &call.operation, call.args, context, left),
             )
             .await
             {
                 Ok((answer, sent)) => {
-                    if let Some(sent) = sent {
-                        made.push(sent);
-                    }
+                    made.extend(sent);
                     answer
                 }
                 Err(_) => {
@@ -234,22 +228,33 @@ impl ProxyServer {
         }
     }
 
-    /// One `api.*` call of a script: validated and forwarded by [`ProxyServer::invoke`]. Returns
-    /// what the script gets and, when the call reached the server's checks, its record.
+    /// One `api.*` call of a script: validated and forwarded by [`ProxyServer::invoke`] (a
+    /// workflow's: run by [`ProxyServer::run_workflow`], at most `left` of its steps sent).
+    /// Returns what the script gets and the records of the calls that reached the server's
+    /// checks (a workflow: one per step, naming it).
     pub(super) async fn script_call(
         &self,
         state: &Arc<ToolState>,
         operation: &str,
         args: serde_json::Map<String, Value>,
         context: &RequestContext<RoleServer>,
-    ) -> (crate::modes::code::Answer, Option<Value>) {
+        left: usize,
+    ) -> (crate::modes::code::Answer, Vec<Value>) {
         use crate::modes::code::Answer;
-        let Some(&i) = state.ops.get(operation) else {
-            let answer = Answer::Err {
-                message: format!("unknown operation `{operation}`; nothing was sent to the API"),
-                status: None,
-            };
-            return (answer, None);
+        let i = match discovery::target(state, operation) {
+            discovery::Target::Operation(i) => i,
+            discovery::Target::Workflow(wt) => {
+                return self.script_workflow(state, wt, args, context, left).await;
+            }
+            discovery::Target::Unknown => {
+                let answer = Answer::Err {
+                    message: format!(
+                        "unknown operation `{operation}`; nothing was sent to the API"
+                    ),
+                    status: None,
+                };
+                return (answer, Vec::new());
+            }
         };
         // The token's scopes, as for a tool call (the gate let `execute` through without them).
         let required = &state.set.tools[i].route.oauth_scopes;
@@ -264,7 +269,7 @@ impl ProxyServer {
                 status: None,
             };
             let record = serde_json::json!({ "operation": operation, "status": null, "ok": false });
-            return (answer, Some(record));
+            return (answer, vec![record]);
         }
         let obs = &self.inner.opts.observe;
         let mut note = CallNote::default();
@@ -317,7 +322,70 @@ impl ProxyServer {
         };
         let ok = matches!(answer, Answer::Ok(_));
         let record = serde_json::json!({ "operation": operation, "status": status, "ok": ok });
-        (answer, Some(record))
+        (answer, vec![record])
+    }
+
+    /// A script's call of a workflow (#39): run as a call of its tool would be (its steps
+    /// through the call path, with the same checks, records and scrubbing), at most `left` of
+    /// its steps sent (each step counts as one of the script's API calls). The script gets
+    /// the workflow's outputs, or an Error with the tool error's text (and the failed step's
+    /// HTTP status).
+    async fn script_workflow(
+        &self,
+        state: &Arc<ToolState>,
+        wt: &super::workflow::WorkflowTool,
+        args: serde_json::Map<String, Value>,
+        context: &RequestContext<RoleServer>,
+        left: usize,
+    ) -> (crate::modes::code::Answer, Vec<Value>) {
+        use crate::modes::code::Answer;
+        let name = wt.tool.name.to_string();
+        // The token's scopes: those of every operation it may call.
+        if let Some(claims) = claims_of(context) {
+            for tool in wt.operation_tools() {
+                let Some(&i) = state.ops.get(tool) else {
+                    continue;
+                };
+                let required = &state.set.tools[i].route.oauth_scopes;
+                if !claims.allows(required) {
+                    let scope = crate::oauth::challenge_scopes(claims, required).join(" ");
+                    let answer = Answer::Err {
+                        message: format!(
+                            "insufficient scope: the workflow `{name}` calls `{tool}`, which needs the scope(s) {scope}; nothing was sent to the API"
+                        ),
+                        status: None,
+                    };
+                    return (answer, Vec::new());
+                }
+            }
+        }
+        let run = self
+            .run_workflow(state, wt, args, &Retry::default(), context, Some(left))
+            .await;
+        let records = run
+            .steps
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "operation": s.tool, "status": s.status, "ok": s.ok, "workflow": name
+                })
+            })
+            .collect();
+        let r = run.result;
+        let answer = if r.is_error == Some(true) {
+            let text: Vec<&str> = r
+                .content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.as_str()))
+                .collect();
+            Answer::Err {
+                message: text.join("\n"),
+                status: run.status,
+            }
+        } else {
+            Answer::Ok(r.structured_content.unwrap_or(Value::Null))
+        };
+        (answer, records)
     }
 }
 

@@ -172,6 +172,12 @@ struct Discovery {
     index: SearchIndex,
     /// Code mode: `execute` in the place of `call_operation`.
     code: bool,
+    /// Hybrid mode (its workflows are listed as tools of their own).
+    hybrid: bool,
+    /// Arazzo workflows are searched and called through these tools (dynamic and code mode,
+    /// [`ToolState::index_workflows`]); `only`: they alone (`--workflows-only`).
+    workflows: bool,
+    only: bool,
     validators: [LazyValidator; 3],
     tools: Vec<Tool>,
 }
@@ -279,6 +285,9 @@ impl ToolState {
             Discovery {
                 tools,
                 code: matches!(mode, ToolMode::Code(_)),
+                hybrid: matches!(mode, ToolMode::Hybrid { .. }),
+                workflows: false,
+                only: false,
                 index,
                 validators: Default::default(),
             }
@@ -347,7 +356,13 @@ impl ToolState {
         let Some(w) = workflows.filter(|w| !w.is_empty()) else {
             return self;
         };
+        if self.index_workflows(&w) {
+            self.workflows = Some(w);
+            return self;
+        }
         if w.only {
+            // Hybrid mode: nothing is left to discover.
+            self.discovery = None;
             self.tools.clear();
             self.sizes.clear();
             self.index.clear();
@@ -529,10 +544,7 @@ impl ProxyServer {
     pub fn has_tool(&self, name: &str) -> bool {
         let state = self.state();
         state.index.contains_key(name)
-            || state
-                .workflows
-                .as_deref()
-                .is_some_and(|w| w.get(name).is_some())
+            || state.listed_workflow(name).is_some()
             || state
                 .discovery
                 .as_ref()
@@ -837,7 +849,7 @@ impl ServerHandler for ProxyServer {
         {
             return Some(d.tools[meta.slot()].clone());
         }
-        if let Some(w) = state.workflows.as_deref().and_then(|w| w.get(name)) {
+        if let Some(w) = state.listed_workflow(name) {
             return Some(w.tool.clone());
         }
         let &i = state.index.get(name)?;

@@ -32,6 +32,7 @@ use super::call::{Began, CallNote};
 use super::confirm::Retry;
 use super::{CallToolResponse, ProxyServer, ToolState};
 use crate::forward::capture;
+use crate::modes::dynamic;
 use crate::observe::Caller;
 use openapi_mcp_toolset::validate::{self, LazyValidator};
 
@@ -51,25 +52,39 @@ pub struct WorkflowTools {
     /// `--workflows-only`: the operation tools are not listed nor callable by name (the steps
     /// still call them).
     pub only: bool,
+    /// The APIs (of a server of several) whose operation tools are not listed nor callable by
+    /// name: `workflows-only` in their `apis:` entry (`only` is every API's).
+    pub only_apis: Vec<usize>,
 }
 
 impl WorkflowTools {
     /// The tools of the usable workflows of each of `docs`, named uniquely beside `set`'s
     /// operation tools (a workflow whose name would collide gets a suffixed one).
     pub fn new(set: &ToolSet, docs: &[Arc<Workflows>], only: bool) -> Self {
-        let mut names = NameAllocator::new("", 64);
-        for t in &set.tools {
-            names.reserve(t.name());
-        }
         let mut out = Self {
             only,
             ..Self::default()
         };
+        out.add(set, "", docs);
+        out
+    }
+
+    /// Adds the tools of the usable workflows of each of `docs`, named with `prefix` (an
+    /// `apis:` entry's), uniquely beside `set`'s operation tools and the workflow tools
+    /// already in.
+    pub fn add(&mut self, set: &ToolSet, prefix: &str, docs: &[Arc<Workflows>]) {
+        let mut names = NameAllocator::new(prefix, 64);
+        for t in &set.tools {
+            names.reserve(t.name());
+        }
+        for t in &self.tools {
+            names.reserve(&t.tool.name);
+        }
         for doc in docs {
             for wt in openapi_mcp_arazzo::tool::workflow_tools(doc, &mut names) {
-                out.by_name
-                    .insert(wt.tool.name.to_string(), out.tools.len());
-                out.tools.push(WorkflowTool {
+                self.by_name
+                    .insert(wt.tool.name.to_string(), self.tools.len());
+                self.tools.push(WorkflowTool {
                     tool: wt.tool,
                     workflows: Arc::clone(doc),
                     id: wt.workflow_id,
@@ -77,7 +92,6 @@ impl WorkflowTools {
                 });
             }
         }
-        out
     }
 
     pub fn tools(&self) -> impl Iterator<Item = &Tool> {
@@ -99,6 +113,89 @@ impl WorkflowTools {
 
     pub(super) fn get(&self, name: &str) -> Option<&WorkflowTool> {
         self.by_name.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The `i`-th workflow tool (a search hit's).
+    pub(super) fn at(&self, i: usize) -> Option<&WorkflowTool> {
+        self.tools.get(i)
+    }
+
+    /// The workflows as `--mode dynamic|code`'s search indexes them, in order (a hit's `op`
+    /// is the index here): name, id, summary, inputs, the tags of the operations of `set`
+    /// they call, and their description with their steps' and those operations' summaries.
+    pub(super) fn search_docs(&self, set: &ToolSet) -> Vec<dynamic::WorkflowDoc> {
+        let def_of = |tool: &str| set.tools.iter().find(|d| d.name() == tool);
+        self.tools
+            .iter()
+            .map(|w| {
+                let wf = w.workflows.get(&w.id);
+                let mut text: Vec<String> = Vec::new();
+                let mut tags: Vec<String> = Vec::new();
+                if let Some(d) = wf.and_then(|wf| wf.description.as_deref()) {
+                    text.push(d.to_string());
+                }
+                for s in wf.map(|wf| wf.steps.as_slice()).unwrap_or_default() {
+                    if let Some(d) = &s.description {
+                        text.push(d.clone());
+                    }
+                }
+                for op in w.workflows.operations_of(&w.id) {
+                    if let Some(def) = def_of(&op.tool) {
+                        text.push(dynamic::summary(def));
+                        for t in &def.tags {
+                            if !tags.contains(t) {
+                                tags.push(t.clone());
+                            }
+                        }
+                    }
+                }
+                let summary = wf
+                    .and_then(|wf| wf.summary.clone().or_else(|| wf.description.clone()))
+                    .unwrap_or_default();
+                dynamic::WorkflowDoc {
+                    name: w.tool.name.to_string(),
+                    id: w.id.clone(),
+                    summary: summary.lines().next().unwrap_or_default().to_string(),
+                    text: text.join("\n"),
+                    inputs: wf
+                        .map(|wf| wf.input_names().into_iter().map(str::to_string).collect())
+                        .unwrap_or_default(),
+                    tags,
+                }
+            })
+            .collect()
+    }
+}
+
+impl WorkflowTool {
+    /// Its `workflowId`.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Its steps as `stepId → tool` (the operation's tool it calls; a workflow it runs by
+    /// id), in document order.
+    pub fn steps(&self) -> Vec<String> {
+        let Some(wf) = self.workflows.get(&self.id) else {
+            return Vec::new();
+        };
+        wf.steps
+            .iter()
+            .enumerate()
+            .map(|(j, s)| match self.workflows.operation(wf.index, j) {
+                Some(op) => format!("{} → {}", s.id, op.tool),
+                None => format!("{} → a workflow", s.id),
+            })
+            .collect()
+    }
+
+    /// The tools of the operations it may call (for the APIs it uses).
+    pub fn operation_tools(&self) -> Vec<&str> {
+        self.workflows
+            .operations_of(&self.id)
+            .into_iter()
+            .map(|o| o.tool.as_str())
+            .collect()
     }
 }
 
@@ -261,6 +358,29 @@ struct ServerSteps<'a> {
     caller: Caller,
     /// What the steps' forwarders scrub, for the workflow's result.
     secrets: Mutex<Vec<String>>,
+    /// The steps that reached the server's checks, in order.
+    steps: Mutex<Vec<StepRecord>>,
+    /// At most this many steps may reach the server's checks (an `execute` script's calls
+    /// left, `--code-max-calls`); none: the workflow's own budgets only.
+    budget: Option<usize>,
+}
+
+/// One step of a workflow run as a script's list of calls shows it.
+#[cfg_attr(not(feature = "code"), allow(dead_code))]
+pub(super) struct StepRecord {
+    /// The operation's tool.
+    pub(super) tool: String,
+    /// The API's HTTP status, when it answered.
+    pub(super) status: Option<u16>,
+    pub(super) ok: bool,
+}
+
+/// A workflow's run: its tool result, its steps, and the HTTP status of the step that failed.
+#[cfg_attr(not(feature = "code"), allow(dead_code))]
+pub(super) struct WorkflowRun {
+    pub(super) result: CallToolResult,
+    pub(super) steps: Vec<StepRecord>,
+    pub(super) status: Option<u16>,
 }
 
 impl StepCaller for ServerSteps<'_> {
@@ -275,6 +395,14 @@ impl StepCaller for ServerSteps<'_> {
             };
             let def = Arc::clone(&self.state.set.tools[i]);
             let args = step_args(&def, &call).map_err(fail)?;
+            if let Some(budget) = self.budget
+                && self.steps.lock().map_or(0, |s| s.len()) >= budget
+            {
+                return Err(fail(format!(
+                    "the script's limit of API calls (--code-max-calls) is reached; `{}` was not sent",
+                    def.name()
+                )));
+            }
             let began = Began {
                 at: std::time::SystemTime::now(),
                 started: Instant::now(),
@@ -313,6 +441,13 @@ impl StepCaller for ServerSteps<'_> {
             }
             self.server
                 .record_call(def.name(), began, &note, &response, trace.as_ref());
+            if let Ok(mut steps) = self.steps.lock() {
+                steps.push(StepRecord {
+                    tool: def.name().to_string(),
+                    status: note.status,
+                    ok: matches!(&response, Ok(CallToolResponse::Complete(r)) if r.is_error != Some(true)),
+                });
+            }
             let result = match response {
                 Ok(CallToolResponse::Complete(r)) => r,
                 Ok(_) => {
@@ -406,13 +541,36 @@ impl ProxyServer {
         retry: &Retry,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        Ok(self
+            .run_workflow(state, wt, args, retry, context, None)
+            .await
+            .result
+            .into())
+    }
+
+    /// [`Self::call_workflow`]'s run, with the steps it sent; at most `budget` steps reach the
+    /// server's checks (an `execute` script's calls left).
+    pub(super) async fn run_workflow(
+        &self,
+        state: &ToolState,
+        wt: &WorkflowTool,
+        args: Map<String, Value>,
+        retry: &Retry,
+        context: &RequestContext<RoleServer>,
+        budget: Option<usize>,
+    ) -> WorkflowRun {
         let name = wt.tool.name.to_string();
+        let ended = |result: CallToolResult| WorkflowRun {
+            result,
+            steps: Vec::new(),
+            status: None,
+        };
         if let Err(problems) = validate::check(&wt.validator, &wt.tool.input_schema, &args) {
             let text = format!(
                 "Invalid arguments for `{name}`; nothing was sent to the API. Fix these and call again:\n- {}",
                 problems.join("\n- ")
             );
-            return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+            return ended(CallToolResult::error(vec![ContentBlock::text(text)]));
         }
         let caller = match context.extensions.get::<http::request::Parts>() {
             Some(parts) => Caller::http(&parts.headers, &parts.extensions),
@@ -425,6 +583,8 @@ impl ProxyServer {
             context,
             caller,
             secrets: Mutex::new(Vec::new()),
+            steps: Mutex::new(Vec::new()),
+            budget,
         };
         let timeout = self.inner.forwarders[0].options().timeout;
         let started = Instant::now();
@@ -433,15 +593,17 @@ impl ProxyServer {
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, run) => r,
             _ = context.ct.cancelled() => {
-                return Ok(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]).into());
+                return ended(CallToolResult::error(vec![ContentBlock::text("cancelled by the client")]));
             }
         };
+        let mut status = None;
         let mut result = match outcome {
             Ok(Ok(outputs)) => {
                 tracing::info!(tool = %name, ms = started.elapsed().as_millis() as u64, ok = true, "workflow");
                 CallToolResult::structured(Value::Object(outputs))
             }
             Ok(Err(failure)) => {
+                status = failure.status;
                 tracing::info!(tool = %name, ms = started.elapsed().as_millis() as u64, ok = false, step = failure.step.as_deref().unwrap_or(""), "workflow");
                 CallToolResult::error(vec![ContentBlock::text(format!(
                     "The workflow failed: {failure}."
@@ -460,7 +622,11 @@ impl ProxyServer {
             let refs: Vec<&str> = secrets.iter().map(String::as_str).collect();
             crate::forward::scrub::scrub(&mut result, &refs);
         }
-        Ok(result.into())
+        WorkflowRun {
+            result,
+            steps: steps.steps.into_inner().unwrap_or_default(),
+            status,
+        }
     }
 }
 

@@ -23,6 +23,8 @@ pub struct WorkflowTool {
 pub struct WorkflowTools {
     /// `--workflows-only` (unused: there are no workflows to serve instead).
     pub only: bool,
+    /// `workflows-only` of `apis:` entries (unused, likewise).
+    pub only_apis: Vec<usize>,
 }
 
 impl WorkflowTools {
@@ -45,6 +47,47 @@ impl WorkflowTools {
     pub(super) fn get(&self, _name: &str) -> Option<&WorkflowTool> {
         None
     }
+
+    pub(super) fn at(&self, _i: usize) -> Option<&WorkflowTool> {
+        None
+    }
+
+    pub(super) fn search_docs(
+        &self,
+        _set: &openapi_mcp_toolset::model::ToolSet,
+    ) -> Vec<crate::modes::dynamic::WorkflowDoc> {
+        Vec::new()
+    }
+}
+
+impl WorkflowTool {
+    pub fn id(&self) -> &str {
+        match self.never {}
+    }
+
+    pub fn steps(&self) -> Vec<String> {
+        match self.never {}
+    }
+
+    pub fn operation_tools(&self) -> Vec<&str> {
+        match self.never {}
+    }
+}
+
+/// One step of a workflow run (none without the feature).
+#[cfg(feature = "code")]
+pub(super) struct StepRecord {
+    pub(super) tool: String,
+    pub(super) status: Option<u16>,
+    pub(super) ok: bool,
+}
+
+/// A workflow's run (none without the feature).
+#[cfg(feature = "code")]
+pub(super) struct WorkflowRun {
+    pub(super) result: rmcp::model::CallToolResult,
+    pub(super) steps: Vec<StepRecord>,
+    pub(super) status: Option<u16>,
 }
 
 impl ProxyServer {
@@ -57,6 +100,20 @@ impl ProxyServer {
         _retry: &Retry,
         _context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        match wt.never {}
+    }
+
+    /// Unreachable: there is no [`WorkflowTool`] to run.
+    #[cfg(feature = "code")]
+    pub(super) async fn run_workflow(
+        &self,
+        _state: &ToolState,
+        wt: &WorkflowTool,
+        _args: Map<String, Value>,
+        _retry: &Retry,
+        _context: &RequestContext<RoleServer>,
+        _budget: Option<usize>,
+    ) -> WorkflowRun {
         match wt.never {}
     }
 }

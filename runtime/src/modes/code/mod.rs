@@ -202,6 +202,71 @@ pub fn declaration(def: &ToolDef) -> String {
     out
 }
 
+/// The TypeScript declaration of an Arazzo workflow's function on the `api` object (#39):
+/// its inputs as the argument, its outputs as the result (`Record<string, unknown>` when
+/// their types are not known), its summary and description, and the operations its `steps`
+/// call, as a doc comment.
+pub fn workflow_declaration(tool: &Tool, id: &str, steps: &[String]) -> String {
+    let input = Value::Object((*tool.input_schema).clone());
+    let mut ts = TsWriter::default();
+    let args = ts.root(&input);
+    let result = match &tool.output_schema {
+        Some(o) => ts.root(&Value::Object((**o).clone())),
+        None => "Record<string, unknown>".to_string(),
+    };
+    let mut out = String::new();
+    for (name, body) in &ts.named {
+        out.push_str(&format!("type {name} = {body};\n"));
+    }
+    let summary = tool.title.as_deref().unwrap_or(id);
+    let description = tool
+        .description
+        .as_deref()
+        .map(|d| d.strip_prefix(summary).unwrap_or(d).trim_start());
+    out.push_str("/**\n");
+    for line in doc_lines(summary, description) {
+        out.push_str(&format!(" * {line}\n"));
+    }
+    out.push_str(&format!(
+        " * Workflow `{}`: {} step(s) in one call ({}). Resolves to the workflow's outputs; a\n * failed step throws an Error naming the step, its HTTP status and the criterion.\n */\n",
+        id.replace("*/", "* /"),
+        steps.len(),
+        steps.join(", ").replace("*/", "* /")
+    ));
+    let required = tool
+        .input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_some_and(|r| !r.is_empty());
+    out.push_str(&format!(
+        "function {}(args{}: {args}): Promise<{result}>;",
+        member("api", &tool.name),
+        if required { "" } else { "?" },
+    ));
+    out
+}
+
+/// The `describe_operation` result in code mode for a workflow: its declaration (see
+/// [`workflow_declaration`]), its workflowId, steps and annotations.
+pub fn describe_workflow(tool: &Tool, id: &str, steps: &[String]) -> Value {
+    let mut m = Map::new();
+    m.insert("name".into(), Value::String(tool.name.to_string()));
+    m.insert("kind".into(), Value::String("workflow".into()));
+    m.insert("workflow".into(), Value::String(id.to_string()));
+    m.insert("steps".into(), json!(steps));
+    m.insert(
+        "declaration".into(),
+        Value::String(workflow_declaration(tool, id, steps)),
+    );
+    if let Some(a) = &tool.annotations {
+        m.insert(
+            "annotations".into(),
+            serde_json::to_value(a).unwrap_or(Value::Null),
+        );
+    }
+    Value::Object(m)
+}
+
 /// `api.name`, or `api["name-with-dashes"]`.
 fn member(object: &str, name: &str) -> String {
     if is_identifier(name) {

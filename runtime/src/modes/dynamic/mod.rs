@@ -322,6 +322,74 @@ pub fn meta_tools(api: &str, operations: usize) -> Vec<Tool> {
     vec![search, describe, call]
 }
 
+/// The discovery tools (`meta_tools`, or code mode's) when `workflows` Arazzo workflows are
+/// searchable too (#39): each tool's description says so, and a search result may be a workflow
+/// (`kind: "workflow"`, no method or path). `only` (`--workflows-only`): only workflows are.
+pub fn describe_workflows(tools: &mut [Tool], workflows: usize, only: bool, code: bool) {
+    let say = |t: &mut Tool, text: String| {
+        let d = t.description.get_or_insert_default();
+        d.to_mut().push_str(&text);
+    };
+    let callable = if code {
+        "as `api.<name>(args)` in a script, like an operation"
+    } else {
+        "with `call_operation`, like an operation"
+    };
+    let searched = if only {
+        format!(
+            " Only the API's {workflows} workflows are served: each runs several operations in \
+             order in one call (the operations themselves are not searchable or callable)."
+        )
+    } else {
+        format!(
+            " The results include the API's {workflows} workflows as well: each runs several \
+             operations in order in one call (a result of `kind` \"workflow\", with no method \
+             or path); prefer one when it does the whole task."
+        )
+    };
+    if let Some(search) = tools.first_mut() {
+        say(search, searched);
+        if let Some(schema) = &mut search.output_schema {
+            let s = Arc::make_mut(schema);
+            if let Some(item) = s
+                .get_mut("properties")
+                .and_then(|p| p.get_mut("results"))
+                .and_then(|r| r.get_mut("items"))
+            {
+                item["properties"]["kind"] = json!({"enum": ["operation", "workflow"]});
+                item["properties"]["workflow"] = json!({"type": "string"});
+                item["properties"]["steps"] = json!({"type": "integer"});
+                item["required"] = json!(["name", "kind", "summary"]);
+            }
+            if let Some(p) = s.get_mut("properties").and_then(Value::as_object_mut) {
+                p.insert("total_workflows".into(), json!({"type": "integer"}));
+            }
+        }
+    }
+    if let Some(describe) = tools.get_mut(1) {
+        say(
+            describe,
+            format!(" A workflow's name is described the same way; call it {callable}."),
+        );
+    }
+    if code && let Some(execute) = tools.get_mut(2) {
+        say(
+            execute,
+            " A workflow is a function of `api` too: `await api.<workflow>({...})` runs all its \
+             steps and resolves to its outputs (each step's request counts as an API call)."
+                .to_string(),
+        );
+    }
+    if !code && let Some(call) = tools.get_mut(2) {
+        say(
+            call,
+            " `name` may be a workflow's (a search result of kind \"workflow\"): all its steps run, \
+             and the result is the workflow's outputs, or an error naming the step that failed."
+                .to_string(),
+        );
+    }
+}
+
 /// Fields of an operation document, with their BM25F weight and length normalisation.
 #[derive(Clone, Copy)]
 enum Field {
@@ -388,9 +456,30 @@ fn says_deprecated(text: &str) -> bool {
 /// One search hit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hit {
-    /// Index of the operation in the tool set.
+    /// Index of the operation in the tool set; of the workflow when `workflow` is set.
     pub op: usize,
     pub score: f32,
+    /// An Arazzo workflow ([`SearchIndex::add_workflows`]), not an operation.
+    pub workflow: bool,
+}
+
+/// An Arazzo workflow as the search reads it (#39): served as one call, found like an
+/// operation.
+#[derive(Clone, Debug, Default)]
+pub struct WorkflowDoc {
+    /// Its tool name.
+    pub name: String,
+    /// Its `workflowId`.
+    pub id: String,
+    /// Its summary (else the first sentence of its description).
+    pub summary: String,
+    /// Its description, its steps' descriptions, and the summaries of the operations its steps
+    /// call.
+    pub text: String,
+    /// Its input properties.
+    pub inputs: Vec<String>,
+    /// The tags of the operations its steps call.
+    pub tags: Vec<String>,
 }
 
 /// A BM25F index over operations (tool name/operationId, tags, path, summary, description,
@@ -408,6 +497,9 @@ pub struct SearchIndex {
     avg: [f32; FIELDS],
     /// term -> (document, per-field term frequency).
     postings: HashMap<String, Vec<(u32, [u16; FIELDS])>>,
+    /// The last this many documents are workflows (`docs` holds their index among the
+    /// workflows).
+    workflows: usize,
 }
 
 impl SearchIndex {
@@ -539,22 +631,81 @@ impl SearchIndex {
         idx
     }
 
+    /// The indexed operations (workflows not counted).
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.docs.len() - self.workflows
     }
 
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
     }
 
+    /// The indexed workflows ([`SearchIndex::add_workflows`]).
+    pub fn workflows(&self) -> usize {
+        self.workflows
+    }
+
     /// The indexed operations (indexes in the tool set), in tool-set order.
     pub fn ops(&self) -> &[usize] {
-        &self.docs
+        &self.docs[..self.len()]
     }
 
     /// Whether operation `op` is in the index.
     pub fn contains(&self, op: usize) -> bool {
-        self.docs.contains(&op)
+        self.ops().contains(&op)
+    }
+
+    /// Adds Arazzo workflows (#39) as documents of their own, found beside the operations
+    /// (their hits have `workflow` set and `op` the index in `docs`): the workflow's name and
+    /// id as its name, its summary, its inputs as parameters, the tags of the operations it
+    /// calls, and its description with its steps' (and their operations' summaries) as
+    /// description. An index without workflows is left as it was.
+    pub fn add_workflows(&mut self, docs: &[WorkflowDoc]) {
+        if docs.is_empty() {
+            return;
+        }
+        for (i, w) in docs.iter().enumerate() {
+            let doc = self.docs.len() as u32;
+            let mut tf: HashMap<String, [u16; FIELDS]> = HashMap::new();
+            let mut lens = [0u16; FIELDS];
+            let mut add = |field: Field, tokens: Vec<String>| {
+                let f = field as usize;
+                for t in tokens {
+                    let e = tf.entry(t).or_insert([0; FIELDS]);
+                    e[f] = e[f].saturating_add(1);
+                    lens[f] = lens[f].saturating_add(1);
+                }
+            };
+            let mut name = tokenize(&w.name);
+            let seen: HashSet<String> = name.iter().cloned().collect();
+            name.extend(tokenize(&w.id).into_iter().filter(|t| !seen.contains(t)));
+            self.name_terms.push(dedup(&name));
+            add(Field::Name, name);
+            add(
+                Field::Tags,
+                w.tags.iter().flat_map(|t| tokenize(t)).collect(),
+            );
+            let summary_terms = tokenize(&w.summary);
+            self.summary_terms.push(dedup(&summary_terms));
+            add(Field::Summary, summary_terms);
+            add(
+                Field::Params,
+                w.inputs.iter().flat_map(|a| tokenize(a)).collect(),
+            );
+            add(Field::Description, tokenize(&w.text));
+            for (term, freqs) in tf {
+                self.postings.entry(term).or_default().push((doc, freqs));
+            }
+            self.docs.push(i);
+            self.deprecated.push(false);
+            self.lens.push(lens);
+        }
+        self.workflows += docs.len();
+        let n = self.docs.len().max(1) as f64;
+        for (f, avg) in self.avg.iter_mut().enumerate() {
+            let sum: f64 = self.lens.iter().map(|l| f64::from(l[f])).sum();
+            *avg = ((sum / n) as f32).max(1.0);
+        }
     }
 
     /// Heap bytes the index holds (an estimate from its collections' capacities).
@@ -712,10 +863,16 @@ impl SearchIndex {
                 Hit {
                     op: self.docs[d],
                     score,
+                    workflow: d >= self.docs.len() - self.workflows,
                 }
             })
             .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.op.cmp(&b.op)));
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.workflow.cmp(&b.workflow))
+                .then(a.op.cmp(&b.op))
+        });
         hits.truncate(limit);
         hits
     }
@@ -1160,7 +1317,11 @@ fn strip_tags(text: &str) -> String {
 /// describing it first. `none` when nothing is required.
 pub fn required_arguments(def: &ToolDef) -> String {
     // Not `def.tool()`: a search bundles no schema (describe and call do, for theirs).
-    let schema = def.input_outline();
+    required_of_schema(&def.input_outline())
+}
+
+/// [`required_arguments`] of an input schema (a workflow's, #39).
+pub fn required_of_schema(schema: &Map<String, Value>) -> String {
     let props = schema.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = schema
         .get("required")
@@ -1529,6 +1690,9 @@ pub fn closest_names(
     }
     if let Some(index) = index {
         for hit in index.search(name, n) {
+            if hit.workflow {
+                continue;
+            }
             let nm = defs[hit.op].name().to_string();
             if !out.contains(&nm) {
                 out.push(nm);
@@ -1728,6 +1892,50 @@ mod tests {
             .search(query, 1)
             .first()
             .map(|h| defs[h.op].name().to_string())
+    }
+
+    /// #39: workflows added to an index are found by their summary, steps' text and inputs,
+    /// marked as workflows; the operations indexed, their count and their hits for a query that
+    /// names no workflow stay as they were.
+    #[test]
+    fn workflows_are_searched_beside_the_operations() {
+        let defs = ops();
+        let mut index = SearchIndex::build(&defs, 0..defs.len());
+        let before = index.search("delete a branch", 10);
+        let before_ops = index.ops().to_vec();
+        index.add_workflows(&[
+            WorkflowDoc {
+                name: "tidy_branches".into(),
+                id: "tidyBranches".into(),
+                summary: "Remove merged branches of a repository".into(),
+                text: "Lists the branches, then deletes each merged one.".into(),
+                inputs: vec!["repo".into(), "older_than_days".into()],
+                tags: vec!["branches".into()],
+            },
+            WorkflowDoc {
+                name: "star_and_watch".into(),
+                id: "starAndWatch".into(),
+                summary: "Star a repository and subscribe to it".into(),
+                ..WorkflowDoc::default()
+            },
+        ]);
+        assert_eq!(index.len(), defs.len());
+        assert_eq!(index.workflows(), 2);
+        assert_eq!(index.ops(), before_ops.as_slice());
+        let hit = &index.search("clean up old merged branches", 3)[0];
+        assert!(hit.workflow && hit.op == 0, "{hit:?}");
+        let hits = index.search("subscribe to a repository", 3);
+        assert!(hits.iter().any(|h| h.workflow && h.op == 1), "{hits:?}");
+        // An operation's hits carry no workflow mark, and the same operations come first.
+        let after = index.search("delete a branch", 10);
+        assert_eq!(after[0].op, before[0].op);
+        assert!(!after[0].workflow);
+        // The closest names to a typo are operations only.
+        assert!(
+            closest_names(&defs, Some(&index), "tidy_branchs", 5)
+                .iter()
+                .all(|n| defs.iter().any(|d| d.name() == n))
+        );
     }
 
     /// Requests in the user's words find the operation named in the API's words; a typo or a
