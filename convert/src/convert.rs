@@ -125,6 +125,7 @@ fn build(api: ir::Api<'_>, opts: &ToolOptions, mut diags: Diagnostics) -> Conver
             let max = opts.max_description_len;
             crate::extensions::apply(&mut def, root, item, node, max, &mut diags);
             crate::extensions::mirror_headers(&def, &mut parts.input, root, item, node, &mut diags);
+            crate::extensions::task_support(&mut def, node, &mut diags);
             built.push(def);
             freezer.push(parts);
         }

@@ -17,6 +17,11 @@
 //!   name of token characters, unique (case-insensitively) within the tool; otherwise a warning
 //!   says why it was left out (a client drops a whole tool whose annotations break the rules).
 //!
+//! - `x-mcp-task` on an operation: its MCP task support (the tasks extension, SEP-2663):
+//!   `required`, `optional` or `none` (`true` is `optional`, `false` is `none`), overriding what
+//!   the server infers from the API's answers (a 202 with a status URL). A bad value is a warning
+//!   at its pointer and the operation keeps the inference.
+//!
 //! On one level `x-mcp` wins over `x-speakeasy-mcp`, and `x-mcp-annotations` over both; the
 //! operation wins over its path item, which wins over the root. Names still go through the
 //! converter's snake_case sanitizing, prefix, length limit and collision handling.
@@ -24,12 +29,52 @@
 use crate::node::Node;
 
 use crate::diag::Diagnostics;
-use openapi_mcp_toolset::model::{ArgLocation, ToolDef};
+use openapi_mcp_toolset::model::{ArgLocation, TaskSupport, ToolDef};
 
 const X_MCP: &str = "x-mcp";
 const X_SPEAKEASY: &str = "x-speakeasy-mcp";
 const X_ANNOTATIONS: &str = "x-mcp-annotations";
 const X_HEADER: &str = "x-mcp-header";
+const X_TASK: &str = "x-mcp-task";
+
+/// The operation's `x-mcp-task` onto its tool (`def.task_support`); a value that is none of
+/// `required`, `optional`, `none`, `true`, `false` is a warning at `…/x-mcp-task` and leaves the
+/// tool to the inference.
+pub fn task_support(def: &mut ToolDef, op: &Node, diags: &mut Diagnostics) {
+    let Some(v) = op.get(X_TASK) else { return };
+    let support = match (v.as_bool(), v.as_str()) {
+        (Some(true), _) => Some(TaskSupport::Optional),
+        (Some(false), _) => Some(TaskSupport::Never),
+        (_, Some(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "required" => Some(TaskSupport::Required),
+            "optional" => Some(TaskSupport::Optional),
+            "none" => Some(TaskSupport::Never),
+            _ => None,
+        },
+        _ => None,
+    };
+    match support {
+        Some(s) => def.task_support = s,
+        None => {
+            let got = match v.as_str() {
+                Some(s) => {
+                    let s: String = s.chars().take(60).flat_map(char::escape_default).collect();
+                    format!("\"{s}\"")
+                }
+                None if v.is_null() => "null".to_string(),
+                None if v.is_number() => "a number".to_string(),
+                None if v.is_array() => "an array".to_string(),
+                None => "an object".to_string(),
+            };
+            diags.warning(
+                def.location.join(X_TASK),
+                format!(
+                    "`{X_TASK}` must be `required`, `optional` or `none` (or true/false), got {got}; ignored: the operation's task support is inferred from the API's answers"
+                ),
+            );
+        }
+    }
+}
 
 /// Whether the extensions leave this operation out (operation, then path item, then root).
 pub fn excluded(root: &Node, item: &Node, op: &Node) -> bool {

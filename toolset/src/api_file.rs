@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::location::Location;
-use crate::model::{Route, SecurityScheme, ToolDef, ToolSet};
+use crate::model::{Route, SecurityScheme, TaskSupport, ToolDef, ToolSet};
 
 /// The format this crate writes and reads. Change it whenever the shape changes in a way an
 /// older reader would misread.
@@ -47,6 +47,9 @@ pub struct ToolEntry {
     pub tags: Vec<String>,
     /// `file#/paths/...` of the operation (text form of [`Location`]).
     pub location: Location,
+    /// The operation's `x-mcp-task`; absent when it has none.
+    #[serde(default, skip_serializing_if = "TaskSupport::is_inferred")]
+    pub task_support: TaskSupport,
 }
 
 /// Why an `api.json` could not be read.
@@ -87,6 +90,7 @@ impl ApiFile {
                     operation_id: t.operation_id.clone(),
                     tags: t.tags.clone(),
                     location: t.location.clone(),
+                    task_support: t.task_support,
                 })
                 .collect(),
         }
@@ -105,13 +109,9 @@ impl ApiFile {
                 .tools
                 .into_iter()
                 .map(|t| {
-                    Arc::new(ToolDef::new(
-                        t.tool,
-                        t.route,
-                        t.operation_id,
-                        t.tags,
-                        t.location,
-                    ))
+                    let mut def = ToolDef::new(t.tool, t.route, t.operation_id, t.tags, t.location);
+                    def.task_support = t.task_support;
+                    Arc::new(def)
                 })
                 .collect(),
         }
@@ -186,6 +186,26 @@ mod tests {
         assert_eq!(write(&back).expect("writes"), text);
         assert_eq!(back.tools[0].tool(), set().tools[0].tool());
         assert_eq!(back.tools[0].route, set().tools[0].route);
+    }
+
+    /// `x-mcp-task` goes to generated crates: written only when the operation has one, read back.
+    #[test]
+    fn task_support_round_trips_and_is_absent_by_default() {
+        let plain = write(&set()).expect("writes");
+        assert!(!plain.contains("taskSupport"), "{plain}");
+        let mut with = set();
+        let mut def = (*with.tools[0]).clone();
+        def.task_support = TaskSupport::Required;
+        with.tools[0] = Arc::new(def);
+        let text = write(&with).expect("writes");
+        assert!(text.contains("\"taskSupport\": \"required\""), "{text}");
+        let back = read(&text).expect("reads");
+        assert_eq!(back.tools[0].task_support, TaskSupport::Required);
+        let none = text.replace("\"required\"", "\"none\"");
+        assert_eq!(
+            read(&none).expect("reads").tools[0].task_support,
+            TaskSupport::Never
+        );
     }
 
     #[test]

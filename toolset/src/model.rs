@@ -325,6 +325,34 @@ pub enum OutputShape {
     Wrapped,
 }
 
+/// An operation's support for MCP tasks (the `io.modelcontextprotocol/tasks` extension), as its
+/// `x-mcp-task` says. The extension defines no field of the tool definition for it (the server
+/// decides per request), so it is not in `tools/list`: it steers what the server does with a
+/// call from a client that declared the extension.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// No `x-mcp-task`: a call becomes a task when the API answers 202 with a status URL a GET
+    /// tool reads, or (`--task-after`) when it is still running after the threshold.
+    #[default]
+    Inferred,
+    /// `x-mcp-task: none` (or `false`): never a task; the call is answered as without tasks.
+    #[serde(rename = "none")]
+    Never,
+    /// `x-mcp-task: optional` (or `true`): a task for a client that declared the extension, a
+    /// plain call for others.
+    Optional,
+    /// `x-mcp-task: required`: a task for a client that declared the extension; others are
+    /// refused (-32021, the extension's Missing Required Client Capability).
+    Required,
+}
+
+impl TaskSupport {
+    pub fn is_inferred(&self) -> bool {
+        *self == TaskSupport::Inferred
+    }
+}
+
 /// One security requirement alternative: all of these schemes together.
 pub type SecurityRequirement = Vec<String>;
 
@@ -604,6 +632,8 @@ pub struct ToolDef {
     /// several (`apis:` in a config file); 0 otherwise. Each call goes to its API's forwarder
     /// (base URL, credentials, headers).
     pub api: usize,
+    /// The operation's `x-mcp-task` ([`TaskSupport::Inferred`] without one).
+    pub task_support: TaskSupport,
 }
 
 /// Where a tool's deferred schemas come from: the converter implements it (its shared
@@ -658,6 +688,7 @@ impl ToolDef {
             tags,
             location,
             api: 0,
+            task_support: TaskSupport::Inferred,
         }
     }
 

@@ -395,3 +395,89 @@ fn x_mcp_header_is_mirrored_where_the_revision_allows() {
         );
     }
 }
+
+/// `x-mcp-task` (tasks extension): each accepted value sets the tool's task support, on
+/// OpenAPI 3 and Swagger 2.0 alike; a bad value is a warning at its pointer and that operation
+/// alone keeps the inference; operations without it are inferred.
+#[test]
+fn x_mcp_task_sets_task_support_and_bad_values_degrade_alone() {
+    use openapi_mcp_toolset::model::TaskSupport;
+    let ops = r#"
+  /export:
+    post:
+      operationId: startExport
+      x-mcp-task: required
+      responses: {'200': {description: ok}}
+  /import:
+    post:
+      operationId: startImport
+      x-mcp-task: Optional
+      responses: {'202': {description: accepted}}
+  /sync:
+    post:
+      operationId: syncNow
+      x-mcp-task: none
+      responses: {'202': {description: accepted}}
+  /a:
+    post:
+      operationId: flagTrue
+      x-mcp-task: true
+      responses: {'200': {description: ok}}
+  /b:
+    post:
+      operationId: flagFalse
+      x-mcp-task: false
+      responses: {'200': {description: ok}}
+  /c:
+    post:
+      operationId: badWord
+      x-mcp-task: "forever\nand ever"
+      responses: {'200': {description: ok}}
+  /d:
+    post:
+      operationId: badType
+      x-mcp-task: {mode: required}
+      responses: {'200': {description: ok}}
+  /e:
+    get:
+      operationId: plain
+      responses: {'200': {description: ok}}
+"#;
+    let v3 = format!("openapi: 3.0.3\ninfo: {{title: Jobs, version: '1'}}\npaths:{ops}");
+    let v2 = format!("swagger: '2.0'\ninfo: {{title: Jobs, version: '1'}}\npaths:{ops}");
+    for doc in [v3, v2] {
+        let conv = convert_inline(&doc);
+        let support = |op: &str| tool(&conv, op).task_support;
+        assert_eq!(support("startExport"), TaskSupport::Required);
+        assert_eq!(support("startImport"), TaskSupport::Optional);
+        assert_eq!(support("syncNow"), TaskSupport::Never);
+        assert_eq!(support("flagTrue"), TaskSupport::Optional);
+        assert_eq!(support("flagFalse"), TaskSupport::Never);
+        assert_eq!(support("badWord"), TaskSupport::Inferred);
+        assert_eq!(support("badType"), TaskSupport::Inferred);
+        assert_eq!(support("plain"), TaskSupport::Inferred);
+        let diags = diagnostics_text(&conv);
+        let task_warnings: Vec<&String> =
+            diags.iter().filter(|l| l.contains("x-mcp-task")).collect();
+        assert_eq!(task_warnings.len(), 2, "{diags:#?}");
+        for (at, got) in [
+            (
+                "inline.yaml#/paths/~1c/post/x-mcp-task",
+                r#"got "forever\nand ever""#,
+            ),
+            ("inline.yaml#/paths/~1d/post/x-mcp-task", "got an object"),
+        ] {
+            assert!(
+                task_warnings
+                    .iter()
+                    .any(|l| l.starts_with("warning") && l.contains(at) && l.contains(got)),
+                "{at}: {got}\n{diags:#?}"
+            );
+        }
+        // One line each (a value holding a newline is escaped).
+        assert!(task_warnings.iter().all(|l| !l.contains('\n')));
+        // Not in the tool definition (the extension defines no such field).
+        let listed = serde_json::to_string(tool(&conv, "startExport").tool()).expect("tool");
+        assert!(!listed.contains("task"), "{listed}");
+    }
+}
