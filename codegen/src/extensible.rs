@@ -35,6 +35,9 @@ pub fn generate_extensible(set: &ToolSet, opts: &CodegenOptions) -> Result<Exten
     {
         return Err(CodegenError::ExtensibleOAuthProxy);
     }
+    if !opts.workflows.is_empty() {
+        return Err(CodegenError::ExtensibleWorkflows);
+    }
     let mut generated = generate(set, opts)?;
     let plan = crate::plan::plan(set, &opts.crate_name);
     generated.files.insert(

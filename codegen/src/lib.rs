@@ -61,6 +61,23 @@ pub struct CodegenOptions {
     /// Optional parts to build with besides those the crate needs (names of [`FEATURES`], or
     /// `all`); see [`features`].
     pub features: Vec<String>,
+    /// Arazzo documents whose workflows the crate serves as tools (#39), embedded as
+    /// `src/workflows/<file_name>`; the crate is then built with the runtime's `workflows`.
+    pub workflows: Vec<WorkflowDocument>,
+    /// `--workflows-only`: the crate lists only the workflow tools.
+    pub workflows_only: bool,
+}
+
+/// An Arazzo document a generated crate embeds (#39): served at start-up exactly as
+/// `openapi-mcp proxy` serves it over the crate's spec (its `openapi` source descriptions are
+/// the crate's API, already converted in `src/api.json`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkflowDocument {
+    /// A plain file name (no directory), unique among the crate's documents: the file under
+    /// `src/workflows/` and the name its diagnostics give.
+    pub file_name: String,
+    /// The document as written (YAML or JSON).
+    pub text: String,
 }
 
 impl Default for CodegenOptions {
@@ -71,6 +88,8 @@ impl Default for CodegenOptions {
             mode: Exposure::default(),
             pins: Vec::new(),
             features: Vec::new(),
+            workflows: Vec::new(),
+            workflows_only: false,
         }
     }
 }
@@ -100,7 +119,7 @@ pub const FEATURES: &[(&str, &str)] = &[
     ("postgres", "--task-store and --oauth-store postgres://..."),
     (
         "workflows",
-        "Arazzo workflows served as tools (the executor; a generated crate embeds none yet)",
+        "Arazzo workflows served as tools (on by itself for a crate that embeds workflows)",
     ),
     (
         "oauth-proxy",
@@ -175,6 +194,42 @@ pub fn features(mode: Exposure, asked: &[String]) -> Result<Features> {
 }
 
 impl CodegenOptions {
+    /// What the crate is built with: [`features`] of its mode and `--features`, and `workflows`
+    /// when it embeds Arazzo documents.
+    pub fn features(&self) -> Result<Features> {
+        let mut f = features(self.mode, &self.features)?;
+        if !self.workflows.is_empty() && !f.runtime.contains(&"workflows") {
+            f.runtime.push("workflows");
+            // In the order of FEATURES (after `cli`).
+            let order = |n: &&str| FEATURES.iter().position(|(f, _)| f == n);
+            f.runtime[1..].sort_by_key(order);
+        }
+        Ok(f)
+    }
+
+    /// Checks the embedded documents' file names: plain names, unique.
+    fn check_workflows(&self) -> Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for d in &self.workflows {
+            let plain = !d.file_name.is_empty()
+                && Path::new(&d.file_name).components().count() == 1
+                && matches!(
+                    Path::new(&d.file_name).components().next(),
+                    Some(Component::Normal(_))
+                )
+                && !d.file_name.contains(['/', '\\']);
+            if !plain || !seen.insert(d.file_name.as_str()) {
+                return Err(CodegenError::WorkflowFileName {
+                    name: d.file_name.clone(),
+                });
+            }
+        }
+        if self.workflows_only && self.workflows.is_empty() {
+            return Err(CodegenError::WorkflowsOnlyWithout);
+        }
+        Ok(())
+    }
+
     /// The generated server's default `--pin`s: [`CodegenOptions::pins`] in hybrid mode, none in
     /// the others.
     pub fn default_pins(&self) -> &[String] {
@@ -208,6 +263,19 @@ pub enum CodegenError {
         "--extensible cannot be combined with the oauth-proxy feature yet (the extended entry point has no OAuth proxy): leave out one of them"
     )]
     ExtensibleOAuthProxy,
+    /// `generated_main_extended` has no workflows yet.
+    #[error(
+        "--extensible cannot be combined with Arazzo workflows yet (the extended entry point serves no workflows): leave out one of them"
+    )]
+    ExtensibleWorkflows,
+    #[error(
+        "invalid workflow document name {name:?}: a plain file name, unique among the crate's documents"
+    )]
+    WorkflowFileName { name: String },
+    #[error(
+        "--workflows-only needs Arazzo workflows (an Arazzo document as SPEC, or --arazzo FILE)"
+    )]
+    WorkflowsOnlyWithout,
     #[error("the runtime path {path:?} cannot be written into Cargo.toml")]
     RuntimePath { path: PathBuf },
     #[error("serializing the tool definitions failed: {0}")]
@@ -268,23 +336,33 @@ fn generate_placed(
     if set.tools.is_empty() {
         return Err(CodegenError::NoTools);
     }
+    opts.check_workflows()?;
     let plan = plan::plan(set, &opts.crate_name);
     let mut files = BTreeMap::new();
-    let features = features(opts.mode, &opts.features)?;
+    let features = opts.features()?;
     files.insert(
         PathBuf::from("Cargo.toml"),
         emit::manifest::cargo_toml(&plan, &opts.runtime_dep, &features, standalone)?,
     );
     files.insert(
         PathBuf::from("README.md"),
-        emit::manifest::readme(&plan, set, opts.mode, opts.default_pins()),
+        emit::manifest::readme(&plan, set, opts),
     );
     files.insert(PathBuf::from(".gitignore"), "/target\n".to_string());
     files.insert(
         PathBuf::from("src/api.json"),
         openapi_mcp_toolset::api_file::write(set)?,
     );
-    files.insert(PathBuf::from("src/lib.rs"), emit::lib_rs::lib_rs(set)?);
+    files.insert(
+        PathBuf::from("src/lib.rs"),
+        emit::lib_rs::lib_rs(set, opts)?,
+    );
+    for d in &opts.workflows {
+        files.insert(
+            PathBuf::from(format!("src/workflows/{}", d.file_name)),
+            d.text.clone(),
+        );
+    }
     files.insert(
         PathBuf::from("src/main.rs"),
         emit::main_rs::main_rs(
@@ -293,6 +371,7 @@ fn generate_placed(
             opts.mode,
             opts.default_pins(),
             features.oauth_proxy.is_some(),
+            !opts.workflows.is_empty(),
         )?,
     );
     files.insert(

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Instant;
 
 use openapi_mcp_codegen::{
-    CodegenOptions, GeneratedCrate, MARKER_FILE, RuntimeDep, default_crate_name, generate,
-    generate_workspace_member,
+    CodegenError, CodegenOptions, GeneratedCrate, MARKER_FILE, RuntimeDep, WorkflowDocument,
+    default_crate_name, generate, generate_workspace_member,
 };
 use openapi_mcp_convert::{ToolOptions, convert, load::load_single};
 use openapi_mcp_toolset::model::ToolSet;
@@ -40,6 +40,8 @@ fn generate_for(set: &ToolSet, runtime_dep: RuntimeDep) -> GeneratedCrate {
         mode: Default::default(),
         pins: Vec::new(),
         features: Vec::new(),
+        workflows: Vec::new(),
+        workflows_only: false,
     };
     generate(set, &opts).unwrap_or_else(|e| panic!("generating for {}: {e}", set.title))
 }
@@ -115,6 +117,8 @@ fn snapshots() {
             mode: Default::default(),
             pins: Vec::new(),
             features: Vec::new(),
+            workflows: Vec::new(),
+            workflows_only: false,
         };
         let krate = generate_workspace_member(&set, &opts)
             .unwrap_or_else(|e| panic!("generating for {name}: {e}"));
@@ -243,6 +247,8 @@ fn bad_crate_names_are_rejected() {
             mode: Default::default(),
             pins: Vec::new(),
             features: Vec::new(),
+            workflows: Vec::new(),
+            workflows_only: false,
         };
         assert!(generate(&set, &opts).is_err(), "{bad:?} accepted");
     }
@@ -349,6 +355,8 @@ fn the_oauth_proxy_feature_hands_its_factory_in() {
         mode: Default::default(),
         pins: Vec::new(),
         features: vec!["oauth-proxy".into()],
+        workflows: Vec::new(),
+        workflows_only: false,
     };
     let krate = generate(&set, &opts).expect("generates");
     let manifest = &krate.files[Path::new("Cargo.toml")];
@@ -483,4 +491,242 @@ fn readme_names_schemes_sharing_a_variable() {
         RuntimeDep::Version("0.1.0".into()),
     );
     assert!(!krate.files[Path::new("README.md")].contains("all map to"));
+}
+
+/// The runtime paths a Rust file names outside its facade for generated crates
+/// (`openapi_mcp_runtime::generated::…`), each with its line: every occurrence of the crate's
+/// name must be followed by `::generated::`.
+fn paths_outside_facade(text: &str) -> Vec<String> {
+    const CRATE: &str = "openapi_mcp_runtime";
+    let mut out = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let mut rest = line;
+        while let Some(i) = rest.find(CRATE) {
+            let after = &rest[i + CRATE.len()..];
+            if !after.starts_with("::generated::") {
+                let end = after
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                    .unwrap_or(after.len());
+                out.push(format!("line {}: {CRATE}{}", n + 1, &after[..end]));
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+/// #42: generated code names the runtime only through its facade for generated crates
+/// (`openapi_mcp_runtime::generated`), so a runtime upgrade that reorganises the modules behind
+/// it leaves generated crates compiling. Every Rust file of every variant (each fixture, each
+/// default mode, every optional part, the OAuth proxy's `main.rs`, an extensible crate and its
+/// user-owned `src/custom.rs`), the checked-in snapshots and the example's generated crate.
+#[test]
+fn generated_code_names_the_runtime_only_through_its_facade() {
+    use openapi_mcp_codegen::generate_extensible;
+    use openapi_mcp_toolset::model::Exposure;
+    // The check itself catches what it must.
+    assert_eq!(
+        paths_outside_facade(
+            "use ::openapi_mcp_runtime::generated::Route;\nuse ::openapi_mcp_runtime::forward::Forwarder;\n x = openapi_mcp_runtime::rmcp::model::Tool"
+        ),
+        [
+            "line 2: openapi_mcp_runtime::forward::Forwarder",
+            "line 3: openapi_mcp_runtime::rmcp::model::Tool"
+        ]
+    );
+    assert_eq!(
+        paths_outside_facade("use openapi_mcp_runtime::{generated::Route, forward};"),
+        ["line 1: openapi_mcp_runtime::"]
+    );
+
+    let mut problems = Vec::new();
+    let mut check = |origin: &str, path: &Path, text: &str| {
+        if path.extension().is_some_and(|e| e == "rs") {
+            for p in paths_outside_facade(text) {
+                problems.push(format!("{origin}: {}: {p}", path.display()));
+            }
+        }
+    };
+    let modes = [
+        (Exposure::Tools, vec![]),
+        (Exposure::Dynamic, vec![]),
+        (Exposure::Hybrid, vec!["*pet*".to_string()]),
+        (Exposure::Code, vec![]),
+    ];
+    for name in FIXTURES {
+        let set = tool_set(name);
+        for (mode, pins) in &modes {
+            for features in [vec![], vec!["all".to_string()]] {
+                let opts = CodegenOptions {
+                    crate_name: default_crate_name(&set.title),
+                    runtime_dep: RuntimeDep::Version("0.1.0".into()),
+                    mode: *mode,
+                    pins: pins.clone(),
+                    features: features.clone(),
+                    workflows: Vec::new(),
+                    workflows_only: false,
+                };
+                let origin = format!("{name} ({mode:?}, features {features:?})");
+                let krate = generate(&set, &opts).unwrap_or_else(|e| panic!("{origin}: {e}"));
+                for (path, text) in &krate.files {
+                    check(&origin, path, text);
+                }
+                let with_workflows = CodegenOptions {
+                    workflows: vec![WorkflowDocument {
+                        file_name: "flows.arazzo.yaml".into(),
+                        text: "arazzo: 1.0.1\n".into(),
+                    }],
+                    ..opts.clone()
+                };
+                let krate = generate(&set, &with_workflows)
+                    .unwrap_or_else(|e| panic!("{origin} with workflows: {e}"));
+                for (path, text) in &krate.files {
+                    check(&format!("{origin} with workflows"), path, text);
+                }
+                if features.is_empty() {
+                    let ext = generate_extensible(&set, &opts)
+                        .unwrap_or_else(|e| panic!("{origin} --extensible: {e}"));
+                    for (path, text) in ext.generated.files.iter().chain(&ext.user_owned) {
+                        check(&format!("{origin} --extensible"), path, text);
+                    }
+                }
+            }
+        }
+    }
+    for name in BUILT {
+        for (path, text) in read_tree(&snapshot_dir(name)) {
+            check("snapshot", &path, &text);
+        }
+    }
+    let example = workspace().join("examples/axum-embed/mcp");
+    let tree = read_tree(&example);
+    assert!(tree.contains_key(Path::new("src/lib.rs")), "{example:?}");
+    for (path, text) in tree {
+        check("examples/axum-embed/mcp", &path, &text);
+    }
+    assert!(
+        problems.is_empty(),
+        "runtime paths outside openapi_mcp_runtime::generated:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// #39: a crate with Arazzo documents embeds each as `src/workflows/NAME` (byte for byte, listed
+/// in the marker), hands them to serving through the facade (`WORKFLOWS` in lib.rs,
+/// `generated_main_with_workflows` in main.rs, with the OAuth proxy's factory when built with
+/// it), and is built with the runtime's `workflows`; every other file but the README is the
+/// plain generation's. Bad names, `--workflows-only` without documents and `--extensible` with
+/// workflows are refused.
+#[test]
+fn workflows_are_embedded_and_handed_to_serving() {
+    let set = tool_set("petstore.yaml");
+    let doc = |name: &str| WorkflowDocument {
+        file_name: name.into(),
+        text: "arazzo: 1.0.1\ninfo: {title: t, version: '1'}\n# \"quoted\" \\ text\n".into(),
+    };
+    let plain_opts = CodegenOptions {
+        crate_name: "petstore-mcp".into(),
+        runtime_dep: RuntimeDep::Version("0.1.0".into()),
+        ..Default::default()
+    };
+    let plain = generate(&set, &plain_opts).expect("generates");
+    let opts = CodegenOptions {
+        workflows: vec![doc("a.arazzo.yaml"), doc("b.arazzo.json")],
+        ..plain_opts.clone()
+    };
+    let krate = generate(&set, &opts).expect("generates");
+    for name in ["a.arazzo.yaml", "b.arazzo.json"] {
+        let path = PathBuf::from(format!("src/workflows/{name}"));
+        assert_eq!(krate.files[&path], doc(name).text);
+        assert!(krate.files[Path::new(MARKER_FILE)].contains(&format!("src/workflows/{name}\n")));
+    }
+    let lib = &krate.files[Path::new("src/lib.rs")];
+    assert!(
+        lib.contains("include_str!(\"workflows/a.arazzo.yaml\")")
+            && lib.contains("include_str!(\"workflows/b.arazzo.json\")")
+            && lib.contains("only: false"),
+        "{lib}"
+    );
+    let main = &krate.files[Path::new("src/main.rs")];
+    assert!(
+        main.contains("generated_main_with_workflows(")
+            && main
+                .split_whitespace()
+                .collect::<String>()
+                .contains("petstore_mcp::WORKFLOWS,None,"),
+        "{main}"
+    );
+    let manifest = &krate.files[Path::new("Cargo.toml")];
+    assert!(
+        manifest.contains("features = [\"cli\", \"workflows\"]"),
+        "{manifest}"
+    );
+    assert!(krate.files[Path::new("README.md")].contains("`src/workflows/a.arazzo.yaml`"));
+    for (path, text) in &plain.files {
+        let changed = [
+            "Cargo.toml",
+            "README.md",
+            "src/lib.rs",
+            "src/main.rs",
+            MARKER_FILE,
+        ];
+        if !changed.iter().any(|c| path == Path::new(c)) {
+            assert_eq!(Some(text), krate.files.get(path), "{}", path.display());
+        }
+    }
+
+    // Only the workflows; with other parts (the order of FEATURES kept, once).
+    let only = CodegenOptions {
+        workflows_only: true,
+        features: vec!["workflows".into(), "http".into(), "oauth-proxy".into()],
+        ..opts.clone()
+    };
+    let krate = generate(&set, &only).expect("generates");
+    assert!(krate.files[Path::new("src/lib.rs")].contains("only: true"));
+    assert!(
+        krate.files[Path::new("src/main.rs")]
+            .split_whitespace()
+            .collect::<String>()
+            .contains("petstore_mcp::WORKFLOWS,Some(openapi_mcp_oauth_proxy::factory),")
+    );
+    assert!(
+        krate.files[Path::new("Cargo.toml")]
+            .contains("features = [\"cli\", \"http\", \"sqlite\", \"workflows\"]"),
+        "{}",
+        krate.files[Path::new("Cargo.toml")]
+    );
+
+    for bad in ["", "../x.yaml", "dir/x.yaml", "a\\b.yaml", ".", ".."] {
+        let o = CodegenOptions {
+            workflows: vec![doc(bad)],
+            ..plain_opts.clone()
+        };
+        assert!(
+            matches!(
+                generate(&set, &o),
+                Err(CodegenError::WorkflowFileName { .. })
+            ),
+            "{bad:?} accepted"
+        );
+    }
+    let twice = CodegenOptions {
+        workflows: vec![doc("a.yaml"), doc("a.yaml")],
+        ..plain_opts.clone()
+    };
+    assert!(matches!(
+        generate(&set, &twice),
+        Err(CodegenError::WorkflowFileName { .. })
+    ));
+    let only_without = CodegenOptions {
+        workflows_only: true,
+        ..plain_opts.clone()
+    };
+    assert!(matches!(
+        generate(&set, &only_without),
+        Err(CodegenError::WorkflowsOnlyWithout)
+    ));
+    assert!(matches!(
+        openapi_mcp_codegen::generate_extensible(&set, &opts),
+        Err(CodegenError::ExtensibleWorkflows)
+    ));
 }

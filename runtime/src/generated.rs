@@ -13,15 +13,20 @@
 //!   `fwd.request(route).query_opt(..).send()`), [`Route`], [`CallToolResult`],
 //!   [`ContentBlock`], the serde helpers [`typed::nullable`] and [`typed::present`];
 //! - the embedded tool set: [`ToolSet`], [`api_file::read`], [`api_file::ApiFileError`];
-//! - the crate's `main` (feature `cli`): [`Generated`], [`Mode`], [`generated_main`], and
+//! - the crate's `main` (feature `cli`): [`Generated`], [`Mode`], [`generated_main`],
+//!   [`generated_main_with`] for a crate built with the OAuth proxy, and
 //!   [`generated_main_extended`] for a crate with `src/custom.rs`;
+//! - Arazzo workflows the crate embeds (#39): [`EmbeddedWorkflows`], [`EmbeddedDocument`],
+//!   [`generated_main_with_workflows`] (feature `cli`; serving them needs `workflows`);
 //! - the handler slot: [`Dispatcher`], [`HandlerFuture`];
 //! - extension points: [`Extensions`], [`Before`], [`CallInfo`], [`Args`], [`Tool`];
 //! - in-process forwarding and the caller's identity: [`CallerIdentity`];
 //! - tests of the generated crate: [`ForwardOptions`], [`Credentials`].
 //!
-//! The generated templates still name the older paths (`openapi_mcp_runtime::forward::…`);
-//! they will switch to this module in one regeneration, with no change in behaviour.
+//! The `openapi-mcp generate` templates name nothing else (codegen's tests fail on a generated
+//! file that names a runtime path outside this module). Crates generated before this module
+//! existed name `openapi_mcp_runtime::forward`, `::model`, `::toolset`, `::serve` and `::rmcp`
+//! directly; those paths are kept for them.
 
 #[cfg(feature = "cli")]
 pub use crate::extend::generated_main_extended;
@@ -29,7 +34,11 @@ pub use crate::extend::{Args, Before, CallInfo, ExtendError, Extensions};
 pub use crate::forward::typed::Call;
 pub use crate::forward::{CallerIdentity, Credentials, ForwardOptions, Forwarder};
 #[cfg(feature = "cli")]
-pub use crate::serve::{Generated, Mode, generated_main};
+pub use crate::serve::{EmbeddedDocument, EmbeddedWorkflows};
+#[cfg(feature = "cli")]
+pub use crate::serve::{
+    Generated, Mode, generated_main, generated_main_with, generated_main_with_workflows,
+};
 pub use crate::server::{Dispatcher, HandlerFuture};
 pub use openapi_mcp_toolset::model::{Route, ToolSet};
 pub use rmcp::model::{CallToolResult, ContentBlock, Tool};

@@ -15,8 +15,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use openapi_mcp_codegen::{
-    CodegenError, CodegenOptions, MARKER_FILE, RuntimeDep, USER_OWNED, default_crate_name,
-    generate, generate_extensible, marker_files, regeneration_report, write_user_owned,
+    CodegenError, CodegenOptions, MARKER_FILE, RuntimeDep, USER_OWNED, WorkflowDocument,
+    default_crate_name, generate, generate_extensible, marker_files, regeneration_report,
+    write_user_owned,
 };
 
 use openapi_mcp_convert::pipeline::LockMode;
@@ -44,9 +45,7 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
     .tool_mode()?;
     // An unknown --features name, before any work.
     openapi_mcp_codegen::features(args.mode, &args.features).map_err(UserError::new)?;
-    let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
-    let conversion = super::load_and_convert(&opts).await?;
-    let set = conversion.tools;
+    let (set, workflows) = converted_with_workflows(&args).await?;
     if set.tools.is_empty() {
         return Err(UserError::msg(
             "the spec has no operations that convert to tools: nothing to generate",
@@ -67,6 +66,8 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
         mode: args.mode,
         pins: args.pin.clone(),
         features: args.features.clone(),
+        workflows,
+        workflows_only: args.spec.workflows_only,
     };
     let (files, user_owned) = if args.extensible {
         generate_extensible(&set, &codegen_opts).map(|k| (k.generated.files, k.user_owned))
@@ -79,6 +80,8 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
             CodegenError::InvalidCrateName { .. }
                 | CodegenError::UnknownFeature { .. }
                 | CodegenError::ExtensibleOAuthProxy
+                | CodegenError::ExtensibleWorkflows
+                | CodegenError::WorkflowsOnlyWithout
         );
         if bad {
             anyhow::Error::new(UserError::new(e))
@@ -135,6 +138,65 @@ async fn generate_crate(args: GenerateArgs) -> anyhow::Result<Vec<String>> {
         args.out.join("Cargo.toml").display()
     );
     Ok(warnings)
+}
+
+/// The spec's tool set and the Arazzo documents the crate embeds (#39), read as `proxy` reads
+/// the same arguments: SPEC an Arazzo document (its one `openapi` source converted with the
+/// conversion options), or SPEC with `--arazzo FILE`s. The workflows are checked as `proxy`
+/// checks them (each broken one reported on stderr and skipped; a load error stops here).
+async fn converted_with_workflows(
+    args: &GenerateArgs,
+) -> anyhow::Result<(openapi_mcp_toolset::model::ToolSet, Vec<WorkflowDocument>)> {
+    let (set, paths) = if crate::arazzo::is_document(&args.spec.spec) {
+        let served = crate::arazzo::document(&args.spec).await?;
+        if served.apis.len() > 1 {
+            let names: Vec<&str> = served.apis.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(UserError::msg(format!(
+                "{}: {} `openapi` source descriptions ({}): a generated crate serves one API; serve this document with `openapi-mcp proxy`",
+                args.spec.spec,
+                names.len(),
+                names.join(", ")
+            ))
+            .into());
+        }
+        let mut paths = vec![PathBuf::from(&args.spec.spec)];
+        paths.extend(args.spec.arazzo.iter().cloned());
+        (served.merged, paths)
+    } else {
+        let opts = super::pipeline_options(&args.spec, args.spec.tool_options()?, LockMode::Read);
+        let set = super::load_and_convert(&opts).await?.tools;
+        crate::arazzo::over_spec(&args.spec, &set)?;
+        (set, args.spec.arazzo.clone())
+    };
+    let mut docs: Vec<WorkflowDocument> = Vec::with_capacity(paths.len());
+    for path in &paths {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            UserError::msg(format!(
+                "{}: cannot read as UTF-8 text: {e}",
+                path.display()
+            ))
+        })?;
+        let file_name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "workflows.arazzo.yaml".into());
+        // Two documents of one name (from different directories): the later ones numbered.
+        let mut unique = file_name.clone();
+        let mut n = 2;
+        while docs.iter().any(|d| d.file_name == unique) {
+            unique = match file_name.split_once('.') {
+                Some((stem, ext)) => format!("{stem}-{n}.{ext}"),
+                None => format!("{file_name}-{n}"),
+            };
+            n += 1;
+        }
+        docs.push(WorkflowDocument {
+            file_name: unique,
+            text,
+        });
+    }
+    Ok((set, docs))
 }
 
 /// `0.1.0`, `^0.1`, `=0.1.2` are versions; anything else is a path (made absolute, since Cargo

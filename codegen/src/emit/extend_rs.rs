@@ -122,7 +122,7 @@ pub fn main_rs(
 
 /// `src/lib.rs` with the owner's module: the generated one plus `pub mod custom;`.
 pub fn lib_rs(set: &ToolSet) -> Result<String, CodegenError> {
-    let generated = super::lib_rs::lib_rs(set)?;
+    let generated = super::lib_rs::lib_rs(set, &crate::CodegenOptions::default())?;
     let anchor = "pub mod tools;\n";
     match generated.find(anchor) {
         Some(at) => {

@@ -1,4 +1,4 @@
-//! `src/main.rs`: the runtime's one serving entry point (`openapi_mcp_runtime::serve`) with this
+//! `src/main.rs`: the runtime's one serving entry point (`openapi_mcp_runtime::generated`) with this
 //! crate's embedded tool set, handlers and generation-time defaults. Every serving option of
 //! `openapi-mcp proxy` is there by construction.
 
@@ -12,12 +12,14 @@ use crate::plan::Plan;
 
 /// `oauth_proxy`: the crate is built with `openapi-mcp-oauth-proxy`, whose factory `main` hands
 /// to serving (`--oauth-proxy`). `pins`: the default `--pin`s (none outside hybrid mode).
+/// `workflows`: the crate embeds Arazzo documents (`WORKFLOWS` of its library).
 pub fn main_rs(
     plan: &Plan,
     set: &ToolSet,
     mode: Exposure,
     pins: &[String],
     oauth_proxy: bool,
+    workflows: bool,
 ) -> Result<String, CodegenError> {
     // The variant's name, as the runtime re-exports the contract's `Exposure` as `serve::Mode`.
     let default_mode = Ident::new(&format!("{mode:?}"), Span::call_site());
@@ -45,12 +47,29 @@ pub fn main_rs(
                 dispatcher: Some(std::sync::Arc::new(#lib::tools::dispatch)),
         }
     };
-    let tokens = if oauth_proxy {
+    let tokens = if workflows {
+        let oauth = if oauth_proxy {
+            quote! { Some(openapi_mcp_oauth_proxy::factory) }
+        } else {
+            quote! { None }
+        };
         quote! {
             #![deny(warnings)]
             #docs
 
-            use openapi_mcp_runtime::serve::{Generated, Mode, generated_main_with};
+            use openapi_mcp_runtime::generated::{Generated, Mode, generated_main_with_workflows};
+
+            fn main() -> std::process::ExitCode {
+                // The Arazzo workflows of src/workflows/, served as tools beside the operations.
+                generated_main_with_workflows(#generated, #lib::WORKFLOWS, #oauth)
+            }
+        }
+    } else if oauth_proxy {
+        quote! {
+            #![deny(warnings)]
+            #docs
+
+            use openapi_mcp_runtime::generated::{Generated, Mode, generated_main_with};
 
             fn main() -> std::process::ExitCode {
                 // `--oauth-proxy`: the authorization server of the openapi-mcp-oauth-proxy crate.
@@ -62,7 +81,7 @@ pub fn main_rs(
             #![deny(warnings)]
             #docs
 
-            use openapi_mcp_runtime::serve::{Generated, Mode, generated_main};
+            use openapi_mcp_runtime::generated::{Generated, Mode, generated_main};
 
             fn main() -> std::process::ExitCode {
                 generated_main(#generated)

@@ -7,7 +7,7 @@ use openapi_mcp_toolset::model::{Exposure, ToolSet};
 use crate::plan::Plan;
 use std::path::Path;
 
-use crate::{CodegenError, Features, RuntimeDep, path_string};
+use crate::{CodegenError, CodegenOptions, Features, RuntimeDep, path_string};
 
 /// A TOML basic string.
 fn toml_str(s: &str) -> String {
@@ -120,8 +120,8 @@ opt-level = 1
     Ok(toml)
 }
 
-/// `pins`: the default `--pin`s (none outside hybrid mode).
-pub fn readme(plan: &Plan, set: &ToolSet, mode: Exposure, pins: &[String]) -> String {
+pub fn readme(plan: &Plan, set: &ToolSet, opts: &CodegenOptions) -> String {
+    let (mode, pins) = (opts.mode, opts.default_pins());
     let name = &plan.crate_name;
     let tools: usize = plan.modules.iter().map(|m| m.tools.len()).sum();
     let mut out = String::new();
@@ -153,6 +153,24 @@ pub fn readme(plan: &Plan, set: &ToolSet, mode: Exposure, pins: &[String]) -> St
                 pins.join(",")
             );
         }
+    }
+    if !opts.workflows.is_empty() {
+        let docs: Vec<String> = opts
+            .workflows
+            .iter()
+            .map(|d| format!("`src/workflows/{}`", d.file_name))
+            .collect();
+        let _ = writeln!(
+            out,
+            "It also serves the Arazzo workflows of {} as tools, one per workflow{}: each call runs the workflow's steps\n\
+             against the API, as `openapi-mcp proxy` does with the same documents.\n",
+            docs.join(", "),
+            if opts.workflows_only {
+                " (and only those: the operations are not listed, the steps still call them)"
+            } else {
+                ", after the operation tools"
+            }
+        );
     }
     out.push_str(
         "It behaves exactly like `openapi-mcp proxy` for the same spec and options: the tool definitions and routes are\n\

@@ -39,9 +39,7 @@ pub fn tools_mod(plan: &Plan) -> Result<String, CodegenError> {
     let tokens = quote! {
         #docs
 
-        use ::openapi_mcp_runtime::forward::Forwarder;
-        use ::openapi_mcp_runtime::model::Route;
-        use ::openapi_mcp_runtime::rmcp::model::{CallToolResult, ContentBlock};
+        use ::openapi_mcp_runtime::generated::{CallToolResult, ContentBlock, Forwarder, Route};
         use ::serde_json::{Map, Value};
 
         #(#mods)*
@@ -143,9 +141,7 @@ pub fn tool_module(module: &ModulePlan) -> Result<String, CodegenError> {
             clippy::test_attr_in_doctest
         )]
 
-        use ::openapi_mcp_runtime::forward::Forwarder;
-        use ::openapi_mcp_runtime::model::Route;
-        use ::openapi_mcp_runtime::rmcp::model::CallToolResult;
+        use ::openapi_mcp_runtime::generated::{CallToolResult, Forwarder, Route};
         use ::serde_json::{Map, Value};
 
         #(#items)*
@@ -262,14 +258,14 @@ fn field(f: &FieldPlan) -> TokenStream {
         Presence::OptionalNullable => quote! {
             #[serde(
                 default,
-                deserialize_with = "::openapi_mcp_runtime::forward::typed::nullable",
+                deserialize_with = "::openapi_mcp_runtime::generated::typed::nullable",
                 skip_serializing_if = "Option::is_none"
             )]
         },
         Presence::OptionalValue => quote! {
             #[serde(
                 default,
-                deserialize_with = "::openapi_mcp_runtime::forward::typed::present",
+                deserialize_with = "::openapi_mcp_runtime::generated::typed::present",
                 skip_serializing_if = "Option::is_none"
             )]
         },

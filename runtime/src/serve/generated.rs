@@ -72,6 +72,100 @@ pub fn generated_main_with(
     g: Generated,
     oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
 ) -> std::process::ExitCode {
+    run_generated(g, oauth_proxy, None)
+}
+
+/// The Arazzo documents a generated crate embeds (`src/workflows/`, #39): their workflows are
+/// served as tools exactly as `openapi-mcp proxy` serves them for the crate's spec (`proxy
+/// DOC.arazzo.yaml`, or `proxy SPEC --arazzo DOC`), every `openapi` source description being
+/// the crate's API.
+#[derive(Clone, Copy, Debug)]
+pub struct EmbeddedWorkflows {
+    pub documents: &'static [EmbeddedDocument],
+    /// `--workflows-only` at generation: the operation tools are not listed.
+    pub only: bool,
+}
+
+/// One embedded Arazzo document: its file name (what diagnostics name) and its text.
+#[derive(Clone, Copy, Debug)]
+pub struct EmbeddedDocument {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+/// [`generated_main_with`] of a crate that embeds Arazzo workflows. Needs the runtime's
+/// `workflows` feature (which `openapi-mcp generate` turns on for such a crate); without it the
+/// server refuses to start, naming the feature.
+#[cfg(feature = "cli")]
+pub fn generated_main_with_workflows(
+    g: Generated,
+    workflows: EmbeddedWorkflows,
+    oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
+) -> std::process::ExitCode {
+    run_generated(g, oauth_proxy, Some(workflows))
+}
+
+/// The embedded documents' workflows over `set`, checked as the proxy checks them (each
+/// diagnostic printed as a warning, a broken workflow skipped alone).
+#[cfg(all(feature = "cli", feature = "workflows"))]
+fn embedded_workflows(
+    set: &ToolSet,
+    w: &EmbeddedWorkflows,
+) -> Result<Arc<crate::server::workflow::WorkflowTools>, EmbeddedWorkflowsError> {
+    use crate::server::workflow::{SetOperations, WorkflowTools};
+    use openapi_mcp_arazzo::model::SourceKind;
+    let mut docs = Vec::with_capacity(w.documents.len());
+    for d in w.documents {
+        let doc = openapi_mcp_arazzo::load::from_bytes(d.text.as_bytes(), d.name, None)
+            .map_err(|e| EmbeddedWorkflowsError(e.to_string()))?;
+        // One API: every `openapi` source description is the crate's.
+        let sources = doc
+            .source_descriptions()
+            .iter()
+            .filter(|s| s.kind == SourceKind::Openapi)
+            .map(|s| (s.name.clone(), 0))
+            .collect();
+        let checked =
+            openapi_mcp_arazzo::validate::validate(Arc::new(doc), &SetOperations { set, sources });
+        for diag in checked.diagnostics() {
+            eprintln!("warning: {diag}");
+        }
+        let usable = checked.usable().count();
+        let total = checked.document().workflows().len();
+        if usable < total {
+            eprintln!(
+                "warning: {}: {} of {total} workflows skipped (see above)",
+                checked.document().name(),
+                total - usable
+            );
+        }
+        docs.push(Arc::new(checked));
+    }
+    Ok(Arc::new(WorkflowTools::new(set, &docs, w.only)))
+}
+
+#[cfg(all(feature = "cli", not(feature = "workflows")))]
+fn embedded_workflows(
+    _set: &ToolSet,
+    _w: &EmbeddedWorkflows,
+) -> Result<Arc<crate::server::workflow::WorkflowTools>, EmbeddedWorkflowsError> {
+    Err(EmbeddedWorkflowsError(
+        "this server was built without the `workflows` feature (regenerate with `openapi-mcp generate`, or build with the runtime's `workflows` feature)".into(),
+    ))
+}
+
+/// The embedded Arazzo documents could not be served.
+#[cfg(feature = "cli")]
+#[derive(Debug, thiserror::Error)]
+#[error("the embedded workflows (src/workflows/): {0}")]
+pub(super) struct EmbeddedWorkflowsError(String);
+
+#[cfg(feature = "cli")]
+fn run_generated(
+    g: Generated,
+    oauth_proxy: Option<crate::oauth::authorization::OAuthProxyFactory>,
+    workflows: Option<EmbeddedWorkflows>,
+) -> std::process::ExitCode {
     use clap::FromArgMatches;
     let cmd = GeneratedCli::command_for(&g);
     // `--config FILE`, as `openapi-mcp proxy` has it.
@@ -117,6 +211,13 @@ pub fn generated_main_with(
         let set = (g.tool_set)().map_err(|e| {
             Box::new(EmbeddedToolSetError(e)) as Box<dyn std::error::Error + Send + Sync>
         })?;
+        let workflows = match &workflows {
+            Some(w) => Some(
+                embedded_workflows(&set, w)
+                    .map_err(|e| Box::new(e) as Box<dyn std::error::Error + Send + Sync>)?,
+            ),
+            None => None,
+        };
         let serving = Serving {
             program: g.name.to_string(),
             label: format!("the {} API", g.title),
@@ -124,7 +225,7 @@ pub fn generated_main_with(
             on_start: None,
             watched: false,
             oauth_proxy,
-            workflows: None,
+            workflows,
         };
         serve(set, &cli.serve, serving)
             .await

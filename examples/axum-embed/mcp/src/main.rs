@@ -3,7 +3,7 @@
 //!
 //! The options and their behaviour are those of `openapi-mcp proxy` (without the spec options:
 //! the converted tools are embedded in the library, see `src/api.json`).
-use openapi_mcp_runtime::serve::{Generated, Mode, generated_main};
+use openapi_mcp_runtime::generated::{Generated, Mode, generated_main};
 fn main() -> std::process::ExitCode {
     generated_main(Generated {
         name: "todo-mcp",

@@ -9,22 +9,22 @@ pub const API_JSON: &str = ::std::include_str!("api.json");
 /// The tool set this crate serves: exactly what `openapi-mcp proxy` serves for the same spec
 /// and options.
 pub fn tool_set() -> ::std::result::Result<
-    ::openapi_mcp_runtime::model::ToolSet,
-    ::openapi_mcp_runtime::toolset::api_file::ApiFileError,
+    ::openapi_mcp_runtime::generated::ToolSet,
+    ::openapi_mcp_runtime::generated::api_file::ApiFileError,
 > {
-    ::openapi_mcp_runtime::toolset::api_file::read(API_JSON)
+    ::openapi_mcp_runtime::generated::api_file::read(API_JSON)
 }
 #[cfg(test)]
 mod tests {
     #[test]
     fn every_tool_has_a_handler() {
         let set = super::tool_set().expect("src/api.json parses");
-        let forwarder = ::openapi_mcp_runtime::forward::Forwarder::new(
-                ::openapi_mcp_runtime::forward::ForwardOptions::new(
+        let forwarder = ::openapi_mcp_runtime::generated::Forwarder::new(
+                ::openapi_mcp_runtime::generated::ForwardOptions::new(
                     "http://localhost/".parse().expect("static URL"),
                 ),
                 set.security_schemes.clone(),
-                ::openapi_mcp_runtime::forward::Credentials::new(),
+                ::openapi_mcp_runtime::generated::Credentials::new(),
             )
             .expect("forwarder");
         for def in &set.tools {

@@ -1,8 +1,6 @@
 //! The tools, one module per tag (an operation goes to its first tag's module; operations without
 //! tags are grouped by the first segment of their path), and [`dispatch`], from tool name to handler.
-use ::openapi_mcp_runtime::forward::Forwarder;
-use ::openapi_mcp_runtime::model::Route;
-use ::openapi_mcp_runtime::rmcp::model::{CallToolResult, ContentBlock};
+use ::openapi_mcp_runtime::generated::{CallToolResult, ContentBlock, Forwarder, Route};
 use ::serde_json::{Map, Value};
 /// Operations without tags under `/todos`.
 pub mod todos;

@@ -8,9 +8,7 @@
     clippy::needless_doctest_main,
     clippy::test_attr_in_doctest
 )]
-use ::openapi_mcp_runtime::forward::Forwarder;
-use ::openapi_mcp_runtime::model::Route;
-use ::openapi_mcp_runtime::rmcp::model::CallToolResult;
+use ::openapi_mcp_runtime::generated::{CallToolResult, Forwarder, Route};
 use ::serde_json::{Map, Value};
 /// List todos.
 ///
@@ -121,14 +119,14 @@ pub struct TodoUpdateTodoArgs {
     /// Request body property `done`.
     #[serde(
         default,
-        deserialize_with = "::openapi_mcp_runtime::forward::typed::nullable",
+        deserialize_with = "::openapi_mcp_runtime::generated::typed::nullable",
         skip_serializing_if = "Option::is_none"
     )]
     pub done: Option<Option<bool>>,
     /// Request body property `title`.
     #[serde(
         default,
-        deserialize_with = "::openapi_mcp_runtime::forward::typed::nullable",
+        deserialize_with = "::openapi_mcp_runtime::generated::typed::nullable",
         skip_serializing_if = "Option::is_none"
     )]
     pub title: Option<Option<String>>,

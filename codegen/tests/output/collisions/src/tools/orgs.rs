@@ -8,9 +8,7 @@
     clippy::needless_doctest_main,
     clippy::test_attr_in_doctest
 )]
-use ::openapi_mcp_runtime::forward::Forwarder;
-use ::openapi_mcp_runtime::model::Route;
-use ::openapi_mcp_runtime::rmcp::model::CallToolResult;
+use ::openapi_mcp_runtime::generated::{CallToolResult, Forwarder, Route};
 use ::serde_json::{Map, Value};
 /// operationId containing a slash
 ///
