@@ -431,3 +431,395 @@ workflows:
     assert!(!shown.contains(SHOP_KEY), "{shown}");
     client.cancel().await.expect("cancel");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Workflows in `--mode dynamic` and `--mode code` (#39): searched, described and called through
+// the discovery tools, run through the same call path as in tools mode.
+
+/// The search results' (kind, name) pairs.
+fn found(r: &openapi_mcp_runtime::rmcp::model::CallToolResult) -> Vec<(String, String)> {
+    r.structured_content.as_ref().expect("structured")["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|h| {
+            (
+                h["kind"].as_str().unwrap_or("?").to_string(),
+                h["name"].as_str().unwrap_or("?").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn dynamic_mode_finds_describes_and_calls_workflows() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-arazzo-dynamic");
+    hosts.write(&dir);
+    let doc = dir.path_arg("shop.arazzo.yaml");
+    let client = connect(&[&doc, "--mode", "dynamic"]).await;
+    // Only the discovery tools are listed; the workflows are behind them.
+    let names = tool_names(&client).await;
+    assert_eq!(
+        names,
+        ["search_operations", "describe_operation", "call_operation"]
+    );
+    let direct = client
+        .call_tool(
+            openapi_mcp_runtime::rmcp::model::CallToolRequestParams::new("buy_cheapest_pet")
+                .with_arguments(
+                    json!({"status": "available"})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                ),
+        )
+        .await;
+    assert!(direct.is_err(), "not a listed tool: {direct:?}");
+
+    // A request in plain words finds the workflow first, marked as one.
+    let r = call(
+        &client,
+        "search_operations",
+        json!({"query": "buy the cheapest available pet using a coupon"}),
+    )
+    .await;
+    let hits = found(&r);
+    assert_eq!(
+        hits[0],
+        ("workflow".to_string(), "buy_cheapest_pet".to_string()),
+        "{}",
+        text(&r)
+    );
+    assert!(hits.iter().any(|(k, _)| k == "operation"), "{hits:?}");
+    let first = &r.structured_content.as_ref().expect("structured")["results"][0];
+    assert_eq!(first["workflow"], json!("buyCheapestPet"));
+    assert_eq!(first["steps"], json!(3));
+    assert!(first.get("method").is_none() && first.get("path").is_none());
+    assert!(
+        text(&r).contains("workflow `buyCheapestPet`"),
+        "{}",
+        text(&r)
+    );
+    // A step's description is searched too ("cheapest first" is only there), and the polling
+    // workflow by what it does.
+    let r = call(
+        &client,
+        "search_operations",
+        json!({"query": "wait until my order is ready"}),
+    )
+    .await;
+    assert!(
+        found(&r)
+            .iter()
+            .take(3)
+            .any(|(k, n)| k == "workflow" && n.starts_with("order_and_wait")),
+        "{}",
+        text(&r)
+    );
+
+    let r = call(
+        &client,
+        "describe_operation",
+        json!({"name": "buy_cheapest_pet"}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let d = r.structured_content.clone().expect("structured");
+    assert_eq!(d["kind"], json!("workflow"));
+    assert_eq!(d["inputSchema"]["required"], json!(["status"]));
+    assert_eq!(d["annotations"]["readOnlyHint"], json!(false));
+    assert_eq!(
+        d["steps"],
+        json!([
+            "findPets → shop_list_pets",
+            "getPet → shop_get_pet",
+            "placeOrder → shop_place_order"
+        ])
+    );
+
+    // call_operation runs every step against the API, in order, with its credential.
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "buy_cheapest_pet", "arguments": {"status": "available", "coupon": "SAVE5"}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"petId": 2, "petName": "Tom", "price": 12, "orderId": 100, "discount": 0}))
+    );
+    let reqs = hosts.shop.requests();
+    assert_eq!(
+        paths(&reqs),
+        [
+            "GET /shop/pets?status=available&limit=3",
+            "GET /shop/pets/2",
+            "POST /shop/orders"
+        ]
+    );
+    assert!(reqs.iter().all(|r| r.header("x-api-key") == Some(SHOP_KEY)));
+    // Invalid inputs: checked against the workflow's inputs, nothing sent.
+    hosts.shop.clear();
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "buy_sold_pet", "arguments": {"petId": "three"}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("Invalid arguments"), "{}", text(&r));
+    assert!(hosts.shop.requests().is_empty());
+    // A failing step: the tool error of tools mode, word for word.
+    let failed = call(
+        &client,
+        "call_operation",
+        json!({"name": "buy_sold_pet", "arguments": {"petId": 3}}),
+    )
+    .await;
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(paths(&hosts.shop.requests()), ["GET /shop/pets/3"]);
+    let tools_mode = connect(&[&doc]).await;
+    let direct = call(&tools_mode, "buy_sold_pet", json!({"petId": 3})).await;
+    assert_eq!(direct.is_error, Some(true));
+    assert_eq!(text(&failed), text(&direct));
+    assert!(text(&failed).contains("step `getPet`"), "{}", text(&failed));
+    tools_mode.cancel().await.expect("cancel");
+    // Operations are still searched and called as before; a near miss suggests the workflow.
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "shop_get_pet", "arguments": {"petId": 2}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "buy_cheapest_pets", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).contains("buy_cheapest_pet"), "{}", text(&r));
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn workflows_only_in_dynamic_mode_searches_and_calls_only_workflows() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-arazzo-dynamic-only");
+    hosts.write(&dir);
+    let spec = dir.path_arg("shop.openapi.yaml");
+    let doc = dir.path_arg("shop.arazzo.yaml");
+    let client = connect(&[
+        &spec,
+        "--arazzo",
+        &doc,
+        "--workflows-only",
+        "--mode",
+        "dynamic",
+    ])
+    .await;
+    let r = call(&client, "search_operations", json!({"query": "list pets"})).await;
+    let hits = found(&r);
+    assert!(!hits.is_empty(), "{}", text(&r));
+    assert!(hits.iter().all(|(k, _)| k == "workflow"), "{hits:?}");
+    assert_eq!(
+        r.structured_content.as_ref().expect("s")["total_workflows"],
+        json!(6)
+    );
+    for (tool, args) in [
+        ("describe_operation", json!({"name": "shop_get_pet"})),
+        (
+            "call_operation",
+            json!({"name": "shop_get_pet", "arguments": {"petId": 2}}),
+        ),
+    ] {
+        let r = call(&client, tool, args).await;
+        assert_eq!(r.is_error, Some(true), "{tool}: {}", text(&r));
+        assert!(text(&r).contains("Unknown operation"), "{}", text(&r));
+    }
+    assert!(hosts.shop.requests().is_empty());
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "order_and_wait", "arguments": {"petId": 4}}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"orderId": 100, "status": "ready"})),
+        "{}",
+        text(&r)
+    );
+    assert_eq!(
+        paths(&hosts.shop.requests()),
+        [
+            "POST /shop/orders",
+            "GET /shop/orders/100",
+            "GET /shop/orders/100",
+            "GET /shop/orders/100"
+        ]
+    );
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn dynamic_mode_names_the_apis_of_a_cross_source_workflow() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-arazzo-dynamic-apis");
+    hosts.write(&dir);
+    let client = connect(&[
+        &dir.path_arg("shop-and-ship.arazzo.yaml"),
+        "--mode",
+        "dynamic",
+    ])
+    .await;
+    let r = call(
+        &client,
+        "search_operations",
+        json!({"query": "order a pet and ship it"}),
+    )
+    .await;
+    let first = r.structured_content.as_ref().expect("structured")["results"][0].clone();
+    assert_eq!(first["name"], json!("order_and_ship"), "{}", text(&r));
+    assert_eq!(first["apis"], json!(["shop", "ship"]));
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "order_and_ship", "arguments": {"petId": 2, "address": "1 Main St"}}),
+    )
+    .await;
+    assert_ne!(r.is_error, Some(true), "{}", text(&r));
+    assert_eq!(paths(&hosts.shop.requests()), ["POST /shop/orders"]);
+    assert_eq!(hosts.ship.requests().len(), 2);
+    assert!(
+        hosts
+            .ship
+            .requests()
+            .iter()
+            .all(|r| r.header("authorization") == Some(&format!("Bearer {SHIP_TOKEN}")))
+    );
+    client.cancel().await.expect("cancel");
+}
+
+#[tokio::test]
+async fn code_mode_scripts_call_workflows() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-arazzo-code");
+    hosts.write(&dir);
+    let doc = dir.path_arg("shop.arazzo.yaml");
+    let client = connect(&[&doc, "--mode", "code"]).await;
+    let r = call(
+        &client,
+        "search_operations",
+        json!({"query": "buy the cheapest available pet"}),
+    )
+    .await;
+    assert_eq!(found(&r)[0].1, "buy_cheapest_pet", "{}", text(&r));
+    let r = call(
+        &client,
+        "describe_operation",
+        json!({"name": "buy_cheapest_pet"}),
+    )
+    .await;
+    let decl = text(&r);
+    assert!(
+        decl.contains("function api.buy_cheapest_pet(args: {")
+            && decl.contains("status: string;")
+            && decl.contains("coupon?: string;")
+            && decl.contains("Workflow `buyCheapestPet`: 3 step(s)"),
+        "{decl}"
+    );
+    // A script runs the workflow, then an operation with its output.
+    let r = call(
+        &client,
+        "execute",
+        json!({"code": "const o = await api.buy_cheapest_pet({status: 'available', coupon: 'SAVE5'}); const p = await api.shop_get_pet({petId: o.petId}); return {o, name: p.name};"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    let s = r.structured_content.clone().expect("structured");
+    assert_eq!(
+        s["result"],
+        json!({"o": {"petId": 2, "petName": "Tom", "price": 12, "orderId": 100, "discount": 0}, "name": "Tom"})
+    );
+    assert_eq!(
+        paths(&hosts.shop.requests()),
+        [
+            "GET /shop/pets?status=available&limit=3",
+            "GET /shop/pets/2",
+            "POST /shop/orders",
+            "GET /shop/pets/2"
+        ]
+    );
+    // Each step is one of the script's calls, naming its workflow.
+    let calls = s["calls"].as_array().expect("calls");
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(calls[2]["operation"], json!("shop_place_order"));
+    assert_eq!(calls[2]["workflow"], json!("buy_cheapest_pet"));
+    assert_eq!(calls[2]["status"], json!(201));
+    assert!(calls[3].get("workflow").is_none());
+    // A failing step throws with the tools-mode message and the step's status.
+    hosts.shop.clear();
+    let r = call(
+        &client,
+        "execute",
+        json!({"code": "try { await api.buy_sold_pet({petId: 3}); return 'no'; } catch (e) { return {m: e.message, s: e.status}; }"}),
+    )
+    .await;
+    let out = r.structured_content.clone().expect("structured")["result"].clone();
+    assert!(
+        out["m"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("The workflow failed: ") && m.contains("step `getPet`")),
+        "{out}"
+    );
+    assert_eq!(out["s"], json!(200));
+    assert_eq!(paths(&hosts.shop.requests()), ["GET /shop/pets/3"]);
+    client.cancel().await.expect("cancel");
+
+    // The script's call budget counts each step: with 2 calls left, the third step is not sent.
+    hosts.shop.clear();
+    let client = connect(&[&doc, "--mode", "code", "--code-max-calls", "2"]).await;
+    let r = call(
+        &client,
+        "execute",
+        json!({"code": "return await api.buy_cheapest_pet({status: 'available'});"}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(text(&r).contains("--code-max-calls"), "{}", text(&r));
+    assert_eq!(
+        paths(&hosts.shop.requests()),
+        [
+            "GET /shop/pets?status=available&limit=3",
+            "GET /shop/pets/2"
+        ]
+    );
+    client.cancel().await.expect("cancel");
+
+    // --workflows-only: a script's `api` has the workflows alone.
+    let client = connect(&[&doc, "--mode", "code", "--workflows-only"]).await;
+    let r = call(
+        &client,
+        "execute",
+        json!({"code": "return Object.keys(api).sort();"}),
+    )
+    .await;
+    assert_eq!(
+        r.structured_content.clone().expect("structured")["result"],
+        json!([
+            "buy_cheapest_pet",
+            "buy_sold_pet",
+            "inventory_with_retry",
+            "order_and_wait",
+            "order_and_wait_on_response",
+            "reserve_with_retry"
+        ]),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.expect("cancel");
+}
