@@ -279,6 +279,13 @@ impl ProxyServer {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
             }
         };
+        // Tasks (`x-mcp-task: required` from a client without the extension; `--confirm` asked
+        // inside a task), after validation and before anything reaches the API.
+        if note.may_be_task
+            && let Some(answer) = self.task_gate(state, i, &args, &select, retry, context).await
+        {
+            return answer;
+        }
         // The user's consent (`--confirm`), after validation (nobody is asked about a call that
         // could not be sent) and before anything reaches the API.
         if self.inner.opts.confirm.applies_to(def)
@@ -301,8 +308,7 @@ impl ProxyServer {
             return answer;
         }
         // A 202 answer to a request that declared tasks becomes a task instead of being polled.
-        let task_client =
-            note.may_be_task && self.inner.opts.tasks.is_some() && tasks::wants_tasks(context);
+        let task_client = note.may_be_task && self.may_become_task(def, context);
         let started = Instant::now();
         let route = &def.route;
         let fwd = self.forwarder_of(def);

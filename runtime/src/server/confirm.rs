@@ -13,6 +13,13 @@
 //! - A client without the capability: 2025-era, a tool error saying why nothing was sent;
 //!   2026-era, `MissingRequiredClientCapability` (-32021), as the revision requires.
 //!
+//! - With `--tasks`, a client that declared the tasks extension (SEP-2663) calling a tool that
+//!   may become a task (its `x-mcp-task` is not `none`) gets a task at once, `input_required`
+//!   with the same question in its `inputRequests` (key `confirm`); the call is sent when the
+//!   client answers it with `tasks/update` (see `server::tasks`). The pending call lives in the
+//!   sealed task record, never with the client, bound to the task's owner; the first answer
+//!   claims it (a replay finds nothing outstanding), within [`STATE_TTL`] and the task's TTL.
+//!
 //! A declined or cancelled confirmation sends nothing. No argument (whatever its name) stands in
 //! for the user's answer: only the client's elicitation result does.
 
@@ -63,7 +70,7 @@ pub const STATE_TTL: Duration = Duration::from_secs(600);
 /// How long a 2025-era `elicitation/create` waits for the user.
 pub const ASK_TIMEOUT: Duration = Duration::from_secs(600);
 /// The key of the confirmation in `inputRequests` / `inputResponses`.
-const KEY: &str = "confirm";
+pub(crate) const KEY: &str = "confirm";
 
 /// The confirmation gate of a server.
 pub struct Confirmer {
@@ -232,6 +239,49 @@ impl Confirmer {
     }
 }
 
+/// Whether the client of `context` can be asked (form-mode elicitation).
+pub(crate) fn can_ask(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .as_ref()
+        .is_some_and(supports_form_elicitation)
+}
+
+/// The confirmation of a call of `def` with `args`, as the `inputRequests` of a task.
+pub(crate) fn input_requests(
+    def: &ToolDef,
+    args: &Map<String, Value>,
+) -> Result<InputRequests, ErrorData> {
+    let params = elicit_params(&question(def, args))?;
+    let mut requests = InputRequests::new();
+    requests.insert(
+        KEY.to_string(),
+        InputRequest::Elicitation(ElicitRequest::new(params)),
+    );
+    Ok(requests)
+}
+
+/// Whether `v` is an answer to the confirmation (an elicitation result).
+pub(crate) fn is_answer(v: &Value) -> bool {
+    serde_json::from_value::<ElicitResult>(v.clone()).is_ok()
+}
+
+/// What the user's `answer` to the confirmation of `tool` means: `None` send the call, else the
+/// tool error to give instead (declined, cancelled, not confirmed, or no answer at all).
+pub(crate) fn refusal(tool: &str, answer: &Value) -> Option<CallToolResult> {
+    let answer = match serde_json::from_value::<ElicitResult>(answer.clone()) {
+        Ok(a) => a,
+        Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+    };
+    match decide_for(tool, &answer) {
+        Gate::Send => None,
+        Gate::Answer(CallToolResponse::Complete(r)) => Some(r),
+        _ => Some(CallToolResult::error(vec![ContentBlock::text(format!(
+            "`{tool}` was not confirmed. Nothing was sent to the API."
+        ))])),
+    }
+}
+
 /// Form mode is what the confirmation uses; an empty `elicitation` object means form mode (the
 /// 2025-06-18 shape).
 fn supports_form_elicitation(c: &ClientCapabilities) -> bool {
@@ -305,6 +355,10 @@ fn elicit_params(question: &str) -> Result<ElicitRequestParams, ErrorData> {
 
 /// The user's answer: only an acceptance with `confirm: true` sends the call.
 fn decide(def: &ToolDef, answer: &ElicitResult) -> Gate {
+    decide_for(def.name(), answer)
+}
+
+fn decide_for(tool: &str, answer: &ElicitResult) -> Gate {
     let yes = matches!(answer.action, ElicitationAction::Accept)
         && answer
             .content
@@ -321,8 +375,7 @@ fn decide(def: &ToolDef, answer: &ElicitResult) -> Gate {
         _ => "did not confirm",
     };
     Gate::Answer(refused(format!(
-        "The user {how} `{}`. Nothing was sent to the API; do not retry unless the user asks.",
-        def.name()
+        "The user {how} `{tool}`. Nothing was sent to the API; do not retry unless the user asks."
     )))
 }
 

@@ -14,7 +14,9 @@ pub mod registry;
 pub mod status;
 pub mod store;
 
-pub use registry::{Finished, Handle, Owner, Read, StatusReader, TaskLimits, Tasks};
+pub use registry::{
+    Claimed, Finished, Handle, Owner, PendingCall, Read, StatusReader, TaskLimits, Tasks,
+};
 pub use store::{TaskStore, TaskStoreError};
 
 use std::sync::Arc;

@@ -16,6 +16,15 @@ pub enum Stage {
     },
     /// The request is still in flight on the instance that started it (`--task-after`).
     Running,
+    /// Nothing was sent yet: the call waits for the client's answer to `requests` (the
+    /// extension's `inputRequests`; `--confirm` inside a task), given with `tasks/update` before
+    /// `deadline_ms` (Unix milliseconds). `call` is what is sent when the user accepts; it lives
+    /// only in this (sealed) record, never with the client.
+    InputRequired {
+        requests: Value,
+        call: PendingCall,
+        deadline_ms: u64,
+    },
     /// Ended with this `CallToolResult` (an error result too: a tool error).
     Completed {
         result: Value,
@@ -34,6 +43,14 @@ impl Stage {
             Stage::Completed { .. } | Stage::Failed { .. } | Stage::Cancelled
         )
     }
+}
+
+/// A call waiting in a task for the user's answer: its arguments (validated) and selection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PendingCall {
+    pub args: serde_json::Map<String, Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub select: Option<(String, String)>,
 }
 
 /// One task, as stored (sealed).
@@ -92,14 +109,16 @@ impl TaskRecord {
     }
 
     pub(super) fn task(&self, id: &str) -> Task {
-        let mut t = Task::new(
-            id,
-            TaskStatus::Working,
-            self.created_at.clone(),
-            self.updated_at.clone(),
-        )
-        .with_ttl_ms(self.ttl_ms)
-        .with_poll_interval_ms(self.poll_ms);
+        let status = match &self.stage {
+            Stage::Polling { .. } | Stage::Running => TaskStatus::Working,
+            Stage::InputRequired { .. } => TaskStatus::InputRequired,
+            Stage::Completed { .. } => TaskStatus::Completed,
+            Stage::Failed { .. } => TaskStatus::Failed,
+            Stage::Cancelled => TaskStatus::Cancelled,
+        };
+        let mut t = Task::new(id, status, self.created_at.clone(), self.updated_at.clone())
+            .with_ttl_ms(self.ttl_ms)
+            .with_poll_interval_ms(self.poll_ms);
         if let Some(m) = &self.message {
             t = t.with_status_message(m.clone());
         }
@@ -110,6 +129,9 @@ impl TaskRecord {
     pub fn detailed(&self, id: &str) -> DetailedTask {
         let payload = match &self.stage {
             Stage::Polling { .. } | Stage::Running => TaskPayload::Working,
+            Stage::InputRequired { requests, .. } => TaskPayload::InputRequired {
+                input_requests: serde_json::from_value(requests.clone()).unwrap_or_default(),
+            },
             Stage::Completed { result } => TaskPayload::Completed {
                 result: result.as_object().cloned().unwrap_or_default(),
             },

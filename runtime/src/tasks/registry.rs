@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use url::Url;
 
 use super::record::now_ms;
-pub use super::record::{Stage, TaskRecord};
+pub use super::record::{PendingCall, Stage, TaskRecord};
 use super::status::{Verdict, poll_interval_ms, verdict};
 use super::store::{TaskStore, TaskStoreError};
 
@@ -99,6 +99,22 @@ pub enum Finished {
     },
     /// With a protocol error.
     Error(ErrorData),
+    /// Nothing was sent (the user did not confirm, or the call could no longer be made): this
+    /// tool error is the task's result.
+    NotSent(CallToolResult),
+}
+
+/// A task's input, claimed by the `tasks/update` that answered it (see [`Tasks::claim_input`]).
+#[derive(Debug)]
+pub struct Claimed {
+    pub handle: Handle,
+    /// The tool that was called, and its API.
+    pub tool: String,
+    pub api: usize,
+    /// What to send if the answer says so.
+    pub call: PendingCall,
+    /// The client's response to the outstanding request.
+    pub answer: Value,
 }
 
 /// Limits of the task registry.
@@ -281,6 +297,131 @@ impl Tasks {
         Ok(created)
     }
 
+    /// A task whose call waits for the client's answer to `requests` (`--confirm`: the user's
+    /// consent) before anything is sent; `call` is sealed in the record, for the owner only, and
+    /// the answer is awaited for `wait` at most (and within the task's TTL). `None` when the
+    /// owner or the server has as many live tasks as allowed.
+    pub async fn awaiting_input(
+        &self,
+        owner: &Owner,
+        tool: &str,
+        api: usize,
+        requests: &rmcp::model::InputRequests,
+        call: PendingCall,
+        wait: Duration,
+        message: String,
+    ) -> Result<Option<(Handle, CreateTaskResult)>, ErrorData> {
+        let wait_ms = u64::try_from(wait.as_millis())
+            .unwrap_or(u64::MAX)
+            .min(self.ttl_ms());
+        let deadline_ms = now_ms().saturating_add(wait_ms);
+        let requests = serde_json::to_value(requests)
+            .map_err(|e| ErrorData::internal_error(format!("input requests: {e}"), None))?;
+        let created = self
+            .create(
+                owner,
+                tool,
+                api,
+                Stage::InputRequired {
+                    requests,
+                    call,
+                    deadline_ms,
+                },
+                poll_interval_ms(None),
+                message,
+            )
+            .await?;
+        if let Some((h, _)) = &created {
+            self.store
+                .put_input(&h.key, deadline_ms / 1000 + 1)
+                .await
+                .map_err(store_error)?;
+        }
+        Ok(created)
+    }
+
+    /// `tasks/update` of a task waiting for input: when `responses` holds an answer for the
+    /// outstanding request `key` (one `is_answer` accepts; another shape is an invalid-params
+    /// error) and this update is the first to claim it, the task moves to `working` (its call
+    /// is the caller's to send or refuse, then to hand to [`Tasks::finish`]; `cancel` is what
+    /// `tasks/cancel` trips meanwhile). `None`: nothing to act on (responses to keys that are not
+    /// outstanding are ignored, as the extension says: another key, a task not waiting, an
+    /// answer already given, a replay).
+    pub async fn claim_input(
+        &self,
+        id: &str,
+        owner: &Owner,
+        responses: &rmcp::model::InputResponses,
+        key_name: &str,
+        is_answer: impl Fn(&Value) -> bool,
+        cancel: CancellationToken,
+    ) -> Result<Option<Claimed>, ErrorData> {
+        let (key, mut record) = self.load(id, owner).await?;
+        let (call, deadline_ms) = match &record.stage {
+            Stage::InputRequired {
+                call, deadline_ms, ..
+            } => (call.clone(), *deadline_ms),
+            _ => return Ok(None),
+        };
+        let Some(answer) = responses.get(key_name) else {
+            return Ok(None);
+        };
+        if now_ms() >= deadline_ms {
+            self.expire_input(&key, &mut record).await?;
+            return Ok(None);
+        }
+        if !is_answer(answer) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "inputResponses.{key_name} is not an answer to the outstanding request (an elicitation result: action, content)"
+                ),
+                None,
+            ));
+        }
+        if !self.store.take_input(&key).await.map_err(store_error)? {
+            return Ok(None);
+        }
+        if let Ok(mut r) = self.running.lock() {
+            r.insert(key.clone(), cancel);
+        }
+        record.stage = Stage::Running;
+        record.message = Some("The client answered; the task goes on.".into());
+        record.touch();
+        self.store
+            .put(&key, &record, record.expires())
+            .await
+            .map_err(store_error)?;
+        Ok(Some(Claimed {
+            handle: Handle {
+                id: id.to_string(),
+                key,
+            },
+            tool: record.tool.clone(),
+            api: record.api,
+            call,
+            answer: answer.clone(),
+        }))
+    }
+
+    /// Ends a task whose input was not given in time: nothing was sent.
+    async fn expire_input(&self, key: &str, record: &mut TaskRecord) -> Result<(), ErrorData> {
+        // Whoever takes the mark first ends it; a concurrent update finds it taken.
+        let _ = self.store.take_input(key).await.map_err(store_error)?;
+        let result = CallToolResult::error(vec![ContentBlock::text(format!(
+            "Nobody answered the confirmation of `{}` in time; nothing was sent to the API. Call it again to be asked again.",
+            record.tool
+        ))]);
+        record.stage = Stage::Completed {
+            result: serde_json::to_value(&result).unwrap_or(Value::Null),
+        };
+        record.message = Some("The input was not given in time; nothing was sent.".into());
+        record.touch();
+        self.store
+            .put(key, record, record.expires())
+            .await
+            .map_err(store_error)
+    }
+
     /// Stores how an in-flight call ended (unless the task was cancelled meanwhile).
     pub async fn finish(&self, handle: &Handle, api: usize, end: Finished) {
         if let Ok(mut r) = self.running.lock() {
@@ -319,6 +460,12 @@ impl Tasks {
                 record.poll_ms = poll_interval_ms(retry_after);
                 record.next_poll_ms = now_ms().saturating_add(record.poll_ms);
             }
+            Finished::NotSent(result) => {
+                record.stage = Stage::Completed {
+                    result: serde_json::to_value(&result).unwrap_or(Value::Null),
+                };
+                record.message = Some("Nothing was sent to the API.".into());
+            }
             Finished::Error(e) => {
                 record.message = Some(e.message.to_string());
                 record.stage = Stage::Failed {
@@ -351,6 +498,11 @@ impl Tasks {
         reader: &dyn StatusReader,
     ) -> Result<GetTaskResult, ErrorData> {
         let (key, mut record) = self.load(id, owner).await?;
+        if let Stage::InputRequired { deadline_ms, .. } = &record.stage
+            && now_ms() >= *deadline_ms
+        {
+            self.expire_input(&key, &mut record).await?;
+        }
         if let Stage::Polling { status_url } = &record.stage
             && now_ms() >= record.next_poll_ms
         {
@@ -471,6 +623,11 @@ impl Tasks {
                 },
                 Err(_) => "Cancelled.".into(),
             },
+            Stage::InputRequired { .. } => {
+                // An answer arriving now finds the mark taken and sends nothing.
+                self.store.take_input(&key).await.map_err(store_error)?;
+                "Cancelled before the input was given; nothing was sent to the API.".into()
+            }
             _ => {
                 let token = self.running.lock().ok().and_then(|mut r| r.remove(&key));
                 match token {
@@ -491,9 +648,8 @@ impl Tasks {
             .map_err(store_error)
     }
 
-    /// `tasks/update`: no task of this server waits for input; a known task's update is
-    /// acknowledged (responses to keys that are not outstanding are ignored, as the extension
-    /// says).
+    /// `tasks/update` of a task that waits for no input: a known task's update is acknowledged
+    /// (responses to keys that are not outstanding are ignored, as the extension says).
     pub async fn update(&self, id: &str, owner: &Owner) -> Result<(), ErrorData> {
         self.load(id, owner).await.map(|_| ())
     }
@@ -804,5 +960,125 @@ mod tests {
             .await;
         let got = t.get(&h.id, &me, &api).await.unwrap();
         assert_eq!(got.task.status(), TaskStatus::Cancelled);
+    }
+
+    fn confirm_requests() -> rmcp::model::InputRequests {
+        serde_json::from_value(
+            json!({"confirm": {"method": "elicitation/create", "params": {
+            "mode": "form", "message": "Allow?", "requestedSchema": {"type": "object",
+            "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}}}}),
+        )
+        .unwrap()
+    }
+
+    async fn waiting(t: &Tasks, me: &Owner) -> String {
+        let call = PendingCall {
+            args: json!({"petId": 3}).as_object().cloned().unwrap(),
+            select: None,
+        };
+        let (h, created) = t
+            .awaiting_input(
+                me,
+                "api_delete_pet",
+                0,
+                &confirm_requests(),
+                call,
+                Duration::from_secs(600),
+                "waiting".into(),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(created.task.status, TaskStatus::InputRequired);
+        h.id
+    }
+
+    fn responses(v: Value) -> rmcp::model::InputResponses {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// The pending call is claimed once: by its owner, for the outstanding key, with an answer
+    /// of the right shape; a replay, another key, another owner or a late answer get nothing.
+    #[tokio::test]
+    async fn input_is_claimed_once_by_its_owner() {
+        let t = tasks();
+        let me = Owner::new(None, Some(b"Bearer a"), None);
+        let other = Owner::new(None, Some(b"Bearer b"), None);
+        let id = waiting(&t, &me).await;
+        let api = Script::default();
+        let got = t.get(&id, &me, &api).await.unwrap();
+        let TaskPayload::InputRequired { input_requests } = &got.task.payload else {
+            panic!("{got:?}");
+        };
+        assert!(input_requests.contains_key("confirm"));
+        let yes = responses(json!({"confirm": {"action": "accept", "content": {"confirm": true}}}));
+        let ok = |v: &Value| v.get("action").is_some();
+        let token = CancellationToken::new;
+        let e = t
+            .claim_input(&id, &other, &yes, "confirm", ok, token())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602);
+        let none = t
+            .claim_input(
+                &id,
+                &me,
+                &responses(json!({"x": {}})),
+                "confirm",
+                ok,
+                token(),
+            )
+            .await
+            .unwrap();
+        assert!(none.is_none(), "another key is ignored");
+        let e = t
+            .claim_input(
+                &id,
+                &me,
+                &responses(json!({"confirm": {}})),
+                "confirm",
+                ok,
+                token(),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code.0, -32602, "a malformed answer is refused");
+        // Two at once: one claim.
+        let (a, b) = tokio::join!(
+            t.claim_input(&id, &me, &yes, "confirm", ok, token()),
+            t.claim_input(&id, &me, &yes, "confirm", ok, token()),
+        );
+        let claims = [a.unwrap(), b.unwrap()];
+        assert_eq!(claims.iter().filter(|c| c.is_some()).count(), 1);
+        let claimed = claims.into_iter().flatten().next().unwrap();
+        assert_eq!(claimed.tool, "api_delete_pet");
+        assert_eq!(claimed.call.args["petId"], 3);
+        let got = t.get(&id, &me, &api).await.unwrap();
+        assert_eq!(got.task.status(), TaskStatus::Working);
+        let replay = t
+            .claim_input(&id, &me, &yes, "confirm", ok, token())
+            .await
+            .unwrap();
+        assert!(replay.is_none());
+
+        // Past its deadline: the task ends (isError, nothing sent) and an answer claims nothing.
+        let id = waiting(&t, &me).await;
+        let key = sha256_hex(id.as_bytes());
+        let mut r = t.store.get(&key).await.unwrap().unwrap();
+        if let Stage::InputRequired { deadline_ms, .. } = &mut r.stage {
+            *deadline_ms = 0;
+        }
+        t.store.put(&key, &r, r.expires()).await.unwrap();
+        let late = t
+            .claim_input(&id, &me, &yes, "confirm", ok, token())
+            .await
+            .unwrap();
+        assert!(late.is_none());
+        let got = t.get(&id, &me, &api).await.unwrap();
+        let TaskPayload::Completed { result } = &got.task.payload else {
+            panic!("{got:?}");
+        };
+        assert_eq!(result["isError"], true);
+        assert!(Value::Object(result.clone()).to_string().contains("nothing was sent"));
     }
 }

@@ -16,6 +16,8 @@ use super::record::TaskRecord;
 
 /// The kind of task records in the store.
 const KIND: &str = "task";
+/// The kind of a task's outstanding-input mark (see [`TaskStore::take_input`]).
+const INPUT_KIND: &str = "task-input";
 
 /// A store of sealed task records.
 pub struct TaskStore {
@@ -119,6 +121,20 @@ impl TaskStore {
         serde_json::from_slice(&plain)
             .map(Some)
             .map_err(|e| TaskStoreError::Record(e.to_string()))
+    }
+
+    /// Marks the input of task `key` outstanding until `expires` (Unix seconds): the one
+    /// answer that may act on it is the one that [`TaskStore::take_input`] first.
+    pub async fn put_input(&self, key: &str, expires: u64) -> Result<(), TaskStoreError> {
+        self.store.put(INPUT_KIND, key, Vec::new(), expires).await?;
+        Ok(())
+    }
+
+    /// Takes the outstanding-input mark of task `key`, atomically (of two concurrent
+    /// `tasks/update`s, on any replicas, one gets `true`); `false` when it was taken already or
+    /// expired.
+    pub async fn take_input(&self, key: &str) -> Result<bool, TaskStoreError> {
+        Ok(self.store.take(INPUT_KIND, key).await?.is_some())
     }
 
     /// Live tasks of `owner`, and of everyone.

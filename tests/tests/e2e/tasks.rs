@@ -488,3 +488,343 @@ async fn calls_inside_a_script_never_become_tasks() {
     assert_eq!(r["isError"], false, "{got}");
     assert!(r["content"].to_string().contains("queued"), "{got}");
 }
+
+/// specs/jobs.yaml with `x-mcp-task: VALUE` added to the operations named, written to a file of
+/// its own (the fixture itself stays without the extension).
+fn jobs_spec_with(marks: &[(&str, &str)]) -> std::path::PathBuf {
+    let mut text = std::fs::read_to_string(spec("jobs.yaml")).expect("jobs.yaml");
+    for (op, value) in marks {
+        let line = format!("      operationId: {op}\n");
+        assert!(text.contains(&line), "{op} in jobs.yaml");
+        text = text.replace(&line, &format!("{line}      x-mcp-task: {value}\n"));
+    }
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "openapi-mcp-e2e-x-mcp-task-{}-{n}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("jobs.yaml");
+    std::fs::write(&path, text).expect("write spec");
+    path
+}
+
+async fn marked_server(api: &JobApi, marks: &[(&str, &str)], opts: ServerOptions) -> ProxyServer {
+    proxy_server_with(
+        &jobs_spec_with(marks),
+        &api.base_url(),
+        ToolOptions::default(),
+        &[],
+        opts,
+    )
+    .await
+}
+
+/// `x-mcp-task` overrides the inference both ways: `none` keeps a 202 + Location operation a
+/// plain call (even past `--task-after`), `required` makes a quick synchronous operation a task
+/// at once for a declaring client and refuses others with -32021, `optional` is a task at once
+/// without `--task-after` and a plain answer when the call beats it.
+#[tokio::test]
+async fn x_mcp_task_overrides_the_inference_both_ways() {
+    let api = JobApi::start().await;
+    let marks = [
+        ("startJob", "none"),
+        ("makeReport", "required"),
+        ("health", "optional"),
+    ];
+    let addr = serve_http(
+        marked_server(&api, &marks, with_tasks(None, None)).await,
+        true,
+    )
+    .await;
+    let http = reqwest::Client::new();
+
+    // none: the 202 is answered as without tasks (the follow-up call is named).
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_start_job", "arguments": {"polls": 1}}),
+        None,
+    )
+    .await;
+    assert_eq!(got["result"]["resultType"], "complete", "{got}");
+    assert!(got["result"].get("taskId").is_none(), "{got}");
+    assert!(
+        got["result"]["content"]
+            .to_string()
+            .contains("jobs_get_job"),
+        "{got}"
+    );
+
+    // required, declaring client: a task at once, completed with the API's answer.
+    let created = start(&http, addr, "jobs_make_report", json!({"delayMs": 0})).await;
+    let id = created["taskId"].as_str().expect("taskId");
+    let done = until_terminal(&http, &[addr], id, 20).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["report"], "made in 0 ms",
+        "{done}"
+    );
+    // required, a client that did not declare the extension: -32021 naming it, nothing sent.
+    let before = api.requests().len();
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_make_report", "arguments": {"delayMs": 0}, "_meta": meta(json!({}))}),
+        None,
+    )
+    .await;
+    assert_eq!(got["error"]["code"], -32021, "{got}");
+    assert_eq!(
+        got["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
+        json!({}),
+        "{got}"
+    );
+    assert_eq!(api.requests().len(), before, "nothing sent");
+
+    // optional without --task-after: a task at once; a non-declaring client: a plain answer.
+    let created = start(&http, addr, "jobs_health", json!({})).await;
+    let done = until_terminal(&http, &[addr], created["taskId"].as_str().unwrap(), 20).await;
+    assert_eq!(done["result"]["structuredContent"]["ok"], true, "{done}");
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_health", "arguments": {}, "_meta": meta(json!({}))}),
+        None,
+    )
+    .await;
+    assert_eq!(got["result"]["structuredContent"]["ok"], true, "{got}");
+
+    // With --task-after: `none` stays plain past the threshold; `optional` answers a quick call
+    // directly.
+    let addr = serve_http(
+        marked_server(
+            &api,
+            &[("makeReport", "none"), ("health", "optional")],
+            with_tasks(None, Some(Duration::from_millis(300))),
+        )
+        .await,
+        true,
+    )
+    .await;
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_make_report", "arguments": {"delayMs": 800}}),
+        None,
+    )
+    .await;
+    assert_eq!(got["result"]["resultType"], "complete", "{got}");
+    assert_eq!(
+        got["result"]["structuredContent"]["report"], "made in 800 ms",
+        "{got}"
+    );
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_health", "arguments": {}}),
+        None,
+    )
+    .await;
+    assert_eq!(got["result"]["resultType"], "complete", "{got}");
+}
+
+/// The `_meta` of a request that declares tasks and form elicitation.
+fn declaring_and_asking() -> Value {
+    meta(json!({"extensions": {TASKS: {}}, "elicitation": {"form": {}}}))
+}
+
+/// `--confirm` inside a task: a declaring client that can be asked gets a task in
+/// `input_required` carrying the confirmation (the elicitation the non-task confirm sends) and
+/// nothing is sent; `tasks/update` with the acceptance sends the call once (the task then goes
+/// on as any), a replay sends nothing more; another owner's update is refused; a malformed
+/// answer is an error and consumes nothing; a decline completes the task with isError; a
+/// cancelled task's late acceptance sends nothing; `x-mcp-task: none` keeps the multi-round-trip
+/// confirmation; a client that cannot be asked is refused as before.
+#[tokio::test]
+async fn confirm_inside_a_task_waits_for_tasks_update() {
+    use openapi_mcp_runtime::server::confirm::Confirm;
+    let api = JobApi::start().await;
+    let opts = ServerOptions {
+        confirm: Confirm::Writes,
+        ..with_tasks(None, None)
+    };
+    let addr = serve_http(jobs_server(&api, opts).await, true).await;
+    let http = reqwest::Client::new();
+    let alice = Some("Bearer alice");
+    let call = |args: Value| json!({"name": "jobs_start_job", "arguments": args, "_meta": declaring_and_asking()});
+    let get = |id: &str| json!({"taskId": id});
+    let update = |id: &str, responses: Value| json!({"taskId": id, "inputResponses": responses});
+    let yes = json!({"confirm": {"action": "accept", "content": {"confirm": true}}});
+
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        call(json!({"name": "n", "polls": 1})),
+        alice,
+    )
+    .await;
+    let created = &got["result"];
+    assert_eq!(created["resultType"], "task", "{got}");
+    assert_eq!(created["status"], "input_required", "{got}");
+    assert!(created.get("inputRequests").is_none(), "{got}");
+    assert!(created.get("requestState").is_none(), "{got}");
+    let id = created["taskId"].as_str().expect("taskId").to_string();
+    assert!(api.requests().is_empty(), "nothing sent before the answer");
+
+    let got = rpc(&http, addr, "tasks/get", get(&id), alice).await;
+    let r = &got["result"];
+    assert_eq!(r["status"], "input_required", "{got}");
+    let ask = &r["inputRequests"]["confirm"];
+    assert_eq!(ask["method"], "elicitation/create", "{got}");
+    assert_eq!(ask["params"]["mode"], "form", "{got}");
+    let message = ask["params"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("POST /jobs") && message.contains("polls = 1"),
+        "{message}"
+    );
+    assert_eq!(
+        ask["params"]["requestedSchema"]["required"],
+        json!(["confirm"])
+    );
+
+    // Another owner: the task does not exist for them; nothing sent.
+    let got = rpc(
+        &http,
+        addr,
+        "tasks/update",
+        update(&id, yes.clone()),
+        Some("Bearer mallory"),
+    )
+    .await;
+    assert_eq!(got["error"]["code"], -32602, "{got}");
+    // A key that is not outstanding: acknowledged and ignored.
+    let got = rpc(
+        &http,
+        addr,
+        "tasks/update",
+        update(&id, json!({"other": {"action": "accept"}})),
+        alice,
+    )
+    .await;
+    assert_eq!(got["result"]["resultType"], "complete", "{got}");
+    // Not an elicitation result: an error, and the question stays outstanding.
+    let got = rpc(
+        &http,
+        addr,
+        "tasks/update",
+        update(&id, json!({"confirm": {"yes": true}})),
+        alice,
+    )
+    .await;
+    assert_eq!(got["error"]["code"], -32602, "{got}");
+    let got = rpc(&http, addr, "tasks/get", get(&id), alice).await;
+    assert_eq!(got["result"]["status"], "input_required", "{got}");
+    assert!(api.requests().is_empty());
+
+    // Accepted: the ack carries no task fields; the call is sent once and the task goes on.
+    let ack = rpc(&http, addr, "tasks/update", update(&id, yes.clone()), alice).await;
+    assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+    let mut done = Value::Null;
+    for _ in 0..40 {
+        let got = rpc(&http, addr, "tasks/get", get(&id), alice).await;
+        let status = got["result"]["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert_ne!(status, "input_required", "{got}");
+        if status != "working" {
+            done = got["result"].clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "succeeded",
+        "{done}"
+    );
+    // A replay of the acceptance finds nothing outstanding: acknowledged, nothing sent.
+    let again = rpc(&http, addr, "tasks/update", update(&id, yes.clone()), alice).await;
+    assert_eq!(again["result"]["resultType"], "complete", "{again}");
+    let posts = |api: &JobApi| {
+        api.requests()
+            .iter()
+            .filter(|r| r.starts_with("POST"))
+            .count()
+    };
+    assert_eq!(posts(&api), 1, "{:?}", api.requests());
+
+    // Declined: completed with isError saying so; nothing sent.
+    let got = rpc(&http, addr, "tools/call", call(json!({"polls": 0})), alice).await;
+    let id = got["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_string();
+    let no = json!({"confirm": {"action": "decline"}});
+    rpc(&http, addr, "tasks/update", update(&id, no), alice).await;
+    let got = rpc(&http, addr, "tasks/get", get(&id), alice).await;
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(got["result"]["result"]["isError"], true, "{got}");
+    assert!(got.to_string().contains("declined"), "{got}");
+    assert_eq!(posts(&api), 1);
+
+    // Cancelled while waiting: a late acceptance sends nothing.
+    let got = rpc(&http, addr, "tools/call", call(json!({"polls": 0})), alice).await;
+    let id = got["result"]["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_string();
+    let ack = rpc(&http, addr, "tasks/cancel", get(&id), alice).await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    rpc(&http, addr, "tasks/update", update(&id, yes.clone()), alice).await;
+    let got = rpc(&http, addr, "tasks/get", get(&id), alice).await;
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+    assert!(
+        got["result"]["statusMessage"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("nothing was sent"),
+        "{got}"
+    );
+    assert_eq!(posts(&api), 1);
+
+    // A declaring client that cannot be asked: refused as without tasks (-32021, elicitation).
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": "jobs_start_job", "arguments": {}, "_meta": declaring()}),
+        alice,
+    )
+    .await;
+    assert_eq!(got["error"]["code"], -32021, "{got}");
+    assert!(
+        got["error"]["data"]["requiredCapabilities"]
+            .get("elicitation")
+            .is_some(),
+        "{got}"
+    );
+
+    // x-mcp-task: none: the multi-round-trip confirmation, no task.
+    let opts = ServerOptions {
+        confirm: Confirm::Writes,
+        ..with_tasks(None, None)
+    };
+    let addr = serve_http(
+        marked_server(&api, &[("startJob", "none")], opts).await,
+        true,
+    )
+    .await;
+    let got = rpc(&http, addr, "tools/call", call(json!({})), alice).await;
+    assert_eq!(got["result"]["resultType"], "input_required", "{got}");
+    assert!(got["result"]["requestState"].is_string(), "{got}");
+    assert_eq!(posts(&api), 1);
+}
