@@ -10,6 +10,10 @@
 //! naming it, rather than a guess at which API it was meant for. The one exception is
 //! `upstream-auth` ([`ApiOptions::SERVER_DEFAULTS`]): at the top level it is the default of the entries
 //! that do not set their own (one mode for every API is the common case).
+//!
+//! Workflows (#39): an entry's `arazzo:` (a list of Arazzo documents) and `workflows-only:` are
+//! the `--arazzo` and `--workflows-only` of that API alone, and its `spec:` may be an Arazzo
+//! document with one `openapi` source description ([`crate::arazzo::entry`]).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -38,6 +42,9 @@ pub struct ApiConfig {
     /// The entry as parsed, for `config --print`.
     pub matches: ArgMatches,
     pub from_file: BTreeSet<String>,
+    /// The config file, and the entry's key in it (`apis[1]`), for errors and warnings.
+    pub file: String,
+    pub key: String,
 }
 
 /// The ids of every per-API argument: the spec and its conversion options, and
@@ -127,7 +134,8 @@ pub fn parse(
         warnings.extend(entry_warnings);
         apis.push(api);
     }
-    check_auths(m, &apis, file)?;
+    check_auths(m, &apis, file.clone())?;
+    check_workflows(m, &apis, &file)?;
     Ok((apis, warnings))
 }
 
@@ -259,8 +267,60 @@ fn parse_entry(
         from_file: tokens.from_file,
         matches,
         name,
+        file: file.to_string(),
+        key: path.to_string(),
     };
     Ok((api, tokens.warnings))
+}
+
+/// The entries' workflow keys (#39): each `arazzo:` document is a file (a missing one is a
+/// mistake in the config file; one that is there but broken only loses its workflows, at
+/// start-up), and `workflows-only` has workflows to serve and operations it can hide: not in
+/// `--mode hybrid`, whose search would still find the API's operations (tools mode unlists
+/// them; dynamic and code mode leave them out of search and `call_operation`).
+fn check_workflows(m: &ArgMatches, apis: &[ApiConfig], file: &str) -> anyhow::Result<()> {
+    let value_err = |key: String, message: String| ConfigError::Value {
+        file: file.to_string(),
+        key,
+        message,
+    };
+    let server = ServeArgs::from_arg_matches(m).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for api in apis {
+        for (j, path) in api.spec.arazzo.iter().enumerate() {
+            if !path.is_file() {
+                return Err(value_err(
+                    format!("{}.arazzo[{j}]", api.key),
+                    format!("{}: no such file", path.display()),
+                )
+                .into());
+            }
+        }
+        if !api.spec.workflows_only {
+            continue;
+        }
+        let key = format!("{}.workflows-only", api.key);
+        if api.spec.arazzo.is_empty() && !crate::arazzo::is_document(&api.spec.spec) {
+            return Err(value_err(
+                key,
+                format!(
+                    "API `{}` has no workflows to serve instead of its operations: list Arazzo documents in `{}.arazzo`, or make its `spec` one",
+                    api.name, api.key
+                ),
+            )
+            .into());
+        }
+        if server.mode == openapi_mcp_runtime::serve::Mode::Hybrid {
+            return Err(value_err(
+                key,
+                format!(
+                    "cannot hide API `{}`'s operations in mode hybrid (its search would still find them): drop it, or serve mode tools, dynamic or code",
+                    api.name
+                ),
+            )
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// The APIs' credential modes together (one oauth-proxy API at most, each mode's keys in its

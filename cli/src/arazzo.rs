@@ -14,11 +14,13 @@ use std::sync::Arc;
 use openapi_mcp_arazzo::load::{self, Document};
 use openapi_mcp_arazzo::model::SourceKind;
 use openapi_mcp_arazzo::validate::{self, Workflows};
-use openapi_mcp_convert::pipeline::LockMode;
+use openapi_mcp_convert::pipeline::{LockMode, PipelineOptions};
+use openapi_mcp_runtime::serve::config::ConfigError;
 use openapi_mcp_runtime::server::multi::{self, ApiInfo};
 use openapi_mcp_runtime::server::workflow::{SetOperations, WorkflowTools};
 use openapi_mcp_toolset::model::ToolSet;
 
+use crate::apis::ApiConfig;
 use crate::args::SpecArgs;
 use crate::commands::user_error;
 
@@ -80,6 +82,17 @@ fn checked(doc: Arc<Document>, set: &ToolSet, sources: Vec<(String, usize)>) -> 
     Arc::new(workflows)
 }
 
+/// [`checked`] with every `openapi` source of `doc` taken to be the one API of `set`.
+fn checked_over_one(doc: Arc<Document>, set: &ToolSet) -> Arc<Workflows> {
+    let sources = doc
+        .source_descriptions()
+        .iter()
+        .filter(|s| s.kind == SourceKind::Openapi)
+        .map(|s| (s.name.clone(), 0))
+        .collect();
+    checked(doc, set, sources)
+}
+
 /// The workflows of `--arazzo` documents over one spec's tools: every `openapi` source of a
 /// document is that spec.
 pub fn over_spec(args: &SpecArgs, set: &ToolSet) -> anyhow::Result<Option<Arc<WorkflowTools>>> {
@@ -89,13 +102,7 @@ pub fn over_spec(args: &SpecArgs, set: &ToolSet) -> anyhow::Result<Option<Arc<Wo
     let mut docs = Vec::with_capacity(args.arazzo.len());
     for path in &args.arazzo {
         let doc = load_document(path)?;
-        let sources = doc
-            .source_descriptions()
-            .iter()
-            .filter(|s| s.kind == SourceKind::Openapi)
-            .map(|s| (s.name.clone(), 0))
-            .collect();
-        docs.push(checked(doc, set, sources));
+        docs.push(checked_over_one(doc, set));
     }
     Ok(Some(Arc::new(WorkflowTools::new(
         set,
@@ -294,4 +301,100 @@ pub async fn list_tools(args: &crate::args::ToolsArgs) -> anyhow::Result<std::pr
     }
     out.flush().context("writing to stdout")?;
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// An `apis:` entry converted (#39): its spec (an OpenAPI description, or the one `openapi`
+/// source of an Arazzo document as `spec`), and the workflows of that document and of its
+/// `arazzo:` documents, checked against the entry's own tools (every `openapi` source of a
+/// document is the entry's API).
+pub struct Entry {
+    /// How its spec is loaded and converted (what `--watch` reloads).
+    pub opts: PipelineOptions,
+    pub set: ToolSet,
+    pub workflows: Vec<Arc<Workflows>>,
+}
+
+/// See [`Entry`]. An Arazzo document as `spec` that cannot be loaded, or that has other than one
+/// `openapi` source description (an entry is one API), is an error naming `apis[i].spec`. An
+/// `arazzo:` document that cannot be loaded is skipped with a warning naming `apis[i].arazzo[j]`:
+/// the entry's other workflows, its operations and every other API are still served.
+pub async fn entry(api: &ApiConfig) -> anyhow::Result<Entry> {
+    let config_err = |key: String, message: String| {
+        anyhow::Error::new(ConfigError::Value {
+            file: api.file.clone(),
+            key,
+            message,
+        })
+    };
+    let mut spec = api.spec.clone();
+    let mut own = None;
+    if is_document(&spec.spec) {
+        let key = format!("{}.spec", api.key);
+        let doc = load::load_file(Path::new(&spec.spec))
+            .map_err(|e| config_err(key.clone(), e.to_string()))?;
+        let sources: Vec<_> = doc
+            .source_descriptions()
+            .iter()
+            .filter(|s| s.kind == SourceKind::Openapi)
+            .collect();
+        let [source] = sources.as_slice() else {
+            let names: Vec<&str> = sources.iter().map(|s| s.name.as_str()).collect();
+            return Err(config_err(
+                key,
+                format!(
+                    "{} has {} `openapi` source descriptions ({}), and an entry of `apis` is one API: give each source an entry of its own (and the workflows over one source to its entry's `arazzo`), or serve the document alone as `spec` at the top level (one API per source)",
+                    doc.name(),
+                    sources.len(),
+                    names.join(", ")
+                ),
+            ));
+        };
+        spec.spec = source.location.clone();
+        own = Some(Arc::new(doc));
+    }
+    let opts = crate::commands::pipeline_options(&spec, spec.tool_options()?, LockMode::Read);
+    let set = crate::commands::load_and_convert(&opts).await?.tools;
+    let mut workflows: Vec<Arc<Workflows>> =
+        own.into_iter().map(|d| checked_over_one(d, &set)).collect();
+    for (j, path) in api.spec.arazzo.iter().enumerate() {
+        match load::load_file(path) {
+            Ok(doc) => workflows.push(checked_over_one(Arc::new(doc), &set)),
+            Err(e) => eprintln!(
+                "warning: config file {}: key `{}.arazzo[{j}]`: {e}; API `{}` is served without this document's workflows",
+                api.file, api.key, api.name
+            ),
+        }
+    }
+    Ok(Entry {
+        opts,
+        set,
+        workflows,
+    })
+}
+
+/// The workflow tools of a server of several APIs: each entry's (`workflows`, in `apis` order)
+/// named with its prefix, uniquely beside the merged operation tools `set`; the operation tools
+/// of an entry with `workflows-only` are not listed when it has a usable workflow (none: they
+/// are, with a warning, as for one API). `None` when no entry has a usable workflow.
+pub fn of_apis(
+    apis: &[ApiConfig],
+    workflows: &[Vec<Arc<Workflows>>],
+    set: &ToolSet,
+) -> Option<Arc<WorkflowTools>> {
+    let mut tools = WorkflowTools::default();
+    for (i, (api, docs)) in apis.iter().zip(workflows).enumerate() {
+        let before = tools.len();
+        tools.add(set, api.spec.prefix.as_deref().unwrap_or(&api.name), docs);
+        if api.spec.workflows_only {
+            if tools.len() > before {
+                tools.only_apis.push(i);
+            } else {
+                eprintln!(
+                    "warning: config file {}: key `{}.workflows-only`: API `{}` has no usable workflow, so its operation tools are listed",
+                    api.file, api.key, api.name
+                );
+            }
+        }
+    }
+    (!tools.is_empty()).then(|| Arc::new(tools))
 }

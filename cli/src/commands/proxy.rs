@@ -8,6 +8,7 @@ use openapi_mcp_convert::SpecSource;
 use openapi_mcp_convert::pipeline::{self, LockMode, PipelineOptions, Stage};
 use openapi_mcp_runtime::serve::{ApiServing, OnStart, Serving, StartError, serve, serve_apis};
 use openapi_mcp_runtime::server::ProxyServer;
+use openapi_mcp_runtime::server::multi::{ApiInfo, merge};
 
 use crate::apis::ApiConfig;
 use crate::args::ProxyArgs;
@@ -56,20 +57,31 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
     args.serve.tool_mode()?;
     let mut served = Vec::with_capacity(apis.len());
     let mut watched = Vec::new();
-    for api in apis {
+    let mut workflows = Vec::with_capacity(apis.len());
+    for api in &apis {
         let in_api = |e: anyhow::Error| e.context(format!("API `{}`", api.name));
-        let tool_options = api.spec.tool_options().map_err(in_api)?;
-        let opts = super::pipeline_options(&api.spec, tool_options, LockMode::Read);
-        let conversion = super::load_and_convert(&opts).await.map_err(in_api)?;
+        // Its spec converted, and its workflows (`arazzo:`, or an Arazzo document as `spec`).
+        let entry = crate::arazzo::entry(api).await.map_err(in_api)?;
         if args.watch {
-            watched.push((served.len(), api.name.clone(), opts));
+            watched.push((served.len(), api.name.clone(), entry.opts));
         }
+        workflows.push(entry.workflows);
         served.push(ApiServing {
-            name: api.name,
-            set: conversion.tools,
-            options: api.options,
+            name: api.name.clone(),
+            set: entry.set,
+            options: api.options.clone(),
         });
     }
+    let workflows = if workflows.iter().all(Vec::is_empty) {
+        None
+    } else {
+        let parts = served
+            .iter()
+            .map(|a| ApiInfo::split(&a.name, a.set.clone()))
+            .collect();
+        let (set, _) = merge(parts).map_err(|e| super::user_error(anyhow::Error::new(e)))?;
+        crate::arazzo::of_apis(&apis, &workflows, &set)
+    };
     let label = served
         .iter()
         .map(|a| a.name.as_str())
@@ -91,7 +103,7 @@ pub async fn run_apis(args: ProxyArgs, apis: Vec<ApiConfig>) -> anyhow::Result<E
         on_start,
         watched: args.watch,
         oauth_proxy: Some(openapi_mcp_oauth_proxy::factory),
-        workflows: None,
+        workflows,
     };
     serve_apis(served, &args.serve, serving)
         .await

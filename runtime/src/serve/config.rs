@@ -29,6 +29,10 @@ pub const CONFIG_ARG: &str = "config";
 /// The top-level key listing several APIs served by one server (`openapi-mcp proxy`).
 pub const APIS_KEY: &str = "apis";
 
+/// The keys of `openapi-mcp proxy`'s workflows (#39): a command without them (a generated
+/// server) says why rather than "unknown key".
+const WORKFLOW_KEYS: &[&str] = &["arazzo", "workflows-only"];
+
 /// What shows instead of a secret.
 pub const MASK: &str = "***";
 
@@ -237,6 +241,13 @@ fn setting<'a>(
     seen: &mut Vec<(String, String)>,
 ) -> Result<(&'a Arg, Vec<Token>), ConfigError> {
     let arg = find_key(cmd, key).ok_or_else(|| {
+        if WORKFLOW_KEYS.contains(&key.replace('_', "-").as_str()) {
+            return ConfigError::Value {
+                file: file.to_string(),
+                key: shown.to_string(),
+                message: "Arazzo workflows are served by `openapi-mcp proxy` (built with the runtime's `workflows` feature); this server does not serve workflows".into(),
+            };
+        }
         let keys = keys(cmd);
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
         ConfigError::UnknownKey {
@@ -958,6 +969,26 @@ mod tests {
         assert_eq!(p.auth_token.as_deref(), Some("from-cli"));
         // The file's secret is not used, so nothing to warn about.
         assert!(e.warnings.is_empty() && !e.from_file.contains("auth_token"));
+    }
+
+    /// A generated server (any feature set) has no workflow keys: refused saying so, not as a
+    /// typo.
+    #[test]
+    fn workflow_keys_are_refused_clearly_where_there_are_none() {
+        use crate::serve::GeneratedCli;
+        for text in ["arazzo: [shop.arazzo.yaml]\n", "workflows_only: true\n"] {
+            let (_d, y) = write("w.yaml", text);
+            let argv: Vec<OsString> = vec!["srv".into(), "--config".into(), y.into()];
+            let err = expand(&GeneratedCli::command(), &[], argv)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.contains("w.yaml")
+                    && err.contains("Arazzo workflows are served by `openapi-mcp proxy`"),
+                "{err}"
+            );
+        }
     }
 
     /// A generated server's command line (no subcommand, no positional) takes a file too.

@@ -7,6 +7,7 @@ mod discovery;
 pub mod instructions;
 pub mod multi;
 pub mod progress;
+pub mod stdio;
 mod tasks;
 #[cfg(feature = "workflows")]
 pub mod workflow;
@@ -367,6 +368,8 @@ impl ToolState {
             self.sizes.clear();
             self.index.clear();
             self.listed_at.iter_mut().for_each(|i| *i = u32::MAX);
+        } else if !w.only_apis.is_empty() {
+            self.unlist_apis(&w.only_apis);
         }
         for t in w.tools() {
             self.sizes.push(openapi_mcp_toolset::model::json_size(t));
@@ -374,6 +377,29 @@ impl ToolState {
         }
         self.workflows = Some(w);
         self
+    }
+
+    /// The operation tools of `apis` neither listed nor callable by name (`workflows-only` in
+    /// their `apis:` entries: their workflows' steps still call them).
+    fn unlist_apis(&mut self, apis: &[usize]) {
+        let mut listed = vec![true; self.tools.len()];
+        for (i, def) in self.set.tools.iter().enumerate() {
+            let at = self.listed_at[i] as usize;
+            if apis.contains(&def.api) && at < listed.len() {
+                listed[at] = false;
+                self.index.remove(def.name());
+            }
+        }
+        let mut keep = listed.iter();
+        self.tools.retain(|_| keep.next().copied().unwrap_or(true));
+        let mut keep = listed.iter();
+        self.sizes.retain(|_| keep.next().copied().unwrap_or(true));
+        self.listed_at.iter_mut().for_each(|i| *i = u32::MAX);
+        for (at, t) in self.tools.iter().enumerate() {
+            if let Some(&i) = self.index.get(t.name.as_ref()) {
+                self.listed_at[i] = u32::try_from(at).unwrap_or(u32::MAX);
+            }
+        }
     }
 
     /// The APIs served, when there are several (empty for one).

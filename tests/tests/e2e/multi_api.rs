@@ -623,3 +623,259 @@ async fn toml_parses_the_same_and_print_masks_every_apis_secrets() {
         "{stderr}"
     );
 }
+
+/// An Arazzo document over one source `source` at `url`, with `workflows` as (workflowId,
+/// operationId): one step each, its outputs the upstream's `host` and `target`.
+fn arazzo(source: &str, url: &str, workflows: &[(&str, &str)]) -> String {
+    let mut text = format!(
+        "arazzo: 1.0.1\ninfo: {{title: {source} flows, version: 1.0.0}}\nsourceDescriptions:\n  - name: {source}\n    url: {url}\n    type: openapi\nworkflows:\n"
+    );
+    for (id, op) in workflows {
+        text += &format!(
+            "  - workflowId: {id}\n    summary: {id} of {source}\n    steps:\n      - stepId: call\n        operationId: {op}\n        successCriteria:\n          - condition: $statusCode == 200\n        outputs:\n          host: $response.body#/host\n          target: $response.body#/target\n    outputs:\n      host: $steps.call.outputs.host\n      target: $steps.call.outputs.target\n"
+        );
+    }
+    text
+}
+
+/// [`Hosts::config`] with workflows: pets' `arazzo:` (a good document with a workflow over
+/// crm's operation, and a broken one), crm's `spec` an Arazzo document, `workflows-only`.
+fn flows_config(hosts: &Hosts, dir: &Scratch) -> String {
+    let config = hosts.config(dir, "");
+    let pets_flows = dir.write_arg(
+        "pets.arazzo.yaml",
+        &arazzo(
+            "pets",
+            "./pets.json",
+            &[("listAll", "listPets"), ("crossed", "listContacts")],
+        ),
+    );
+    let broken = dir.write_arg("broken.arazzo.yaml", "arazzo: 1.0.1\nworkflows: [\n");
+    dir.write_arg(
+        "crm.arazzo.yaml",
+        &arazzo("crm", "./crm.json", &[("contacts", "listContacts")]),
+    );
+    let flows = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace(
+            "header: ['X-From: pets-config']\n",
+            &format!("header: ['X-From: pets-config']\n    arazzo: [{pets_flows}, {broken}]\n"),
+        )
+        .replace("crm.json\n", "crm.arazzo.yaml\n    workflows-only: true\n");
+    dir.write_arg("flows.yaml", &flows)
+}
+
+/// #39: each `apis:` entry with its own workflows, through a real MCP client over HTTP. pets
+/// takes `arazzo:` documents (one of them broken: only its workflows are lost; one workflow
+/// names crm's operation: skipped, a workflow runs over its own API only); crm's `spec` is an
+/// Arazzo document (its source is crm's spec) with `workflows-only`. Each workflow tool has
+/// its API's prefix and runs with its API's base URL, credentials and headers.
+#[tokio::test]
+async fn each_api_serves_its_own_workflows_with_its_own_credentials() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-multi-arazzo");
+    let config = flows_config(&hosts, &dir);
+    let proxy = HttpProxy::start(&config, &[]);
+    let mcp = proxy.url_after("Streamable HTTP at ").await;
+    let client = ()
+        .serve(StreamableHttpClientTransport::from_uri(format!(
+            "{mcp}/mcp"
+        )))
+        .await
+        .expect("initialize over HTTP");
+    let names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    // pets' operations and workflow, crm's workflow only (workflows-only), each prefixed.
+    assert_eq!(
+        names,
+        [
+            "pets_list_pets",
+            "pets_moved",
+            "pets_report",
+            "pets_list_all",
+            "crm_contacts"
+        ]
+    );
+    let stderr = proxy.stderr.lock().unwrap().join("\n");
+    assert!(
+        stderr.contains(&format!("config file {config}: key `apis[0].arazzo[1]`"))
+            && stderr.contains("API `pets` is served without this document's workflows"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("pets.arazzo.yaml#/workflows/1") && stderr.contains("crossed"),
+        "{stderr}"
+    );
+
+    let r = call(&client, "pets_list_all", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"host": "pets", "target": "/api/pets"}))
+    );
+    let req = hosts.pets.last();
+    assert_eq!(req.target, "/api/pets");
+    assert_eq!(req.header("x-api-key"), Some(PETS_KEY));
+    assert_eq!(req.header("x-from"), Some("pets-config"));
+
+    let r = call(&client, "crm_contacts", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"host": "crm", "target": "/crm/contacts"}))
+    );
+    let req = hosts.crm.last();
+    assert_eq!(req.target, "/crm/contacts");
+    assert_eq!(req.header("x-api-key"), Some(CRM_KEY));
+    assert_eq!(req.header("x-from"), None);
+
+    // crm's operations are not callable by name (its workflow's step still calls them).
+    let before = hosts.crm.requests().len();
+    let unknown = client
+        .call_tool(CallToolRequestParams::new("crm_list_contacts"))
+        .await
+        .err()
+        .expect("crm_list_contacts is not served by name");
+    assert!(
+        unknown
+            .to_string()
+            .contains("unknown tool: crm_list_contacts"),
+        "{unknown}"
+    );
+    assert_eq!(hosts.crm.requests().len(), before);
+    // pets' operations still are.
+    let r = call(&client, "pets_list_pets", json!({})).await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+
+    for (host, req) in hosts.all() {
+        let all = format!("{:?}{}", req.headers, req.target);
+        if host != "pets" {
+            assert!(!all.contains(PETS_KEY), "{host} got pets' key: {req:?}");
+        }
+        if host != "crm" {
+            assert!(!all.contains(CRM_KEY), "{host} got crm's key: {req:?}");
+        }
+    }
+    client.cancel().await.unwrap();
+}
+
+/// #39: the entries' workflow keys refused at start-up, naming the file and the key.
+#[tokio::test]
+async fn workflow_keys_errors_name_the_file_and_the_key() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-multi-arazzo-errors");
+    let config = hosts.config(&dir, "");
+    let good = dir.write_arg(
+        "pets.arazzo.yaml",
+        &arazzo("pets", "./pets.json", &[("listAll", "listPets")]),
+    );
+    dir.write_arg(
+        "two.arazzo.yaml",
+        &(arazzo("pets", "./pets.json", &[("listAll", "listPets")]) + "  # a second source\n")
+            .replace(
+                "workflows:\n",
+                "  - name: crm\n    url: ./crm.json\n    type: openapi\nworkflows:\n",
+            ),
+    );
+    dir.write_arg("bad.arazzo.yaml", "arazzo: 1.0.1\nworkflows: [\n");
+    let base = std::fs::read_to_string(&config).unwrap();
+    let missing = dir.path_arg("missing.arazzo.yaml");
+    let cases: Vec<(String, String)> = vec![
+        (
+            base.replace(
+                "crm.json\n",
+                &format!("crm.json\n    arazzo: [{good}, {missing}]\n"),
+            ),
+            format!("key `apis[1].arazzo[1]`: {missing}: no such file"),
+        ),
+        (
+            base.replace("crm.json\n", "crm.json\n    workflows-only: true\n"),
+            "key `apis[1].workflows-only`: API `crm` has no workflows".into(),
+        ),
+        (
+            format!(
+                "mode: hybrid\n{}",
+                base.replace(
+                    "crm.json\n",
+                    &format!("crm.json\n    arazzo: [{good}]\n    workflows-only: true\n")
+                )
+            ),
+            "key `apis[1].workflows-only`: cannot hide API `crm`'s operations in mode hybrid"
+                .into(),
+        ),
+        (
+            format!("arazzo: [{good}]\n{base}"),
+            "key `arazzo`: is set per API when the file lists `apis`".into(),
+        ),
+        (
+            base.replace("crm.json\n", "two.arazzo.yaml\n"),
+            "key `apis[1].spec`: ".to_string()
+                + &dir.path_arg("two.arazzo.yaml")
+                + " has 2 `openapi` source descriptions (pets, crm)",
+        ),
+        (
+            base.replace("crm.json\n", "bad.arazzo.yaml\n"),
+            "key `apis[1].spec`: ".to_string() + &dir.path_arg("bad.arazzo.yaml"),
+        ),
+        (
+            base.replace("crm.json\n", "crm.json\n    arazzo: {a: 1}\n"),
+            "key `apis[1].arazzo`: expected a string, a number or a list of them, found a map"
+                .into(),
+        ),
+    ];
+    for (i, (text, want)) in cases.into_iter().enumerate() {
+        let file = dir.write_arg(&format!("bad{i}.yaml"), &text);
+        let (code, _, stderr) = run(&["proxy", "--config", &file]).await;
+        assert_eq!(code, Some(1), "{text}\n=> {stderr}");
+        assert!(
+            stderr.contains(&format!("config file {file}")) && stderr.contains(&want),
+            "{text}\nwanted {want}\n=> {stderr}"
+        );
+    }
+}
+
+/// #39: `workflows-only` of an entry in `--mode dynamic`: the API's operations are neither
+/// found nor run by `call_operation`; its workflow is, with the API's credential; the other
+/// API's operations still are.
+#[tokio::test]
+async fn dynamic_mode_hides_a_workflows_only_apis_operations() {
+    let hosts = Hosts::start().await;
+    let dir = Scratch::new("e2e-multi-arazzo-dynamic");
+    let config = flows_config(&hosts, &dir);
+    let transport =
+        TokioChildProcess::new(command(&config, &["--mode", "dynamic"]).configure(|c| {
+            c.stderr(Stdio::null());
+        }))
+        .expect("spawn");
+    let client = ().serve(transport).await.expect("initialize");
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "crm_list_contacts", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(true), "{}", text(&r));
+    assert!(hosts.crm.requests().is_empty());
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "crm_contacts", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(hosts.crm.last().header("x-api-key"), Some(CRM_KEY));
+    let r = call(
+        &client,
+        "call_operation",
+        json!({"name": "pets_list_pets", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(r.is_error, Some(false), "{}", text(&r));
+    assert_eq!(hosts.pets.last().header("x-api-key"), Some(PETS_KEY));
+    client.cancel().await.unwrap();
+}
