@@ -59,6 +59,16 @@ fn target_dir() -> PathBuf {
 /// Generation goes to a staging directory first and only changed files are copied over, so an
 /// unchanged generator does not make Cargo rebuild the crate on the next run.
 fn generate_and_build(file: &str, variant: &str, gen_args: &[&str]) -> PathBuf {
+    generate_and_build_from(&spec(file), file, variant, gen_args)
+}
+
+/// [`generate_and_build`] of the spec (or Arazzo document) at `spec_path`; `file` names it.
+fn generate_and_build_from(
+    spec_path: &Path,
+    file: &str,
+    variant: &str,
+    gen_args: &[&str],
+) -> PathBuf {
     let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let stem = file.split('.').next().expect("stem");
     let stem = if variant.is_empty() {
@@ -77,7 +87,7 @@ fn generate_and_build(file: &str, variant: &str, gen_args: &[&str]) -> PathBuf {
     let started = Instant::now();
     let out = Command::new(binary())
         .arg("generate")
-        .arg(spec(file))
+        .arg(spec_path)
         .arg("-o")
         .arg(&staging)
         .args(["--name", &name, "--runtime-dep"])
@@ -968,4 +978,216 @@ async fn petstore_hybrid_generated_matches_proxy() {
         vec![("petstore_list_pets", json!({"limit": "two"}))],
     )
     .await;
+}
+
+/// The Arazzo fixtures of tests/arazzo/fixtures/ (the shop's workflows over its spec), written
+/// under the test's temporary directory with the spec's server at a fixed address (the servers
+/// get `--base-url`), so the generated crate does not change from run to run.
+fn arazzo_fixtures() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generate-parity/arazzo-fixtures");
+    let fixtures = workspace_root().join("tests/arazzo/fixtures");
+    for name in ["shop.openapi.yaml", "shop.arazzo.yaml"] {
+        let text = std::fs::read_to_string(fixtures.join(name)).expect("fixture");
+        let text = text.replace("127.0.0.1:{{PORT}}", "127.0.0.1:9");
+        write_if_changed(&dir.join(name), text.as_bytes());
+    }
+    dir
+}
+
+/// The shop of tests/arazzo/recorder.py, stateful per run (`reset` between the two servers):
+/// orders are pending twice, then ready; the inventory is busy (503) once; a reservation is
+/// rate limited (429, `Retry-After: 1`) once.
+fn shop(up: &Upstream) -> impl Fn() + use<> {
+    use std::collections::HashMap;
+    use std::sync::Arc;
+    let counters: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
+    let count = {
+        let counters = Arc::clone(&counters);
+        move |k: &str| {
+            let mut c = counters.lock().expect("counters");
+            let n = c.entry(k.to_string()).or_default();
+            *n += 1;
+            *n - 1
+        }
+    };
+    up.respond(move |r: &Recorded| {
+        if r.header("x-api-key") != Some("k-parity") {
+            return Reply::json(401, json!({"error": "key"}));
+        }
+        let path = r.path().strip_prefix("/shop").unwrap_or_default();
+        let pets = [
+            json!({"id": 2, "name": "Tom", "status": "available", "price": 12}),
+            json!({"id": 4, "name": "Bo", "status": "available", "price": 25}),
+            json!({"id": 3, "name": "Kit", "status": "sold", "price": 8}),
+        ];
+        match (r.method.as_str(), path) {
+            ("GET", "/pets") => Reply::json(200, json!(pets[..2])),
+            ("GET", p) if p.starts_with("/pets/") => {
+                let id = &p[6..];
+                match pets
+                    .iter()
+                    .find(|x| x["id"].as_u64().is_some_and(|n| n.to_string() == id))
+                {
+                    Some(x) => Reply::json(200, x.clone()),
+                    None => Reply::json(404, json!({"error": "no such pet"})),
+                }
+            }
+            ("POST", "/orders") => {
+                let n = count("orders");
+                let b = r.body_json();
+                Reply::json(
+                    201,
+                    json!({"id": 100 + n, "petId": b["petId"], "discount": 0, "status": "placed"}),
+                )
+            }
+            ("GET", p) if p.starts_with("/orders/") => {
+                let status = if count(p) < 2 { "pending" } else { "ready" };
+                Reply::json(200, json!({"id": 100, "status": status}))
+            }
+            ("GET", "/inventory") => {
+                if count("inventory") == 0 {
+                    Reply::json(503, json!({"error": "busy"}))
+                } else {
+                    Reply::json(200, json!({"available": 2, "sold": 1}))
+                }
+            }
+            ("POST", "/reservations") => {
+                if count("reservations") == 0 {
+                    let mut reply = Reply::json(429, json!({"error": "slow down"}));
+                    reply.headers.push(("retry-after".into(), "1".into()));
+                    reply
+                } else {
+                    Reply::json(201, json!({"id": "R-1", "petId": 1}))
+                }
+            }
+            _ => Reply::json(404, json!({"error": "no route"})),
+        }
+    });
+    move || counters.lock().expect("counters").clear()
+}
+
+/// #39: a crate generated from Arazzo workflows serves the same workflow tools as `proxy` with
+/// the same arguments (`generate DOC.arazzo.yaml`; `generate SPEC --arazzo DOC
+/// --workflows-only`): tools/list identical, and each workflow, called through a real MCP
+/// client, sends the same requests in the same order to the same upstream (a `goto` polling
+/// loop, a `retry` on 503 and on 429 with `Retry-After`, a failing success criterion) and
+/// returns the same result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arazzo_workflows_generated_match_proxy() {
+    let dir = arazzo_fixtures();
+    let doc = dir.join("shop.arazzo.yaml");
+    let spec_file = dir.join("shop.openapi.yaml");
+    let variants: [(&str, PathBuf, Vec<std::ffi::OsString>); 2] = [
+        ("document", doc.clone(), vec![]),
+        (
+            "over-spec",
+            spec_file.clone(),
+            vec![
+                "--arazzo".into(),
+                doc.clone().into(),
+                "--workflows-only".into(),
+            ],
+        ),
+    ];
+    let up = Upstream::start().await;
+    let reset = shop(&up);
+    let base = up.url("/shop");
+    let logs = Path::new(env!("CARGO_TARGET_TMPDIR")).join("generate-parity");
+    for (variant, spec_path, extra) in variants {
+        let gen_args: Vec<String> = extra
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        let bin = tokio::task::spawn_blocking({
+            let spec_path = spec_path.clone();
+            let gen_args = gen_args.clone();
+            move || {
+                let args: Vec<&str> = gen_args.iter().map(String::as_str).collect();
+                generate_and_build_from(&spec_path, "shop.arazzo", variant, &args)
+            }
+        })
+        .await
+        .expect("build task");
+        // The generated crate embeds the document and is built with the `workflows` feature.
+        let krate = logs.join(format!("shop-{variant}"));
+        let embedded = std::fs::read_to_string(krate.join("src/workflows/shop.arazzo.yaml"))
+            .expect("the embedded document");
+        assert_eq!(embedded, std::fs::read_to_string(&doc).expect("fixture"));
+
+        let mut cmd = tokio::process::Command::new(binary());
+        cmd.arg("proxy")
+            .arg(&spec_path)
+            .args(&extra)
+            .args(["--base-url", &base]);
+        let proxy = connect(cmd, &logs.join(format!("shop-{variant}.proxy.stderr"))).await;
+        let mut cmd = tokio::process::Command::new(&bin);
+        cmd.args(["--base-url", &base]);
+        let generated = connect(cmd, &logs.join(format!("shop-{variant}.generated.stderr"))).await;
+
+        let mut diffs = Diffs::default();
+        diffs.check(
+            "initialize result",
+            &pretty!(proxy.peer_info()),
+            &pretty!(generated.peer_info()),
+        );
+        let tools_proxy = proxy.list_all_tools().await.expect("proxy tools/list");
+        let names: Vec<&str> = tools_proxy.iter().map(|t| t.name.as_ref()).collect();
+        assert!(
+            names.contains(&"buy_cheapest_pet") && names.contains(&"order_and_wait"),
+            "{variant}: {names:?}"
+        );
+        assert_eq!(
+            names.iter().any(|n| n.starts_with("shop_")),
+            variant == "document",
+            "{variant}: operation tools listed or not as --workflows-only says: {names:?}"
+        );
+        diffs.check(
+            "tools/list",
+            &pretty!(tools_proxy),
+            &pretty!(
+                generated
+                    .list_all_tools()
+                    .await
+                    .expect("generated tools/list")
+            ),
+        );
+        let calls = [
+            (
+                "buy_cheapest_pet",
+                json!({"status": "available", "coupon": "SAVE5"}),
+                3,
+                false,
+            ),
+            ("order_and_wait", json!({"petId": 2}), 4, false),
+            ("inventory_with_retry", json!({}), 2, false),
+            ("reserve_with_retry", json!({"petId": 1}), 2, false),
+            ("buy_sold_pet", json!({"petId": 3}), 1, true),
+        ];
+        for (tool, args, requests, fails) in calls {
+            assert!(names.contains(&tool), "{variant}: no {tool} in {names:?}");
+            reset();
+            let (r_proxy, q_proxy) = call_recorded(&proxy, &up, tool, &args).await;
+            reset();
+            let (r_generated, q_generated) = call_recorded(&generated, &up, tool, &args).await;
+            assert_eq!(
+                (q_proxy.len(), r_proxy.get("isError") == Some(&json!(true))),
+                (requests, fails),
+                "{variant}: the proxy's {tool}: {r_proxy}\n{}",
+                render_all(&q_proxy)
+            );
+            diffs.check(
+                &format!("upstream requests of {tool}"),
+                &render_all(&q_proxy),
+                &render_all(&q_generated),
+            );
+            diffs.check(
+                &format!("result of {tool}"),
+                &pretty!(r_proxy),
+                &pretty!(r_generated),
+            );
+        }
+        let _ = proxy.cancel().await;
+        let _ = generated.cancel().await;
+        diffs.finish(&format!("shop.arazzo.yaml ({variant})"));
+    }
 }
