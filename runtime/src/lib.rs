@@ -17,6 +17,7 @@
 #[cfg(feature = "http")]
 pub mod embed;
 pub mod extend;
+pub mod features;
 pub mod forward;
 pub mod generated;
 #[cfg(feature = "http")]

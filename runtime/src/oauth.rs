@@ -100,9 +100,10 @@ pub struct ClientAuth {
     secret: String,
 }
 
-/// The environment variable holding the secret of `--oauth-client-id` (defined beside the
-/// server's other variables, [`crate::forward::auth::SERVER_ENV`]).
-pub use crate::forward::auth::CLIENT_SECRET_ENV;
+/// The environment variable holding the secret of `--oauth-client-id` (never a flag: a flag's
+/// value shows in process listings and shell history). Listed with the server's other
+/// variables in `forward::auth::SERVER_ENV`.
+pub const CLIENT_SECRET_ENV: &str = "OPENAPI_MCP_OAUTH_CLIENT_SECRET";
 
 impl ClientAuth {
     pub fn new(id: String, secret: String) -> Self {
@@ -568,6 +569,7 @@ pub fn challenge(params: &[(&str, &str)]) -> String {
 }
 
 pub mod authorization;
+pub mod caller;
 pub mod exchange;
 pub mod introspect;
 pub mod token_post;

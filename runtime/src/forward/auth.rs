@@ -83,9 +83,9 @@ pub const AUTH_TOKEN_ENV: &str = "OPENAPI_MCP_AUTH_TOKEN";
 pub const DATA_DIR_ENV: &str = "OPENAPI_MCP_DATA_DIR";
 /// The environment variable holding the key that seals 2026-era confirmations.
 pub const CONFIRM_KEY_ENV: &str = "OPENAPI_MCP_CONFIRM_KEY";
-/// The environment variable holding the secret of `--oauth-client-id` (never a flag: a flag's
-/// value shows in process listings and shell history).
-pub const CLIENT_SECRET_ENV: &str = "OPENAPI_MCP_OAUTH_CLIENT_SECRET";
+/// The environment variable holding the secret of `--oauth-client-id` (defined with the OAuth
+/// client's credentials, listed here with the server's other variables).
+pub use crate::oauth::CLIENT_SECRET_ENV;
 /// The environment variable holding the key that seals the OAuth proxy's store and signs its
 /// tokens (32 bytes or more).
 pub const STORE_KEY_ENV: &str = "OPENAPI_MCP_STORE_KEY";

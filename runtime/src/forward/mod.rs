@@ -10,7 +10,7 @@
 //! logs (only method, path template, status and duration are logged, at debug level).
 
 pub mod auth;
-pub mod caller;
+pub use crate::oauth::caller;
 #[cfg(feature = "workflows")]
 pub mod capture;
 mod encode;

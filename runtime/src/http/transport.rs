@@ -18,8 +18,8 @@ use crate::oauth::{Claims, OAuthOptions, ResourceServer, challenge, challenge_sc
 use crate::observe::{AuditEntry, Caller, Metrics, Observe, Outcome, Readiness};
 use crate::server::ProxyServer;
 
-use crate::serve::stdio::warm_up_later;
-pub use crate::serve::stdio::{ServeError, serve_stdio};
+use crate::server::stdio::warm_up_later;
+pub use crate::server::stdio::{ServeError, serve_stdio};
 
 /// Options of the Streamable HTTP transport.
 #[derive(Clone, Debug)]

@@ -14,7 +14,7 @@ use jsonwebtoken::jwk::JwkSet;
 use openapi_mcp_toolset::model::SecurityScheme;
 use url::Url;
 
-use crate::forward::CallerCredentials;
+use super::caller::CallerCredentials;
 
 /// An authorization server served beside `/mcp`, and the source of each caller's API
 /// credential for its scheme (through [`CallerCredentials`], consulted by the forwarder).

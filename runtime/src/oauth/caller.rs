@@ -3,9 +3,9 @@
 //!
 //! The HTTP transport's OAuth gate puts the validated caller ([`Caller`], as `Arc<Caller>`) into
 //! the request's `http::request::Parts` extensions; the server hands it to the forwarder in the
-//! call's [`super::CallScope`]. For each security scheme of the operation's chosen security
-//! alternative the [`Forwarder`](super::Forwarder) asks its [`CallerCredentials`] first, and the
-//! static [`Credentials`](super::Credentials) only when that says `Ok(None)`. A value it returns
+//! call's [`crate::forward::CallScope`]. For each security scheme of the operation's chosen security
+//! alternative the [`Forwarder`](crate::forward::Forwarder) asks its [`CallerCredentials`] first, and the
+//! static [`Credentials`](crate::forward::Credentials) only when that says `Ok(None)`. A value it returns
 //! is placed as the scheme says (an `Authorization: Bearer` header for oauth2 and http bearer
 //! schemes, the key's header, query or cookie for apiKey, `user:pass` for basic) and scrubbed
 //! from the call's result like every configured secret.

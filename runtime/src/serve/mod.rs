@@ -14,7 +14,7 @@ mod generated;
 mod logging;
 mod resolve;
 pub mod shown;
-pub mod stdio;
+pub use crate::server::stdio;
 
 pub use crate::serve::shown::{shown_url, shown_url_text};
 pub use api_options::*;

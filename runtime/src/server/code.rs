@@ -400,7 +400,7 @@ impl ProxyServer {
         _context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         Err(ErrorData::invalid_params(
-            crate::serve::Feature::Code.missing("--mode code"),
+            crate::features::Feature::Code.missing("--mode code"),
             None,
         ))
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
-use crate::server::ProxyServer;
+use super::ProxyServer;
 
 /// Why serving failed (stdio or HTTP).
 #[derive(Debug, thiserror::Error)]
