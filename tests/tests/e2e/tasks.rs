@@ -828,3 +828,73 @@ async fn confirm_inside_a_task_waits_for_tasks_update() {
     assert!(got["result"]["requestState"].is_string(), "{got}");
     assert_eq!(posts(&api), 1);
 }
+
+/// Dynamic mode's `call_operation` is the client's own call: it becomes a task exactly as the
+/// operation's tool would (a 202, `x-mcp-task`, `-32021` for `required` without the extension).
+/// Code mode's `execute` never does: a script waits for its `api.*` calls (a `required`
+/// operation runs synchronously inside it; the script is the server's own caller).
+#[tokio::test]
+async fn call_operation_becomes_a_task_and_execute_does_not() {
+    use openapi_mcp_runtime::modes::code::{CodeLimits, EXECUTE};
+    use openapi_mcp_runtime::modes::dynamic::{CALL, ToolMode};
+    let api = JobApi::start().await;
+    let marks = [("makeReport", "required")];
+    let opts = ServerOptions {
+        mode: ToolMode::Dynamic,
+        ..with_tasks(None, None)
+    };
+    let addr = serve_http(marked_server(&api, &marks, opts).await, true).await;
+    let http = reqwest::Client::new();
+    let created = start(
+        &http,
+        addr,
+        CALL,
+        json!({"name": "jobs_start_job", "arguments": {"polls": 1}}),
+    )
+    .await;
+    let done = until_terminal(&http, &[addr], created["taskId"].as_str().unwrap(), 20).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"]["structuredContent"]["status"], "succeeded",
+        "{done}"
+    );
+    let created = start(
+        &http,
+        addr,
+        CALL,
+        json!({"name": "jobs_make_report", "arguments": {"delayMs": 0}}),
+    )
+    .await;
+    let done = until_terminal(&http, &[addr], created["taskId"].as_str().unwrap(), 20).await;
+    assert_eq!(
+        done["result"]["structuredContent"]["report"], "made in 0 ms",
+        "{done}"
+    );
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": CALL, "arguments": {"name": "jobs_make_report", "arguments": {}}, "_meta": meta(json!({}))}),
+        None,
+    )
+    .await;
+    assert_eq!(got["error"]["code"], -32021, "{got}");
+
+    let opts = ServerOptions {
+        mode: ToolMode::Code(CodeLimits::default()),
+        ..with_tasks(None, None)
+    };
+    let addr = serve_http(marked_server(&api, &marks, opts).await, true).await;
+    let got = rpc(
+        &http,
+        addr,
+        "tools/call",
+        json!({"name": EXECUTE, "arguments": {"code": "return await api.jobs_make_report({delayMs: 0});"}}),
+        None,
+    )
+    .await;
+    let r = &got["result"];
+    assert_eq!(r["resultType"], "complete", "{got}");
+    assert_eq!(r["isError"], false, "{got}");
+    assert!(r["content"].to_string().contains("made in 0 ms"), "{got}");
+}
