@@ -14,7 +14,8 @@
 # against confirm.yaml served with `--confirm destructive` (tools named as the suite calls them,
 # which ask for the user's consent through an `input_required` result), and the Tasks extension
 # scenarios (SEP-2663, `tasks-*`, at their own 2026-07-28 wire) against tasks.yaml served with
-# `--tasks` in front of tasks-upstream.mjs (a job API on 127.0.0.1 answering 202 + Location), with
+# `--tasks --confirm destructive` in front of tasks-upstream.mjs (a job API on 127.0.0.1 answering
+# 202 + Location; confirm_delete asks for consent inside its task: input_required, tasks/update), with
 # the baseline expected-failures-tasks.yaml (checks that cannot apply to an OpenAPI bridge).
 #
 # Most scenarios call fixture tools, prompts or resources of the suite's reference server
@@ -160,7 +161,7 @@ if [[ -z "$tasks_api" ]]; then
     cat "$work/tasks-upstream.log" >&2
     exit 1
 fi
-PROXY_BASE_URL="$tasks_api" start_proxy tasks "$here/tasks.yaml" --prefix '' --tasks
+PROXY_BASE_URL="$tasks_api" start_proxy tasks "$here/tasks.yaml" --prefix '' --tasks --confirm destructive
 
 # --- the runs ---------------------------------------------------------------------------------
 results="$cache/results"
