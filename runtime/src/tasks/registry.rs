@@ -301,6 +301,7 @@ impl Tasks {
     /// consent) before anything is sent; `call` is sealed in the record, for the owner only, and
     /// the answer is awaited for `wait` at most (and within the task's TTL). `None` when the
     /// owner or the server has as many live tasks as allowed.
+    #[allow(clippy::too_many_arguments)]
     pub async fn awaiting_input(
         &self,
         owner: &Owner,
