@@ -100,13 +100,24 @@ function rawDispatchTo(url) {
   };
 }
 
+// The user's answers to input requests (the --confirm question inside a task), in order.
+const answers = [];
+const asked = [];
 async function session(url) {
   const client = new Client(CLIENT_INFO, { versionNegotiation: { mode: { pin: MODERN } } });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   const s = createTaskSessionFromClient(client, {
     endpointId: 'openapi-mcp-tasks-check',
     rawDispatch: rawDispatchTo(url),
-    v2RequestFraming: { protocolVersion: MODERN, clientInfo: CLIENT_INFO, clientCapabilities: {} },
+    v2RequestFraming: {
+      protocolVersion: MODERN,
+      clientInfo: CLIENT_INFO,
+      clientCapabilities: { elicitation: { form: {} } },
+    },
+    onInputRequest: async (request) => {
+      asked.push(request);
+      return answers.shift() ?? { action: 'cancel' };
+    },
   });
   return { client, session: s };
 }
@@ -121,7 +132,7 @@ try {
   const up = await startUntil(process.execPath, [upstreamScript], {}, 'stdout', /(http:\/\/127\.0\.0\.1:\d+\/api)/);
   children.push(up.child);
   const proxyArgs = [
-    'proxy', spec, '--base-url', up.url, '--prefix', '', '--tasks',
+    'proxy', spec, '--base-url', up.url, '--prefix', '', '--tasks', '--confirm', 'destructive',
     '--task-store', `sqlite:${join(dir, 'tasks.sqlite3')}`,
     '--transport', 'http', '--listen', '127.0.0.1:0',
   ];
@@ -157,6 +168,24 @@ try {
   check(view.status === 'cancelled', `after cancel the task is cancelled (${view.status})`);
   const seen = await (await fetch(`${up.url}/_requests`)).json();
   check(seen.some((r) => r.startsWith('DELETE /api/jobs/')), `the API's DELETE was called: ${seen.filter((r) => r.startsWith('DELETE'))}`);
+
+  // --confirm inside a task: confirm_delete waits in input_required; the session's input
+  // handler answers (tasks/update) and the DELETE is sent only on acceptance.
+  answers.push({ action: 'decline' });
+  const declined = (await (await onA.session.callTool('confirm_delete', { filename: 'keep.txt' })).settle()).outcome;
+  check(declined.status === 'completed' && declined.result.isError === true && text(declined.result).includes('declined'),
+    `a declined confirmation completes with isError: ${declined.status} ${text(declined.result).slice(0, 120)}`);
+  answers.push({ action: 'accept', content: { confirm: true } });
+  const del = await onA.session.callTool('confirm_delete', { filename: 'gone.txt' });
+  check(del.kind === 'task', `confirm_delete is a task (${del.kind})`);
+  const deleted = (await del.settle()).outcome;
+  check(deleted.status === 'completed' && !deleted.result.isError,
+    `an accepted confirmation sends the call and the task completes: ${deleted.status} ${text(deleted.result).slice(0, 120)}`);
+  check(asked.length === 2 && asked.every((r) => r.kind === 'elicitation' && String(r.params?.message ?? '').includes('DELETE /files/')),
+    `the user was asked twice, with the request in the question: ${JSON.stringify(asked.map((r) => r.params?.message))}`);
+  const sent = await (await fetch(`${up.url}/_requests`)).json();
+  const deletes = sent.filter((r) => r.startsWith('DELETE /api/files/'));
+  check(deletes.length === 1 && deletes[0] === 'DELETE /api/files/gone.txt', `only the accepted DELETE was sent: ${deletes}`);
 
   // Started on A, resumed on B from its serialized reference (a reconnect to another replica).
   const moved = await onA.session.callTool('slow_compute', { seconds: 3, label: 'moved' });
