@@ -31,4 +31,5 @@ mod e2e {
     pub mod proxy_wire;
     pub mod responses;
     pub mod tasks;
+    pub mod workflow_scopes;
 }

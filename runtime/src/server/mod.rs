@@ -523,8 +523,9 @@ impl ProxyServer {
     }
 
     /// The OAuth scopes calling `name` needs (`Route::oauth_scopes`); for `call_operation`,
-    /// those of the operation it names; none for `execute`, whose `api.*` calls are checked one
-    /// by one. `None`: no such tool.
+    /// those of the operation it names; for a workflow, those of every operation its steps may
+    /// call; none for `execute`, whose `api.*` calls are checked one by one. `None`: no such
+    /// tool.
     pub fn required_scopes(
         &self,
         name: &str,
@@ -538,8 +539,14 @@ impl ProxyServer {
                 return Some(Vec::new());
             }
             let op = arguments?.get("name")?.as_str()?;
+            if let Some(w) = state.discovered_workflow(op) {
+                return Some(workflow::required_scopes(&state, w));
+            }
             let &i = state.ops.get(op)?;
             return Some(state.set.tools[i].route.oauth_scopes.clone());
+        }
+        if let Some(w) = state.listed_workflow(name) {
+            return Some(workflow::required_scopes(&state, w));
         }
         let &i = state.index.get(name)?;
         Some(state.set.tools[i].route.oauth_scopes.clone())

@@ -630,6 +630,43 @@ impl ProxyServer {
     }
 }
 
+/// At most this many alternatives in a workflow's combined scope requirement; past it the
+/// alternatives needing the fewest scopes are kept (stricter, never looser).
+const MAX_SCOPE_ALTERNATIVES: usize = 64;
+
+/// The OAuth scopes running `w` needs: every operation its steps may call must be allowed, so
+/// the requirement is the product of the operations' alternatives (each alternative of the
+/// result is one alternative of each operation, united). Empty: no operation needs a scope.
+pub(super) fn required_scopes(state: &ToolState, w: &WorkflowTool) -> Vec<Vec<String>> {
+    let mut combined: Vec<Vec<String>> = vec![Vec::new()];
+    for tool in w.operation_tools() {
+        let Some(&i) = state.ops.get(tool) else {
+            continue;
+        };
+        let required = &state.set.tools[i].route.oauth_scopes;
+        if required.is_empty() {
+            continue;
+        }
+        let mut next: Vec<Vec<String>> = Vec::new();
+        for have in &combined {
+            for alt in required {
+                let mut united: Vec<String> = have.iter().chain(alt).cloned().collect();
+                united.sort();
+                united.dedup();
+                next.push(united);
+            }
+        }
+        next.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        next.dedup();
+        next.truncate(MAX_SCOPE_ALTERNATIVES);
+        combined = next;
+    }
+    if combined.iter().all(Vec::is_empty) {
+        return Vec::new();
+    }
+    combined
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

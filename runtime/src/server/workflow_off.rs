@@ -117,3 +117,8 @@ impl ProxyServer {
         match wt.never {}
     }
 }
+
+/// Unreachable: there is no [`WorkflowTool`] whose scopes to combine.
+pub(super) fn required_scopes(_state: &ToolState, w: &WorkflowTool) -> Vec<Vec<String>> {
+    match w.never {}
+}

@@ -96,15 +96,15 @@ async fn the_servers_own_variables_are_never_api_credentials() {
 }
 
 /// A tiny authorization server: an ES256 key, its JWKS at `/jwks`, and tokens it signs.
-struct Issuer {
-    url: String,
+pub(crate) struct Issuer {
+    pub(crate) url: String,
     pkcs8: Vec<u8>,
 }
 
-const AUDIENCE: &str = "http://mcp.attack.invalid/mcp";
+pub(crate) const AUDIENCE: &str = "http://mcp.attack.invalid/mcp";
 
 impl Issuer {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
         use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
         let rng = aws_lc_rs::rand::SystemRandom::new();
@@ -127,13 +127,21 @@ impl Issuer {
         }
     }
 
-    fn token(&self, sub: &str) -> String {
+    pub(crate) fn token(&self, sub: &str) -> String {
+        self.token_with_scope(sub, None)
+    }
+
+    /// A token for `sub` granting `scope` (space-separated) when given.
+    pub(crate) fn token_with_scope(&self, sub: &str, scope: Option<&str>) -> String {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
             .as_secs();
-        let claims = json!({"iss": self.url, "aud": AUDIENCE, "sub": sub, "iat": now,
+        let mut claims = json!({"iss": self.url, "aud": AUDIENCE, "sub": sub, "iat": now,
             "exp": now + 3600, "jti": format!("{sub}-{now}")});
+        if let Some(scope) = scope {
+            claims["scope"] = json!(scope);
+        }
         let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::ES256);
         header.kid = Some("k1".into());
         jsonwebtoken::encode(
