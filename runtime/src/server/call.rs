@@ -282,7 +282,9 @@ impl ProxyServer {
         // Tasks (`x-mcp-task: required` from a client without the extension; `--confirm` asked
         // inside a task), after validation and before anything reaches the API.
         if note.may_be_task
-            && let Some(answer) = self.task_gate(state, i, &args, &select, retry, context).await
+            && let Some(answer) = self
+                .task_gate(state, i, &args, &select, retry, context)
+                .await
         {
             return answer;
         }
