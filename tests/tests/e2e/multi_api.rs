@@ -739,8 +739,7 @@ async fn each_api_serves_its_own_workflows_with_its_own_credentials() {
     let unknown = client
         .call_tool(CallToolRequestParams::new("crm_list_contacts"))
         .await
-        .err()
-        .expect("crm_list_contacts is not served by name");
+        .expect_err("crm_list_contacts is not served by name");
     assert!(
         unknown
             .to_string()
