@@ -292,6 +292,16 @@ impl Document {
         &self.sources
     }
 
+    /// The names of the `openapi` source descriptions, each mapped to API `api`: how a server
+    /// of one API (or one `apis:` entry) sees a document, for the validator's operations.
+    pub fn sources_as_one_api(&self, api: usize) -> Vec<(String, usize)> {
+        self.sources
+            .iter()
+            .filter(|s| s.kind == SourceKind::Openapi)
+            .map(|s| (s.name.clone(), api))
+            .collect()
+    }
+
     /// The well-formed workflows, in document order (some may still be unusable: see
     /// [`crate::validate`]).
     pub fn workflows(&self) -> &[Workflow] {

@@ -84,12 +84,7 @@ fn checked(doc: Arc<Document>, set: &ToolSet, sources: Vec<(String, usize)>) -> 
 
 /// [`checked`] with every `openapi` source of `doc` taken to be the one API of `set`.
 fn checked_over_one(doc: Arc<Document>, set: &ToolSet) -> Arc<Workflows> {
-    let sources = doc
-        .source_descriptions()
-        .iter()
-        .filter(|s| s.kind == SourceKind::Openapi)
-        .map(|s| (s.name.clone(), 0))
-        .collect();
+    let sources = doc.sources_as_one_api(0);
     checked(doc, set, sources)
 }
 

@@ -150,15 +150,20 @@ fn command(config: &str, args: &[&str]) -> tokio::process::Command {
     cmd
 }
 
-/// The calls every transport makes, and where their credentials went.
-async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
-    let mut names: Vec<String> = client
+/// The names of the tools the server lists, in order.
+async fn tool_names(client: &Client) -> Vec<String> {
+    client
         .list_all_tools()
         .await
         .unwrap()
         .into_iter()
         .map(|t| t.name.to_string())
-        .collect();
+        .collect()
+}
+
+/// The calls every transport makes, and where their credentials went.
+async fn calls_go_to_their_own_api(client: &Client, hosts: &Hosts) {
+    let mut names = tool_names(client).await;
     // API by API, each prefixed with its name.
     assert_eq!(
         names,
@@ -683,13 +688,7 @@ async fn each_api_serves_its_own_workflows_with_its_own_credentials() {
         )))
         .await
         .expect("initialize over HTTP");
-    let names: Vec<String> = client
-        .list_all_tools()
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|t| t.name.to_string())
-        .collect();
+    let names = tool_names(&client).await;
     // pets' operations and workflow, crm's workflow only (workflows-only), each prefixed.
     assert_eq!(
         names,
@@ -712,27 +711,36 @@ async fn each_api_serves_its_own_workflows_with_its_own_credentials() {
         "{stderr}"
     );
 
-    let r = call(&client, "pets_list_all", json!({})).await;
-    assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    assert_eq!(
-        r.structured_content,
-        Some(json!({"host": "pets", "target": "/api/pets"}))
-    );
-    let req = hosts.pets.last();
-    assert_eq!(req.target, "/api/pets");
-    assert_eq!(req.header("x-api-key"), Some(PETS_KEY));
-    assert_eq!(req.header("x-from"), Some("pets-config"));
-
-    let r = call(&client, "crm_contacts", json!({})).await;
-    assert_eq!(r.is_error, Some(false), "{}", text(&r));
-    assert_eq!(
-        r.structured_content,
-        Some(json!({"host": "crm", "target": "/crm/contacts"}))
-    );
-    let req = hosts.crm.last();
-    assert_eq!(req.target, "/crm/contacts");
-    assert_eq!(req.header("x-api-key"), Some(CRM_KEY));
-    assert_eq!(req.header("x-from"), None);
+    // Each workflow through its own API: base URL, credential, static headers.
+    for (tool, up, host, target, key, from) in [
+        (
+            "pets_list_all",
+            &hosts.pets,
+            "pets",
+            "/api/pets",
+            PETS_KEY,
+            Some("pets-config"),
+        ),
+        (
+            "crm_contacts",
+            &hosts.crm,
+            "crm",
+            "/crm/contacts",
+            CRM_KEY,
+            None,
+        ),
+    ] {
+        let r = call(&client, tool, json!({})).await;
+        assert_eq!(r.is_error, Some(false), "{tool}: {}", text(&r));
+        assert_eq!(
+            r.structured_content,
+            Some(json!({"host": host, "target": target}))
+        );
+        let req = up.last();
+        assert_eq!(req.target, target);
+        assert_eq!(req.header("x-api-key"), Some(key));
+        assert_eq!(req.header("x-from"), from);
+    }
 
     // crm's operations are not callable by name (its workflow's step still calls them).
     let before = hosts.crm.requests().len();
