@@ -1,7 +1,7 @@
 // x-mcp-task through an Overlay on a real spec (#38), checked with the official Tasks extension
 // client: OpenAI's createResponse (tests/tasks/overlays/openai-responses-task.yaml) against a slow
 // stand-in on 127.0.0.1 is an immediate execution without the overlay and a task, settled
-// completed with the API's answer, with it. Needs the x-mcp-task support of convert/ (#38).
+// completed with the API's answer, with it. Run by tests/tasks/run.sh (CI) when the shared specs are present.
 // Usage (from the SDK install dir, e.g. target/ts-client): OPENAI_API_KEY=sk-test node overlay-task.mjs BIN
 //   ../shared/specs/openai-api-3.1.yaml tests/tasks/overlays/openai-responses-task.yaml
 import { spawn } from 'node:child_process';

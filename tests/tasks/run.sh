@@ -88,5 +88,17 @@ fi
 # The script resolves the SDK packages from the install directory.
 cp "$here/replicas.mjs" "$cache/tasks-replicas.mjs"
 echo "== tasks: $("$node" --version), @modelcontextprotocol/ext-tasks $ext_tasks_version over @modelcontextprotocol/client $client_version: 3 --tasks replicas behind nginx, Redis task store"
-exec "$node" "$cache/tasks-replicas.mjs" "$bin" "$root/tests/conformance/tasks.yaml" "$nginx" \
+"$node" "$cache/tasks-replicas.mjs" "$bin" "$root/tests/conformance/tasks.yaml" "$nginx" \
     "$(command -v redis-server)" "$(command -v redis-cli)"
+
+# x-mcp-task set by an Overlay on a real spec (OpenAI's createResponse): immediate without the
+# overlay, a task settled completed with it. The spec is one of the shared real-world specs.
+openai="$root/../shared/specs/openai-api-3.1.yaml"
+if [[ -f "$openai" ]]; then
+    cp "$here/overlay-task.mjs" "$cache/tasks-overlay-task.mjs"
+    echo "== tasks: x-mcp-task through an Overlay on $(basename "$openai")"
+    OPENAI_API_KEY=sk-test "$node" "$cache/tasks-overlay-task.mjs" "$bin" "$openai" \
+        "$here/overlays/openai-responses-task.yaml"
+else
+    echo "== tasks: x-mcp-task through an Overlay SKIPPED ($openai is absent: the shared specs are not here)"
+fi
