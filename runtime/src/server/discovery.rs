@@ -185,49 +185,12 @@ pub(super) fn search_result(
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|a| !a.is_empty());
-    // With an area: the query's hits among its operations, else (`*`, or nothing matched) the
-    // area's operations in the spec's order.
-    let mut listed: Option<(usize, bool)> = None;
-    let hits = match area {
-        None => d.index.search(query, limit),
-        Some(area) => {
-            let key = dynamic::area_key(area);
-            let tools = &state.set.tools;
-            let in_area = |op: usize| tools[op].tags.iter().any(|t| dynamic::area_key(t) == key);
-            let members: Vec<usize> = d
-                .index
-                .ops()
-                .iter()
-                .copied()
-                .filter(|&op| in_area(op))
-                .collect();
-            if members.is_empty() {
-                return unknown_area(state, d, area);
-            }
-            let mut hits: Vec<dynamic::Hit> = if query.trim() == "*" {
-                Vec::new()
-            } else {
-                d.index
-                    .search(query, usize::MAX)
-                    .into_iter()
-                    .filter(|h| !h.workflow && in_area(h.op))
-                    .take(limit)
-                    .collect()
-            };
-            if hits.is_empty() {
-                listed = Some((members.len(), query.trim() != "*"));
-                hits = members
-                    .into_iter()
-                    .take(limit)
-                    .map(|op| dynamic::Hit {
-                        op,
-                        score: 0.0,
-                        workflow: false,
-                    })
-                    .collect();
-            }
-            hits
-        }
+    let (hits, listed) = match area {
+        None => (d.index.search(query, limit), None),
+        Some(area) => match area_hits(state, d, query, limit, area) {
+            Ok(found) => found,
+            Err(unknown) => return unknown,
+        },
     };
     let mut results = Vec::with_capacity(hits.len());
     let mut text = String::new();
@@ -245,34 +208,8 @@ pub(super) fn search_result(
             results.push(result);
             continue;
         }
-        let def = &state.set.tools[hit.op];
-        let summary = dynamic::summary(def);
-        let required = dynamic::required_arguments(def);
-        let api = state.api_name(def);
-        text.push_str(&format!(
-            "{}. {}{} — {} {} — {}\n   required: {}\n",
-            rank + 1,
-            def.name(),
-            api.map(|a| format!(" (API {a})")).unwrap_or_default(),
-            def.route.method.as_str(),
-            def.route.path,
-            summary,
-            required
-        ));
-        let mut result = serde_json::json!({
-            "name": def.name(),
-            "method": def.route.method.as_str(),
-            "path": def.route.path,
-            "summary": summary,
-            "required_arguments": required,
-            "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
-        });
-        if let Some(api) = api {
-            result["api"] = Value::from(&**api);
-        }
-        if workflows.is_some() {
-            result["kind"] = Value::from("operation");
-        }
+        let (line, result) = operation_hit(state, hit, rank, workflows.is_some());
+        text.push_str(&line);
         results.push(result);
     }
     if let (Some((n, unmatched)), Some(area)) = (listed, area) {
@@ -329,6 +266,94 @@ pub(super) fn search_result(
     }
     r.structured_content = Some(structured);
     r
+}
+
+/// The hits of a search within `area`: the query's hits among its operations, else (`*`, or
+/// nothing matched) the area's operations in the spec's order, with (their count, whether the
+/// query matched nothing). `Err`: no indexed operation has this area (the answer saying so).
+fn area_hits(
+    state: &ToolState,
+    d: &Discovery,
+    query: &str,
+    limit: usize,
+    area: &str,
+) -> Result<(Vec<dynamic::Hit>, Option<(usize, bool)>), CallToolResult> {
+    let key = dynamic::area_key(area);
+    let tools = &state.set.tools;
+    let in_area = |op: usize| tools[op].tags.iter().any(|t| dynamic::area_key(t) == key);
+    let members: Vec<usize> = d
+        .index
+        .ops()
+        .iter()
+        .copied()
+        .filter(|&op| in_area(op))
+        .collect();
+    if members.is_empty() {
+        return Err(unknown_area(state, d, area));
+    }
+    let hits: Vec<dynamic::Hit> = if query.trim() == "*" {
+        Vec::new()
+    } else {
+        d.index
+            .search(query, usize::MAX)
+            .into_iter()
+            .filter(|h| !h.workflow && in_area(h.op))
+            .take(limit)
+            .collect()
+    };
+    if !hits.is_empty() {
+        return Ok((hits, None));
+    }
+    let listed = Some((members.len(), query.trim() != "*"));
+    let hits = members
+        .into_iter()
+        .take(limit)
+        .map(|op| dynamic::Hit {
+            op,
+            score: 0.0,
+            workflow: false,
+        })
+        .collect();
+    Ok((hits, listed))
+}
+
+/// One operation of the search results: its line of text and its structured entry (`kind`
+/// when the server has workflows too).
+fn operation_hit(
+    state: &ToolState,
+    hit: &dynamic::Hit,
+    rank: usize,
+    with_workflows: bool,
+) -> (String, Value) {
+    let def = &state.set.tools[hit.op];
+    let summary = dynamic::summary(def);
+    let required = dynamic::required_arguments(def);
+    let api = state.api_name(def);
+    let line = format!(
+        "{}. {}{} — {} {} — {}\n   required: {}\n",
+        rank + 1,
+        def.name(),
+        api.map(|a| format!(" (API {a})")).unwrap_or_default(),
+        def.route.method.as_str(),
+        def.route.path,
+        summary,
+        required
+    );
+    let mut result = serde_json::json!({
+        "name": def.name(),
+        "method": def.route.method.as_str(),
+        "path": def.route.path,
+        "summary": summary,
+        "required_arguments": required,
+        "score": (f64::from(hit.score) * 1000.0).round() / 1000.0,
+    });
+    if let Some(api) = api {
+        result["api"] = Value::from(&**api);
+    }
+    if with_workflows {
+        result["kind"] = Value::from("operation");
+    }
+    (line, result)
 }
 
 /// `search_operations` with an area no indexed operation has: the areas there are.
