@@ -1295,6 +1295,35 @@ fn operation_path(text: &str) -> Result<OperationRef, String> {
     }
 }
 
+/// Whether SPEC names an Arazzo document rather than an OpenAPI description: a local file
+/// named `*.arazzo.{yaml,yml,json}`, or one whose first lines declare `arazzo:`.
+pub fn is_document(spec: &str) -> bool {
+    let path = Path::new(spec);
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if [".arazzo.yaml", ".arazzo.yml", ".arazzo.json"]
+        .iter()
+        .any(|s| name.ends_with(s))
+    {
+        return true;
+    }
+    // A cheap look at the head of a local file (specs are read in full later anyway).
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut head = [0u8; 512];
+    let n = std::io::Read::read(&mut f, &mut head).unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.lines().any(|l| {
+        let l = l.trim_start_matches('\u{feff}');
+        let t = l.trim_start();
+        l.starts_with("arazzo:") || t.starts_with("\"arazzo\"") || t.starts_with("{\"arazzo\"")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -299,7 +299,7 @@ fn check_workflows(m: &ArgMatches, apis: &[ApiConfig], file: &str) -> anyhow::Re
             continue;
         }
         let key = format!("{}.workflows-only", api.key);
-        if api.spec.arazzo.is_empty() && !crate::arazzo::is_document(&api.spec.spec) {
+        if api.spec.arazzo.is_empty() && !openapi_mcp_arazzo::load::is_document(&api.spec.spec) {
             return Err(value_err(
                 key,
                 format!(

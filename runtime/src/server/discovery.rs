@@ -189,7 +189,7 @@ pub(super) fn search_result(
         None => (d.index.search(query, limit), None),
         Some(area) => match area_hits(state, d, query, limit, area) {
             Ok(found) => found,
-            Err(unknown) => return unknown,
+            Err(unknown) => return *unknown,
         },
     };
     let mut results = Vec::with_capacity(hits.len());
@@ -268,6 +268,9 @@ pub(super) fn search_result(
     r
 }
 
+/// Operations of an area listed instead of hits: (their count, whether the query matched none).
+type Listed = Option<(usize, bool)>;
+
 /// The hits of a search within `area`: the query's hits among its operations, else (`*`, or
 /// nothing matched) the area's operations in the spec's order, with (their count, whether the
 /// query matched nothing). `Err`: no indexed operation has this area (the answer saying so).
@@ -277,7 +280,7 @@ fn area_hits(
     query: &str,
     limit: usize,
     area: &str,
-) -> Result<(Vec<dynamic::Hit>, Option<(usize, bool)>), CallToolResult> {
+) -> Result<(Vec<dynamic::Hit>, Listed), Box<CallToolResult>> {
     let key = dynamic::area_key(area);
     let tools = &state.set.tools;
     let in_area = |op: usize| tools[op].tags.iter().any(|t| dynamic::area_key(t) == key);
@@ -289,7 +292,7 @@ fn area_hits(
         .filter(|&op| in_area(op))
         .collect();
     if members.is_empty() {
-        return Err(unknown_area(state, d, area));
+        return Err(Box::new(unknown_area(state, d, area)));
     }
     let hits: Vec<dynamic::Hit> = if query.trim() == "*" {
         Vec::new()
