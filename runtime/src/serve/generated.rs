@@ -113,18 +113,12 @@ fn embedded_workflows(
     w: &EmbeddedWorkflows,
 ) -> Result<Arc<crate::server::workflow::WorkflowTools>, EmbeddedWorkflowsError> {
     use crate::server::workflow::{SetOperations, WorkflowTools};
-    use openapi_mcp_arazzo::model::SourceKind;
     let mut docs = Vec::with_capacity(w.documents.len());
     for d in w.documents {
         let doc = openapi_mcp_arazzo::load::from_bytes(d.text.as_bytes(), d.name, None)
             .map_err(|e| EmbeddedWorkflowsError(e.to_string()))?;
         // One API: every `openapi` source description is the crate's.
-        let sources = doc
-            .source_descriptions()
-            .iter()
-            .filter(|s| s.kind == SourceKind::Openapi)
-            .map(|s| (s.name.clone(), 0))
-            .collect();
+        let sources = doc.sources_as_one_api(0);
         let checked =
             openapi_mcp_arazzo::validate::validate(Arc::new(doc), &SetOperations { set, sources });
         for diag in checked.diagnostics() {
