@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use openapi_mcp_toolset::model::SecurityScheme;
 use serde::Deserialize;
 
-use super::{ClientAuth, issuer_metadata_urls, unix_now};
 use super::caller::{Caller, CallerCredentialError, CallerCredentials, CredentialFuture};
+use super::{ClientAuth, issuer_metadata_urls, unix_now};
 
 /// RFC 8693 §2.1 `grant_type`.
 pub const GRANT_TYPE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";

@@ -1080,6 +1080,10 @@ mod tests {
             panic!("{got:?}");
         };
         assert_eq!(result["isError"], true);
-        assert!(Value::Object(result.clone()).to_string().contains("nothing was sent"));
+        assert!(
+            Value::Object(result.clone())
+                .to_string()
+                .contains("nothing was sent")
+        );
     }
 }
