@@ -157,6 +157,29 @@ async fn tool_names(client: &Client) -> Vec<String> {
         .collect()
 }
 
+/// `buy_cheapest_pet` with `status: available`: the outputs and the three requests in order
+/// (returned, for their details).
+fn bought_the_cheapest(
+    r: &openapi_mcp_runtime::rmcp::model::CallToolResult,
+    hosts: &Hosts,
+) -> Vec<Recorded> {
+    assert_ne!(r.is_error, Some(true), "{}", text(r));
+    assert_eq!(
+        r.structured_content,
+        Some(json!({"petId": 2, "petName": "Tom", "price": 12, "orderId": 100, "discount": 0}))
+    );
+    let reqs = hosts.shop.requests();
+    assert_eq!(
+        paths(&reqs),
+        [
+            "GET /shop/pets?status=available&limit=3",
+            "GET /shop/pets/2",
+            "POST /shop/orders"
+        ]
+    );
+    reqs
+}
+
 fn paths(reqs: &[Recorded]) -> Vec<String> {
     reqs.iter()
         .map(|r| format!("{} {}", r.method, r.target))
@@ -201,20 +224,7 @@ async fn document_workflows_are_tools_and_pass_values_between_steps() {
         json!({"status": "available", "coupon": "SAVE5"}),
     )
     .await;
-    assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    assert_eq!(
-        r.structured_content,
-        Some(json!({"petId": 2, "petName": "Tom", "price": 12, "orderId": 100, "discount": 0}))
-    );
-    let reqs = hosts.shop.requests();
-    assert_eq!(
-        paths(&reqs),
-        [
-            "GET /shop/pets?status=available&limit=3",
-            "GET /shop/pets/2",
-            "POST /shop/orders"
-        ]
-    );
+    let reqs = bought_the_cheapest(&r, &hosts);
     assert_eq!(reqs[2].header("x-request-tag"), Some("cheapest-2"));
     assert_eq!(
         reqs[2].body_json(),
@@ -545,20 +555,7 @@ async fn dynamic_mode_finds_describes_and_calls_workflows() {
         json!({"name": "buy_cheapest_pet", "arguments": {"status": "available", "coupon": "SAVE5"}}),
     )
     .await;
-    assert_ne!(r.is_error, Some(true), "{}", text(&r));
-    assert_eq!(
-        r.structured_content,
-        Some(json!({"petId": 2, "petName": "Tom", "price": 12, "orderId": 100, "discount": 0}))
-    );
-    let reqs = hosts.shop.requests();
-    assert_eq!(
-        paths(&reqs),
-        [
-            "GET /shop/pets?status=available&limit=3",
-            "GET /shop/pets/2",
-            "POST /shop/orders"
-        ]
-    );
+    let reqs = bought_the_cheapest(&r, &hosts);
     assert!(reqs.iter().all(|r| r.header("x-api-key") == Some(SHOP_KEY)));
     // Invalid inputs: checked against the workflow's inputs, nothing sent.
     hosts.shop.clear();
