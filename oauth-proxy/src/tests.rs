@@ -1480,26 +1480,7 @@ async fn authorize_asks_the_user_before_sending_anyone_to_the_api() {
         .to_string();
     let uri = authorize_uri(&cid, "https://evil.example/cb", "repo", "st-1");
     // The page, not a redirect: nothing kept, nothing sent to the API's authorization server.
-    let resp = send(&p, get(&uri)).await;
-    assert_eq!(resp.status(), StatusCode::OK);
-    assert!(resp.headers().get(header::LOCATION).is_none());
-    let h = resp.headers();
-    assert_eq!(h[header::X_FRAME_OPTIONS], "DENY");
-    assert!(
-        h[header::CONTENT_SECURITY_POLICY]
-            .to_str()
-            .expect("csp")
-            .contains("frame-ancestors 'none'")
-    );
-    assert_eq!(h[header::CACHE_CONTROL], "no-store");
-    let cookie_line = h[header::SET_COOKIE].to_str().expect("cookie").to_string();
-    assert!(
-        cookie_line.starts_with("openapi-mcp-consent="),
-        "{cookie_line}"
-    );
-    assert!(cookie_line.contains("HttpOnly") && cookie_line.contains("SameSite=Lax"));
-    let cookie = set_cookie(&resp).expect("cookie");
-    let html = body_text(resp).await;
+    let (cookie, html) = consent_page(&p, &uri).await;
     assert!(!html.contains("<script>"), "the client's name is escaped");
     assert!(html.contains("&lt;script&gt;alert(&#39;Claude&#39;)&lt;/script&gt;"));
     assert!(html.contains("https://evil.example") && html.contains("<code>repo</code>"));
@@ -1513,49 +1494,7 @@ async fn authorize_asks_the_user_before_sending_anyone_to_the_api() {
         )
     };
     let issuer = p.config().issuer.clone();
-    // Forged posts: no cookie (a cross-site form post: SameSite keeps it home), another token,
-    // another origin, a sandboxed frame's null origin, a cross-site fetch.
-    for (cookie, origin, body, what) in [
-        (
-            None,
-            Some(issuer.as_str()),
-            form("approve", &csrf),
-            "no cookie",
-        ),
-        (
-            Some(cookie.as_str()),
-            Some(issuer.as_str()),
-            form("approve", "AAAAAAAAAAAAAAAAAAAAAA"),
-            "another token",
-        ),
-        (
-            Some(cookie.as_str()),
-            Some("https://evil.example"),
-            form("approve", &csrf),
-            "another origin",
-        ),
-        (
-            Some(cookie.as_str()),
-            Some("null"),
-            form("approve", &csrf),
-            "null origin",
-        ),
-        (
-            Some("openapi-mcp-consent=AAAAAAAAAAAAAAAAAAAAAA"),
-            Some(issuer.as_str()),
-            form("approve", &csrf),
-            "another browser",
-        ),
-    ] {
-        let resp = send(&p, consent_post(cookie, origin, body)).await;
-        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{what}");
-        assert!(resp.headers().get(header::LOCATION).is_none(), "{what}");
-    }
-    let mut cross = consent_post(Some(&cookie), None, form("approve", &csrf));
-    cross
-        .headers_mut()
-        .insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
-    assert_eq!(send(&p, cross).await.status(), StatusCode::FORBIDDEN);
+    forged_consents_are_refused(&p, &cookie, &csrf, &form).await;
     assert_eq!(
         p.store.count(PENDING).await.expect("count"),
         0,
@@ -1605,8 +1544,97 @@ async fn authorize_asks_the_user_before_sending_anyone_to_the_api() {
     assert!(remembered.len() > cookie.len());
     let resp = send(&p, get_with_cookie(&uri, Some(&remembered))).await;
     assert_eq!(resp.status(), StatusCode::FOUND, "remembered: straight on");
-    // Asked again: other scopes, another redirect URI, another browser, the approval moved to
-    // another browser's cookie.
+    asked_again_unless_the_same_approval(&p, &cid, &uri, &cookie, &remembered).await;
+}
+
+/// The consent page of `uri`: shown (no redirect), not framable, not cached, with the browser's
+/// consent cookie (HttpOnly, SameSite=Lax). Returns the cookie and the page.
+async fn consent_page(p: &Arc<OAuthProxy>, uri: &str) -> (String, String) {
+    let resp = send(p, get(uri)).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers().get(header::LOCATION).is_none());
+    let h = resp.headers();
+    assert_eq!(h[header::X_FRAME_OPTIONS], "DENY");
+    assert!(
+        h[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .expect("csp")
+            .contains("frame-ancestors 'none'")
+    );
+    assert_eq!(h[header::CACHE_CONTROL], "no-store");
+    let cookie_line = h[header::SET_COOKIE].to_str().expect("cookie").to_string();
+    assert!(
+        cookie_line.starts_with("openapi-mcp-consent="),
+        "{cookie_line}"
+    );
+    assert!(cookie_line.contains("HttpOnly") && cookie_line.contains("SameSite=Lax"));
+    let cookie = set_cookie(&resp).expect("cookie");
+    (cookie, body_text(resp).await)
+}
+
+/// Approvals the user did not give are refused (403, no redirect).
+async fn forged_consents_are_refused(
+    p: &Arc<OAuthProxy>,
+    cookie: &str,
+    csrf: &str,
+    form: &dyn Fn(&str, &str) -> String,
+) {
+    let issuer = p.config().issuer.clone();
+    // Forged posts: no cookie (a cross-site form post: SameSite keeps it home), another token,
+    // another origin, a sandboxed frame's null origin, a cross-site fetch.
+    for (cookie, origin, body, what) in [
+        (
+            None,
+            Some(issuer.as_str()),
+            form("approve", csrf),
+            "no cookie",
+        ),
+        (
+            Some(cookie),
+            Some(issuer.as_str()),
+            form("approve", "AAAAAAAAAAAAAAAAAAAAAA"),
+            "another token",
+        ),
+        (
+            Some(cookie),
+            Some("https://evil.example"),
+            form("approve", csrf),
+            "another origin",
+        ),
+        (
+            Some(cookie),
+            Some("null"),
+            form("approve", csrf),
+            "null origin",
+        ),
+        (
+            Some("openapi-mcp-consent=AAAAAAAAAAAAAAAAAAAAAA"),
+            Some(issuer.as_str()),
+            form("approve", csrf),
+            "another browser",
+        ),
+    ] {
+        let resp = send(p, consent_post(cookie, origin, body)).await;
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{what}");
+        assert!(resp.headers().get(header::LOCATION).is_none(), "{what}");
+    }
+    let mut cross = consent_post(Some(cookie), None, form("approve", csrf));
+    cross
+        .headers_mut()
+        .insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
+    assert_eq!(send(p, cross).await.status(), StatusCode::FORBIDDEN);
+}
+
+/// With an approval remembered for (client, redirect URI, scopes), anything else asks again:
+/// other scopes, another redirect URI, another browser, the approval moved to another
+/// browser's cookie.
+async fn asked_again_unless_the_same_approval(
+    p: &Arc<OAuthProxy>,
+    cid: &str,
+    uri: &str,
+    cookie: &str,
+    remembered: &str,
+) {
     let id_len = 22;
     let transplanted = format!(
         "openapi-mcp-consent=BBBBBBBBBBBBBBBBBBBBBB{}",
@@ -1614,24 +1642,28 @@ async fn authorize_asks_the_user_before_sending_anyone_to_the_api() {
     );
     for (u, c, what) in [
         (
-            authorize_uri(&cid, "https://evil.example/cb", "repo user", "s"),
-            remembered.as_str(),
+            authorize_uri(cid, "https://evil.example/cb", "repo user", "s"),
+            remembered,
             "more scopes",
         ),
         (
-            authorize_uri(&cid, "https://evil.example/cb", "", "s"),
-            remembered.as_str(),
+            authorize_uri(cid, "https://evil.example/cb", "", "s"),
+            remembered,
             "other scopes",
         ),
         (
-            authorize_uri(&cid, "https://evil.example/other", "repo", "s"),
-            remembered.as_str(),
+            authorize_uri(cid, "https://evil.example/other", "repo", "s"),
+            remembered,
             "another redirect URI",
         ),
-        (uri.clone(), cookie.as_str(), "before the approval"),
-        (uri.clone(), transplanted.as_str(), "another browser's id"),
+        (uri.to_string(), cookie, "before the approval"),
+        (
+            uri.to_string(),
+            transplanted.as_str(),
+            "another browser's id",
+        ),
     ] {
-        let resp = send(&p, get_with_cookie(&u, Some(c))).await;
+        let resp = send(p, get_with_cookie(&u, Some(c))).await;
         assert_eq!(resp.status(), StatusCode::OK, "{what}: the page again");
     }
 }
